@@ -1,0 +1,50 @@
+"""PreProcessing speed on large prompts: prints the median of several runs per size.
+
+Run: python bench/preprocess_bench.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from ragstream.chunking import Chunker
+from ragstream.preprocessing import preprocess
+from ragstream.settings import load_settings
+
+PARAGRAPH = (
+    "The retriever fuses dense vectors and BM25 with reciprocal rank fusion; each chunk keeps "
+    "its path, sha256 and character span so the final prompt can cite it. "
+)
+
+
+def _prompts(size: int) -> dict[str, str]:
+    body = (PARAGRAPH * (size // len(PARAGRAPH) + 1))[:size]
+    sections = "".join(f"# {name}\n{body[: size // 4]}\n" for name in ("Task", "Context", "Purpose", "Notes"))
+    return {"plain": body, "markdown": sections[:size]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    settings = load_settings()
+    chunker = Chunker.from_settings(settings)
+    preprocess("warm up", settings, chunker=chunker)
+    for size in (10_000, 100_000, 1_000_000):
+        for kind, prompt in _prompts(size).items():
+            times = []
+            for _ in range(args.runs):
+                start = time.perf_counter()
+                sp = preprocess(prompt, settings, chunker=chunker)
+                times.append(time.perf_counter() - start)
+            pieces = len(sp.preprocessing.pieces) if sp.preprocessing else 0
+            print(
+                f"{kind:9s} {len(prompt):>9,d} chars  median {statistics.median(times) * 1000:8.1f} ms"
+                f"  max {max(times) * 1000:8.1f} ms  pieces {pieces}"
+            )
+
+
+if __name__ == "__main__":
+    main()

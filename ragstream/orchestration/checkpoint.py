@@ -1,0 +1,50 @@
+"""Checkpointers for the SuperPrompt graph, with a serializer that knows our state types.
+
+The serializer allow-lists exactly the state classes, so checkpoints round-trip our Pydantic
+models without LangGraph's "unregistered type" warnings and without accepting arbitrary types.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sqlite3
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+from pydantic import BaseModel
+
+from ragstream import state
+from ragstream.errors import ConfigError
+from ragstream.settings import Settings
+
+
+def _state_types() -> list[tuple[str, str]]:
+    return [
+        (state.__name__, name)
+        for name, obj in inspect.getmembers(state, inspect.isclass)
+        if obj.__module__ == state.__name__ and (issubclass(obj, BaseModel) or obj is state.Stage)
+    ]
+
+
+def state_serializer() -> JsonPlusSerializer:
+    return JsonPlusSerializer(allowed_msgpack_modules=_state_types())
+
+
+def sqlite_checkpointer(path: Path) -> SqliteSaver:
+    """A SQLite saver on `path`, shared safely across threads (SqliteSaver locks internally)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return SqliteSaver(conn, serde=state_serializer())
+
+
+def open_checkpointer(settings: Settings) -> BaseCheckpointSaver:
+    """SQLite under the data root by default; `sqlite:///path` picks another file."""
+    url = settings.checkpoint_url
+    if not url:
+        return sqlite_checkpointer(settings.data_dir / "checkpoints.sqlite")
+    if url.startswith("sqlite:///"):
+        return sqlite_checkpointer(Path(url.removeprefix("sqlite:///")))
+    raise ConfigError(f"checkpoint_url '{url.split('://', 1)[0]}://…' is not supported (use sqlite:///path)")

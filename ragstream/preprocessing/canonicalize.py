@@ -1,0 +1,156 @@
+"""Task 2: map header names to canon roles and guarantee a TASK.
+
+The deterministic alias pass runs first. Headers it cannot place go to an optional `HeaderMapper`
+(Agent 00 plugs in here) that sees header names, plus a short body snippet it may choose to use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ragstream.preprocessing.parse import ParsedPrompt, strip_span
+from ragstream.preprocessing.schema import PromptSchema, normalize_header
+from ragstream.state import CanonEntry, Span
+
+SNIPPET_CHARS = 300
+
+
+@dataclass(frozen=True)
+class UnmappedHeader:
+    """A header the alias table did not recognise, as offered to a HeaderMapper."""
+
+    name: str
+    normalized: str
+    body_snippet: str
+
+
+class HeaderMapper(Protocol):
+    """Suggests canon names for unmapped headers; returns normalized name -> canon (or None)."""
+
+    def map_headers(
+        self, headers: list[UnmappedHeader], schema: PromptSchema, missing_must: list[str]
+    ) -> dict[str, str | None]: ...
+
+
+@dataclass(frozen=True)
+class Canonicalized:
+    entries: list[CanonEntry]
+    task_rule: str
+    task_section: int | None
+
+
+def _task_rule(entries: list[CanonEntry], schema: PromptSchema) -> tuple[str, int | None]:
+    """Apply the spec's TASK fallbacks: TASK, else USER_PROMPT, else the first CONTENT section."""
+    for canon, rule in (("TASK", "TASK_PRESENT"), ("USER_PROMPT", "FROM_USER_PROMPT")):
+        for e in entries:
+            if e.canon == canon:
+                return rule, e.section_index
+    for e in entries:
+        if e.role == "CONTENT":
+            return "FROM_FIRST_CONTENT", e.section_index
+    return "NO_CONTENT", None
+
+
+def canonicalize(
+    prompt: str,
+    parsed: ParsedPrompt,
+    schema: PromptSchema,
+    mapper: HeaderMapper | None = None,
+) -> Canonicalized:
+    if parsed.format == "plain":
+        span = strip_span(prompt, 0, len(prompt))
+        entry = CanonEntry(
+            section_index=0,
+            original_header=None,
+            normalized="",
+            canon="TASK",
+            role="CONTENT",
+            mapped_by="plain_text",
+            body_span=span,
+        )
+        return Canonicalized([entry], "PLAIN_TEXT", 0)
+
+    aliases = schema.alias_index
+    entries: list[CanonEntry] = []
+    for i, h in enumerate(parsed.headers):
+        if h.name is None:
+            canon, mapped_by, normalized = schema.preamble_canon, "preamble", ""
+        else:
+            normalized = normalize_header(h.name)
+            canon = aliases.get(normalized)
+            mapped_by = "alias" if canon else "none"
+        entries.append(
+            CanonEntry(
+                section_index=i,
+                original_header=h.name,
+                normalized=normalized,
+                canon=canon,
+                role=schema.role_of(canon),
+                mapped_by=mapped_by,
+                body_span=h.body_span,
+            )
+        )
+
+    unmapped = [e for e in entries if e.canon is None]
+    if mapper is not None and unmapped:
+        present = {e.canon for e in entries}
+        missing = [m for m in schema.must_headers if m not in present]
+        offered: dict[str, UnmappedHeader] = {}
+        for e in unmapped:
+            body = parsed.headers[e.section_index].body
+            offered.setdefault(
+                e.normalized, UnmappedHeader(e.original_header or "", e.normalized, body[:SNIPPET_CHARS])
+            )
+        suggestions = mapper.map_headers(list(offered.values()), schema, missing)
+        for idx, e in enumerate(entries):
+            suggestion = suggestions.get(e.normalized) if e.canon is None else None
+            if suggestion in schema.canon:
+                entries[idx] = e.model_copy(
+                    update={"canon": suggestion, "role": schema.role_of(suggestion), "mapped_by": "agent00"}
+                )
+
+    rule, task_section = _task_rule(entries, schema)
+    return Canonicalized(entries, rule, task_section)
+
+
+def section_text(prompt: str, parsed: ParsedPrompt, entry: CanonEntry) -> str:
+    """A section's readable text: the decoded JSON string when there is one, else the exact slice."""
+    if parsed.format == "plain":
+        return entry.body_span.slice(prompt)
+    header = parsed.headers[entry.section_index]
+    return header.value if header.value is not None else header.body
+
+
+def body_fields(prompt: str, parsed: ParsedPrompt, canon: Canonicalized) -> dict[str, str]:
+    """Canonical body fields; repeated sections of one canon are joined with a blank line."""
+    fields: dict[str, list[str]] = {}
+    for e in canon.entries:
+        text = section_text(prompt, parsed, e)
+        if e.canon is not None and text:
+            fields.setdefault(e.canon.lower(), []).append(text)
+    joined = {k: "\n\n".join(v) for k, v in fields.items()}
+    if canon.task_section is not None and "task" not in joined:
+        task_text = section_text(prompt, parsed, canon.entries[canon.task_section])
+        if task_text:
+            joined["task"] = task_text
+    return joined
+
+
+def source_spans(canon: Canonicalized) -> dict[str, list[Span]]:
+    spans: dict[str, list[Span]] = {}
+    for e in canon.entries:
+        spans.setdefault(e.canon or "UNKNOWN", []).append(e.body_span)
+    return spans
+
+
+def unknown_headers(canon: Canonicalized) -> list[str]:
+    return [e.original_header or "" for e in canon.entries if e.canon is None]
+
+
+def must_header_status(canon: Canonicalized, schema: PromptSchema) -> dict[str, str]:
+    present = {e.canon for e in canon.entries}
+    status = {m: ("present" if m in present else "missing") for m in schema.must_headers}
+    if "TASK" in status and status["TASK"] == "missing" and canon.task_section is not None:
+        status["TASK"] = f"set by fallback ({canon.task_rule})"
+    return status

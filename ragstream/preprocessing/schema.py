@@ -1,0 +1,75 @@
+"""The prompt schema (`config/prompt_schema.json`): canon names, aliases, META/CONTENT sets."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from ragstream.settings import config_error_from, read_json_file
+
+_NON_LETTER = re.compile(r"[^\w]|[\d_]")
+
+
+def normalize_header(name: str) -> str:
+    """Uppercase, every non-letter to a space, spaces collapsed (Task 2's deterministic pass)."""
+    return " ".join(_NON_LETTER.sub(" ", name.upper()).split())
+
+
+class PromptSchema(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    canon: tuple[str, ...]
+    must_headers: tuple[str, ...]
+    meta: frozenset[str]
+    content: tuple[str, ...]
+    preamble_canon: str
+    aliases: dict[str, tuple[str, ...]]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PromptSchema:
+        canon = set(self.canon)
+        for group_name, group in (
+            ("must_headers", self.must_headers),
+            ("meta", self.meta),
+            ("content", self.content),
+            ("aliases", self.aliases),
+        ):
+            unknown = set(group) - canon
+            if unknown:
+                raise ValueError(f"{group_name} names non-canon headers: {sorted(unknown)}")
+        if self.meta & set(self.content):
+            raise ValueError("a header cannot be both META and CONTENT")
+        if self.preamble_canon not in self.content:
+            raise ValueError("preamble_canon must be a CONTENT header")
+        seen: dict[str, str] = {}
+        for target, names in self.aliases.items():
+            for alias in names:
+                key = normalize_header(alias)
+                if key in seen and seen[key] != target:
+                    raise ValueError(f"alias '{alias}' maps to both {seen[key]} and {target}")
+                seen[key] = target
+        return self
+
+    @property
+    def alias_index(self) -> dict[str, str]:
+        """normalized alias -> canon name."""
+        return {normalize_header(a): target for target, names in self.aliases.items() for a in names}
+
+    def role_of(self, canon: str | None) -> str:
+        if canon in self.meta:
+            return "META"
+        if canon in self.content:
+            return "CONTENT"
+        return "UNKNOWN"
+
+
+@lru_cache(maxsize=8)
+def load_prompt_schema(path: Path) -> PromptSchema:
+    data = read_json_file(path)
+    try:
+        return PromptSchema.model_validate(data)
+    except ValidationError as exc:
+        raise config_error_from(path, exc) from None

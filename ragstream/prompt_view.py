@@ -1,0 +1,76 @@
+"""The one renderer of `prompt_ready`: what the SuperPrompt would send, at any stage.
+
+Before the Prompt Builder runs it shows the shaped prompt plus whatever context the latest stage
+produced; once built it is exactly the final prompt the LLM receives. Deterministic: the same
+SuperPrompt always renders to the same text.
+"""
+
+from __future__ import annotations
+
+from ragstream.state import Stage, SuperPrompt
+
+_CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"))
+_LABELS = (
+    ("audience", "Audience"),
+    ("tone", "Tone"),
+    ("depth", "Depth"),
+    ("confidence", "Confidence"),
+    ("format", "Format"),
+)
+_PREVIEW_CHARS = 240
+
+
+def render_system(sp: SuperPrompt) -> str:
+    return f"## System\n{sp.body.system}" if sp.body.system else ""
+
+
+def render_ask(sp: SuperPrompt) -> str:
+    """Task, context and purpose, then the response labels, as Markdown."""
+    body = sp.body
+    parts = [f"## {title}\n{getattr(body, field)}" for field, title in _CONTENT_BLOCKS if getattr(body, field)]
+    if body.user_prompt and body.user_prompt != body.task:
+        parts.append(f"## User prompt\n{body.user_prompt}")
+    labels = [f"- {title}: {getattr(body, field)}" for field, title in _LABELS if getattr(body, field)]
+    if labels:
+        parts.append("## Response requirements\n" + "\n".join(labels))
+    return "\n\n".join(parts)
+
+
+def _current_view(sp: SuperPrompt) -> tuple[str, list[str]] | None:
+    for stage in (Stage.A3, Stage.RERANKED, Stage.RETRIEVAL):
+        if stage.value in sp.views_by_stage and stage.rank <= sp.stage.rank:
+            return stage.value, sp.views_by_stage[stage.value]
+    return None
+
+
+def render_chunk_view(sp: SuperPrompt) -> str:
+    """A short listing of the chunks the latest retrieval-side stage selected."""
+    view = _current_view(sp)
+    if view is None:
+        return ""
+    stage, ids = view
+    chunks = sp.chunk_by_id()
+    lines = [f"## Retrieved context ({stage}: {len(ids)} chunks)"]
+    for cid in ids:
+        chunk = chunks.get(cid)
+        if chunk is None:
+            continue
+        preview = " ".join(chunk.text.split())[:_PREVIEW_CHARS]
+        scores = ", ".join(f"{k}={v:.3f}" for k, v in sorted(chunk.scores.items()))
+        lines.append(
+            f"- [{cid}] {chunk.source_path} [{chunk.span.start}:{chunk.span.end}]"
+            + (f" ({scores})" if scores else "")
+            + f"\n  {preview}"
+        )
+    return "\n".join(lines)
+
+
+def render_prompt(sp: SuperPrompt) -> str:
+    if sp.stage is Stage.BUILT:
+        return "\n\n".join(p for p in (sp.System_MD, sp.Prompt_MD, sp.S_CTX_MD, sp.Attachments_MD) if p)
+    parts = [render_system(sp), render_ask(sp)]
+    if sp.S_CTX_MD:
+        parts.append(f"## Condensed context\n{sp.S_CTX_MD}")
+    else:
+        parts.append(render_chunk_view(sp))
+    return "\n\n".join(p for p in parts if p) + "\n"

@@ -1,0 +1,168 @@
+"""Typed settings: `config/ragstream.json` defaults, overridden by environment variables.
+
+CLI options override both by passing explicit values to `load_settings(overrides=...)`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from ragstream.errors import ConfigError
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class ChunkingSettings(BaseModel):
+    """One size/overlap setting shared by ingestion and PreProcessing Task 4."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_size: int = Field(gt=0)
+    chunk_overlap: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_below_half(self) -> ChunkingSettings:
+        if self.chunk_overlap * 2 >= self.chunk_size:
+            raise ValueError("chunk_overlap must be less than half of chunk_size")
+        return self
+
+
+class EmbeddingSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    model_path: str | None = None
+    max_input_tokens: int = Field(gt=8)
+    batch_size: int = Field(gt=0)
+
+
+class PreprocessingSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    include_undecided: bool = False
+
+
+class LLMSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["auto", "local", "openai"] = "auto"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(gt=0)
+    max_retries: int = Field(ge=0)
+    backoff_initial_s: float = Field(ge=0)
+    backoff_max_s: float = Field(ge=0)
+
+    @property
+    def resolved_provider(self) -> Literal["local", "openai"]:
+        """`auto` means openai when a key or base URL is configured, else the offline provider."""
+        if self.provider == "auto":
+            return "openai" if (self.api_key or self.base_url) else "local"
+        return self.provider
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    config_dir: Path
+    data_dir: Path
+    max_prompt_chars: int = Field(gt=0)
+    chunking: ChunkingSettings
+    embedding: EmbeddingSettings
+    preprocessing: PreprocessingSettings
+    llm: LLMSettings
+    checkpoint_url: str | None = None
+    chroma_url: str | None = None
+
+    @property
+    def prompt_schema_path(self) -> Path:
+        return self.config_dir / "prompt_schema.json"
+
+    @property
+    def agents_dir(self) -> Path:
+        return self.config_dir / "agents"
+
+
+def default_config_dir() -> Path:
+    """The repo's `config/` in a checkout, the packaged copy in a wheel install."""
+    env = os.environ.get("RAGSTREAM_CONFIG_DIR")
+    if env:
+        return Path(env)
+    checkout = _PACKAGE_DIR.parent / "config"
+    return checkout if checkout.is_dir() else _PACKAGE_DIR / "_config"
+
+
+def read_json_file(path: Path) -> Any:
+    """Read a JSON config file, turning every failure into a ConfigError that names the file."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+
+
+def config_error_from(path: Path, exc: ValidationError) -> ConfigError:
+    """A ConfigError naming the file and every offending field, never echoing values (secrets)."""
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
+    )
+    return ConfigError(f"{path}: {problems}")
+
+
+_ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "RAGSTREAM_DATA_DIR": ("data_dir",),
+    "RAGSTREAM_LLM_PROVIDER": ("llm", "provider"),
+    "OPENAI_API_KEY": ("llm", "api_key"),
+    "OPENAI_BASE_URL": ("llm", "base_url"),
+    "RAGSTREAM_CHECKPOINT_URL": ("checkpoint_url",),
+    "RAGSTREAM_CHROMA_URL": ("chroma_url",),
+}
+
+
+def _set_path(data: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = data
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"setting '{key}' must be an object")
+    node[path[-1]] = value
+
+
+def load_settings(
+    config_dir: Path | None = None, overrides: dict[str, Any] | None = None
+) -> Settings:
+    """Build Settings from the JSON defaults, the environment, then explicit overrides.
+
+    `overrides` uses dotted keys (`{"llm.provider": "local"}`), the way CLI options arrive.
+    """
+    cdir = Path(config_dir) if config_dir else default_config_dir()
+    path = cdir / "ragstream.json"
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a JSON object")
+    data["config_dir"] = str(cdir)
+    for env_name, key_path in _ENV_OVERRIDES.items():
+        value = os.environ.get(env_name)
+        if value:
+            _set_path(data, key_path, value)
+    for dotted, value in (overrides or {}).items():
+        _set_path(data, tuple(dotted.split(".")), value)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise config_error_from(path, exc) from None
+
+
+@lru_cache(maxsize=1)
+def default_settings() -> Settings:
+    """Settings for callers that have none of their own (read once per process)."""
+    return load_settings()

@@ -1,0 +1,26 @@
+"""Shared fixtures: settings pointing at a temp data root, and the real chunker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragstream.chunking import Chunker
+from ragstream.settings import Settings, load_settings
+
+
+@pytest.fixture(scope="session")
+def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    data = tmp_path_factory.mktemp("data")
+    return load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+
+
+@pytest.fixture()
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
+
+
+@pytest.fixture(scope="session")
+def chunker(base_settings: Settings) -> Chunker:
+    return Chunker.from_settings(base_settings)
