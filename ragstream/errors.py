@@ -34,3 +34,40 @@ class StageOrderError(RagstreamError):
         super().__init__(
             f"stage '{target}' cannot run now: {requirement} (the run has reached '{reached}')"
         )
+
+
+class AgentConfigError(ConfigError):
+    """An agent config file is malformed or internally inconsistent."""
+
+
+class UnknownAgentConfigError(AgentConfigError):
+    """No config file exists for the requested agent name and version."""
+
+
+class AgentInputError(RagstreamError):
+    """An agent was given an input payload that its config does not accept."""
+
+
+class AgentPromptValidationError(RagstreamError):
+    """The LLM's output could not be parsed or does not match the agent's output schema."""
+
+
+class LLMError(RagstreamError):
+    """An LLM call failed; the message never contains the API key."""
+
+
+class LLMNotConfiguredError(LLMError):
+    """A real LLM is needed but no provider key or base URL is configured."""
+
+
+class LLMCallError(LLMError):
+    """The provider kept failing (after the configured retries) or refused the request."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class LLMTimeoutError(LLMCallError):
+    """The provider did not answer within the deadline, on every attempt."""

@@ -46,6 +46,7 @@ class PreprocessingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     include_undecided: bool = False
+    use_agent00: bool = True
 
 
 class LLMSettings(BaseModel):
@@ -87,6 +88,10 @@ class Settings(BaseModel):
     @property
     def agents_dir(self) -> Path:
         return self.config_dir / "agents"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"
 
 
 def default_config_dir() -> Path:

@@ -24,3 +24,30 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture(scope="session")
 def chunker(base_settings: Settings) -> Chunker:
     return Chunker.from_settings(base_settings)
+
+
+FAKE_KEY = "sk-test-SECRET-0123456789abcdef"
+
+
+@pytest.fixture()
+def openai_server():
+    from tests.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def openai_settings(tmp_path: Path, openai_server) -> Settings:
+    return load_settings(
+        overrides={
+            "data_dir": str(tmp_path / "data"),
+            "llm.provider": "openai",
+            "llm.base_url": openai_server.url,
+            "llm.api_key": FAKE_KEY,
+            "llm.timeout_s": 1.0,
+            "llm.max_retries": 2,
+            "llm.backoff_initial_s": 0.01,
+            "llm.backoff_max_s": 0.2,
+        }
+    )

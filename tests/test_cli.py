@@ -53,3 +53,32 @@ def test_binary_prompt_file_is_rejected(tmp_path: Path) -> None:
     out = _run("preprocess", "--file", str(blob), cwd=tmp_path)
     assert out.returncode == 2
     assert "not UTF-8 text" in out.stderr
+
+
+def test_agents_list_and_show(tmp_path: Path) -> None:
+    listed = _run("agents", "list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "A2" in listed.stdout and "A00" in listed.stdout
+    shown = _run("agents", "show", "A2", cwd=tmp_path)
+    assert shown.returncode == 0 and "(valid)" in shown.stdout
+    assert '"mode": "Chooser"' in shown.stdout
+    missing = _run("agents", "show", "A9", cwd=tmp_path)
+    assert missing.returncode == 2 and "no config for agent 'A9'" in missing.stderr
+
+
+def test_a2_after_preprocess_through_a_pipe(tmp_path: Path) -> None:
+    pre = _run("--data-dir", str(tmp_path / "d"), "preprocess", "--json", "# Task\nWrite a Python CSV parser", cwd=tmp_path)
+    a2 = subprocess.run(
+        ["ragstream", "--data-dir", str(tmp_path / "d"), "a2", "--json"],
+        input=pre.stdout, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )
+    assert a2.returncode == 0, a2.stderr
+    sp = json.loads(a2.stdout)
+    assert sp["stage"] == "a2" and sp["history_of_stages"] == ["preprocessed", "a2"]
+    assert sp["extras"]["a2"]["provider"] == "local"
+
+
+def test_a2_on_a_raw_superprompt_is_a_stage_order_error(tmp_path: Path) -> None:
+    a2 = subprocess.run(["ragstream", "a2"], input='{"stage": "raw"}', capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert a2.returncode == 2
+    assert "stage 'a2' cannot run now" in a2.stderr

@@ -59,16 +59,79 @@ def format_segment_table(sp: SuperPrompt) -> str:
     return meta + "\n" + "\n".join(lines)
 
 
-def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.preprocessing import preprocess
-
-    sp = preprocess(_read_prompt(args), settings, include_undecided=args.include_undecided or None)
-    if args.json:
+def _print_sp(sp: SuperPrompt, as_json: bool) -> None:
+    if as_json:
         print(sp.model_dump_json(indent=2))
     else:
         print(format_segment_table(sp))
         print("\n=== prompt_ready ===")
         print(sp.prompt_ready, end="")
+
+
+def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.preprocessing import preprocess
+    from ragstream.services import Services
+
+    services = Services(settings)
+    sp = preprocess(
+        _read_prompt(args),
+        settings,
+        mapper=services.header_mapper,
+        include_undecided=args.include_undecided or None,
+        chunker=services.chunker,
+    )
+    _print_sp(sp, args.json)
+    return 0
+
+
+def _read_sp(source: str) -> SuperPrompt:
+    from pydantic import ValidationError
+
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read SuperPrompt JSON from {source}: {exc}") from exc
+    try:
+        return SuperPrompt.model_validate_json(text)
+    except ValidationError as exc:
+        raise InputError(f"{source} is not a SuperPrompt JSON: {exc.errors()[0]['msg']}") from None
+
+
+def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.agents.a2_prompt_shaper import run_a2
+    from ragstream.services import Services
+    from ragstream.state import Stage, check_stage_allowed
+
+    sp = _read_sp(args.sp)
+    check_stage_allowed(sp, Stage.A2)
+    services = Services(settings)
+    sp = run_a2(sp, services.factory, services.llm, version=args.version)
+    if args.json:
+        print(sp.model_dump_json(indent=2))
+    else:
+        labels = sp.extras["a2"]["labels"]
+        print("\n".join(f"{k}: {v} ({sp.extras['a2']['decisions'][k]})" for k, v in labels.items()))
+        print("\n=== prompt_ready ===")
+        print(sp.prompt_ready, end="")
+    return 0
+
+
+def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
+    import json
+
+    from ragstream.agents.agent_factory import AgentFactory
+
+    factory = AgentFactory(settings.agents_dir)
+    if args.action == "list":
+        for name, version in factory.list_agents():
+            cfg = factory.load_config(name, version)
+            print(f"{name:6s} {version:4s} {cfg.mode:9s} {cfg.model_name:14s} {cfg.description}")
+        return 0
+    if not args.name:
+        raise InputError("agents show needs an agent name, e.g. `ragstream agents show A2`")
+    cfg = factory.load_config(args.name, args.version)
+    print(f"# {factory.config_path(args.name, args.version)} (valid)")
+    print(json.dumps(cfg.model_dump(), indent=2, ensure_ascii=False))
     return 0
 
 
@@ -85,6 +148,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--include-undecided", action="store_true", help="keep unmapped sections for retrieval"
     )
     pre.set_defaults(handler=cmd_preprocess)
+
+    a2 = sub.add_parser("a2", help="run A2 PromptShaper on a preprocessed SuperPrompt JSON")
+    a2.add_argument("--sp", default="-", help="SuperPrompt JSON file from `preprocess --json` ('-' = stdin)")
+    a2.add_argument("--version", default="v1", help="A2 config version")
+    a2.add_argument("--json", action="store_true", help="print the SuperPrompt as JSON")
+    a2.set_defaults(handler=cmd_a2)
+
+    agents = sub.add_parser("agents", help="list agent configs or show one, validated")
+    agents.add_argument("action", choices=["list", "show"])
+    agents.add_argument("name", nargs="?", help="agent name for `show`, e.g. A2")
+    agents.add_argument("--version", default="v1")
+    agents.set_defaults(handler=cmd_agents)
     return parser
 
 

@@ -1,0 +1,168 @@
+"""The `local` provider: an offline, deterministic, heuristic stand-in for an LLM.
+
+It is not a language model. It reads the INPUT block of the user message and fills the response
+schema field by field:
+
+- enum fields: the allowed value whose text (name plus optional `x-value-descriptions`) is most
+  similar to the input under the MiniLM embedding; `x-fallback` is chosen instead when the best
+  similarity is below `x-min-similarity`;
+- string fields: copied from an input key of the same name, else the input sentences most similar
+  to the field's name and description, in their original order;
+- arrays of strings: those sentences one per item; numbers, booleans, objects: minimal valid values.
+
+The output always validates against the schema and is byte-identical for identical calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+import numpy as np
+
+from ragstream.agents.agent_prompt import parse_payload_block
+from ragstream.agents.llm_client import LLMResponse, TokenUsage
+from ragstream.embedding import Embedder, get_embedder
+from ragstream.settings import EmbeddingSettings
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.MULTILINE)
+_STRING_CHARS = 600
+_LIST_ITEMS = 5
+
+
+def sentences(text: str) -> list[str]:
+    """Sentence-like units of `text`, stripped, in order, without duplicates."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for match in _SENTENCE.finditer(text):
+        s = " ".join(match.group().split())
+        if len(s) > 2 and s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def _flatten(value: Any) -> str:
+    """The payload's text content; keys are schema words, not content, so they are left out."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_flatten(v) for v in value)
+    if isinstance(value, dict):
+        return "\n".join(_flatten(v) for v in value.values())
+    return json.dumps(value)
+
+
+def _humanize(value: str) -> str:
+    return re.sub(r"[_\-]+", " ", value)
+
+
+class LocalProvider:
+    name = "local"
+
+    def __init__(self, embedding: EmbeddingSettings) -> None:
+        self._embedding = embedding
+
+    @property
+    def embedder(self) -> Embedder:
+        return get_embedder(self._embedding)
+
+    def complete(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        response_format: dict[str, Any] | None,
+        temperature: float,
+        max_tokens: int | None,
+    ) -> LLMResponse:
+        started = time.monotonic()
+        user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+        payload = parse_payload_block(user) or {"input": user}
+        schema = (response_format or {}).get("json_schema", {}).get("schema") or (response_format or {}).get("schema")
+        if schema:
+            text = json.dumps(self._fill_object(schema, payload), ensure_ascii=False, sort_keys=False)
+        else:
+            text = "\n".join(sentences(_flatten(payload))[:_LIST_ITEMS])
+        words_in = sum(len(m.get("content", "").split()) for m in messages)
+        return LLMResponse(
+            text=text,
+            model=f"local:{model}",
+            provider=self.name,
+            usage=TokenUsage(input_tokens=words_in, output_tokens=len(text.split())),
+            latency_s=time.monotonic() - started,
+        )
+
+    def _fill_object(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+        whole = _flatten(payload)
+        units = sentences(whole)
+        unit_vectors = self.embedder.embed(units) if units else None
+        doc_vector = self.embedder.embed([whole[:4000]])[0] if whole.strip() else None
+        out: dict[str, Any] = {}
+        for name, prop in schema.get("properties", {}).items():
+            out[name] = self._fill(name, prop, payload, units, unit_vectors, doc_vector)
+        return out
+
+    def _fill(
+        self,
+        name: str,
+        prop: dict[str, Any],
+        payload: dict[str, Any],
+        units: list[str],
+        unit_vectors: np.ndarray | None,
+        doc_vector: np.ndarray | None,
+    ) -> Any:
+        kind = prop.get("type")
+        if "enum" in prop:
+            return self._choose(prop, doc_vector)
+        if kind == "string":
+            if isinstance(payload.get(name), str) and payload[name].strip():
+                return payload[name][: prop.get("maxLength", _STRING_CHARS)]
+            picked = self._rank(name, prop, units, unit_vectors, _LIST_ITEMS)
+            return " ".join(picked)[: prop.get("maxLength", _STRING_CHARS)]
+        if kind == "array":
+            items = prop.get("items", {})
+            if items.get("type") == "string" and "enum" not in items:
+                limit = min(prop.get("maxItems", _LIST_ITEMS), _LIST_ITEMS)
+                return self._rank(name, prop, units, unit_vectors, limit)
+            if "enum" in items:
+                return [self._choose(items, doc_vector)]
+            return []
+        if kind == "object":
+            return self._fill_object(prop, payload)
+        if kind in ("integer", "number"):
+            return prop.get("minimum", 0)
+        if kind == "boolean":
+            return False
+        return None
+
+    def _choose(self, prop: dict[str, Any], doc_vector: np.ndarray | None) -> Any:
+        values: list[Any] = list(prop["enum"])
+        fallback = prop.get("x-fallback")
+        candidates = [v for v in values if v != fallback] or values
+        if doc_vector is None:
+            return fallback if fallback is not None else candidates[0]
+        described: dict[str, str] = prop.get("x-value-descriptions", {})
+        texts = [f"{_humanize(str(v))}: {described[v]}" if v in described else _humanize(str(v)) for v in candidates]
+        scores = self.embedder.embed(texts) @ doc_vector
+        best = int(np.argmax(scores))
+        if fallback is not None and float(scores[best]) < float(prop.get("x-min-similarity", 0.0)):
+            return fallback
+        return candidates[best]
+
+    def _rank(
+        self,
+        name: str,
+        prop: dict[str, Any],
+        units: list[str],
+        unit_vectors: np.ndarray | None,
+        limit: int,
+    ) -> list[str]:
+        """The `limit` input sentences most similar to the field, kept in input order."""
+        if not units or unit_vectors is None:
+            return []
+        query = f"{_humanize(name)}. {prop.get('description', '')}"
+        scores = unit_vectors @ self.embedder.embed([query])[0]
+        top = sorted(np.argsort(-scores, kind="stable")[:limit])
+        return [units[i] for i in top]

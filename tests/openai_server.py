@@ -1,0 +1,97 @@
+"""A small server on 127.0.0.1 that speaks the OpenAI chat-completions protocol, for tests.
+
+Replies are scripted per test (status, body, headers, delay); by default a `responder` callback
+turns the request into the assistant's content. Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    content: str | None = None  # assistant message content for a 200 completion
+    raw_body: str | None = None  # sent verbatim instead of a completion
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+def completion(model: str, content: str, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class FakeOpenAIServer:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.script: deque[Reply] = deque()
+        self.responder: Callable[[dict[str, Any]], str] = lambda req: "{}"
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.requests.append(body)
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                reply = server.script.popleft() if server.script else Reply()
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if reply.raw_body is not None:
+                    payload = reply.raw_body.encode()
+                elif reply.status == 200:
+                    content = reply.content if reply.content is not None else server.responder(body)
+                    payload = json.dumps(completion(body.get("model", "?"), content)).encode()
+                else:
+                    payload = json.dumps({"error": {"message": f"scripted {reply.status}", "type": "server_error"}}).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        self.script.extend(replies)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()

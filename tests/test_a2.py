@@ -1,0 +1,73 @@
+"""A2 PromptShaper as a stage: fills labels, respects the user's own headers, re-runs safely."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragstream.agents.a2_prompt_shaper import run_a2
+from ragstream.errors import AgentPromptValidationError
+from ragstream.preprocessing import preprocess
+from ragstream.services import Services
+from ragstream.settings import Settings
+from ragstream.state import Chunk, Span, Stage
+from tests.openai_server import FakeOpenAIServer, Reply
+
+LABELS = {"system": "Data_Scientist", "audience": "Manager", "tone": "formal", "response_depth": "exhaustive", "confidence": "low"}
+
+
+def _preprocessed(settings: Settings, prompt: str):
+    services = Services(settings)
+    return services, preprocess(prompt, settings, mapper=services.header_mapper, chunker=services.chunker)
+
+
+def test_a2_fills_body_and_extras(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+    services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models\n# Audience\nthe board")
+    openai_server.push(Reply(content=json.dumps(LABELS)))
+    out = run_a2(sp, services.factory, services.llm)
+    assert out.stage is Stage.A2 and out.history_of_stages == [Stage.PREPROCESSED, Stage.A2]
+    assert out.body.system == "You are an expert Data Scientist."
+    assert out.body.audience == "the board"  # the user's own header wins
+    assert (out.body.tone, out.body.depth, out.body.confidence) == ("formal", "exhaustive", "low")
+    assert out.extras["a2"]["decisions"]["audience"] == "kept_user_value"
+    assert out.extras["a2"]["confidence"] == "low"
+    assert out.extras["a2"]["usage"] == {"input_tokens": 11, "output_tokens": 7}
+    assert "## System\nYou are an expert Data Scientist." in out.prompt_ready
+    assert "- Tone: formal" in out.prompt_ready
+    assert json.loads(openai_server.requests[0]["messages"][1]["content"].split("<<<INPUT\n")[1].split("\n")[0].split(" = ", 1)[1]) == "Compare churn models"
+
+
+def test_a2_rerun_after_later_stages_keeps_retrieval(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+    services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models")
+    chunk = Chunk(id="c1", source_path="a.md", sha256="x", chunk_index=0, text="t", span=Span(start=0, end=1))
+    later = sp.model_copy(update={
+        "stage": Stage.A4,
+        "history_of_stages": [Stage.PREPROCESSED, Stage.RETRIEVAL, Stage.RERANKED, Stage.A3, Stage.A4],
+        "base_context_chunks": [chunk],
+        "views_by_stage": {"retrieval": ["c1"], "reranked": ["c1"], "a3": ["c1"], "a4": ["c1"]},
+        "final_selection_ids": ["c1"],
+        "S_CTX_MD": "- fact [c1]",
+    })
+    openai_server.push(Reply(content=json.dumps(LABELS)))
+    out = run_a2(later, services.factory, services.llm)
+    assert out.stage is Stage.A2
+    assert out.history_of_stages[-1] is Stage.A2
+    for name in ("base_context_chunks", "views_by_stage", "final_selection_ids", "S_CTX_MD"):
+        assert getattr(out, name) == getattr(later, name)
+
+
+def test_a2_broken_reply_is_typed_and_changes_nothing(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+    services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models")
+    before = sp.model_dump_json()
+    openai_server.push(Reply(content="I think the system should be a data scientist."))
+    with pytest.raises(AgentPromptValidationError):
+        run_a2(sp, services.factory, services.llm)
+    assert sp.model_dump_json() == before
+
+
+def test_a2_offline_default(settings: Settings) -> None:
+    services, sp = _preprocessed(settings, "# Task\nWrite a Python function that parses CSV files, with pytest tests.")
+    out = run_a2(sp, services.factory, services.llm)
+    assert out.extras["a2"]["provider"] == "local"
+    assert out.extras["a2"]["labels"]["system"] == "Python_Programmer"
