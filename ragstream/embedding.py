@@ -56,3 +56,19 @@ def _cached(model_dir: Path, batch_size: int) -> Embedder:
 def get_embedder(settings: EmbeddingSettings) -> Embedder:
     """The process-wide embedder for these settings (the model loads once)."""
     return _cached(resolve_model_dir(settings), settings.batch_size)
+
+
+class LangChainEmbeddings:
+    """Our embedder behind LangChain's `Embeddings` interface, for langchain-chroma.
+
+    Chroma never gets an embedding function of its own: its default would download a model.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embedder.embed(list(texts)).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embedder.embed([text])[0].tolist()

@@ -71,3 +71,15 @@ class LLMCallError(LLMError):
 
 class LLMTimeoutError(LLMCallError):
     """The provider did not answer within the deadline, on every attempt."""
+
+
+class ProjectError(InputError):
+    """A project name is invalid, or the project does not exist."""
+
+
+class IngestionError(RagstreamError):
+    """Ingestion could not complete; the previous index stays in use."""
+
+
+class RetrievalError(RagstreamError):
+    """Every retriever failed, or the project has no index to search."""

@@ -49,6 +49,36 @@ class PreprocessingSettings(BaseModel):
     use_agent00: bool = True
 
 
+class IngestionSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_file_bytes: int = Field(gt=0)
+
+
+class RetrievalSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(gt=0)
+    max_candidates: int = Field(gt=0)
+    rrf_k: float = Field(gt=0)
+    weights: dict[Literal["vector", "bm25", "temporal", "graph"], float]
+    min_score: float
+    fallback_min_score: float
+    min_results: int = Field(ge=0)
+    temporal_half_life_days: float = Field(gt=0)
+    expansion_seeds: int = Field(ge=0)
+    expansion_neighbors: int = Field(ge=0)
+
+
+class RerankerSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["embedding", "cross_encoder", "llm", "none"]
+    model: str | None = None
+    top_n: int = Field(gt=0)
+    dense_weight: float = Field(ge=0.0, le=1.0)
+
+
 class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -77,6 +107,9 @@ class Settings(BaseModel):
     chunking: ChunkingSettings
     embedding: EmbeddingSettings
     preprocessing: PreprocessingSettings
+    ingestion: IngestionSettings
+    retrieval: RetrievalSettings
+    reranker: RerankerSettings
     llm: LLMSettings
     checkpoint_url: str | None = None
     chroma_url: str | None = None

@@ -135,6 +135,45 @@ def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_projects(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.ingestion.manifest import Manifest
+    from ragstream.projects import list_projects, project_paths
+
+    names = list_projects(settings)
+    if not names:
+        print(f"no projects under {settings.data_dir} (put files in {settings.data_dir / 'doc_raw' / '<project>'})")
+    for name in names:
+        manifest = Manifest.load(project_paths(settings, name).manifest_path)
+        chunks = sum(len(f.chunk_ids) for f in manifest.files.values())
+        state = f"{len(manifest.files)} files, {chunks} chunks" if manifest.generation else "not ingested"
+        print(f"{name:24s} {state}")
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from tqdm import tqdm
+
+    from ragstream.ingestion.manager import IngestionManager
+
+    bars: dict[str, tqdm] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase not in bars:
+            unit = "file" if phase == "scan" else "chunk"
+            bars[phase] = tqdm(total=total, unit=unit, desc=phase, disable=args.quiet, file=sys.stderr)
+        bars[phase].update(done - bars[phase].n)
+
+    try:
+        stats = IngestionManager(settings).ingest(args.project, Path(args.path) if args.path else None, progress)
+    finally:
+        for bar in bars.values():
+            bar.close()
+    print(stats.summary())
+    for path, reason in sorted(stats.skipped.items()):
+        print(f"  skipped {path}: {reason}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
@@ -154,6 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     a2.add_argument("--version", default="v1", help="A2 config version")
     a2.add_argument("--json", action="store_true", help="print the SuperPrompt as JSON")
     a2.set_defaults(handler=cmd_a2)
+
+    projects = sub.add_parser("projects", help="list projects and what is indexed")
+    projects.set_defaults(handler=cmd_projects)
+
+    ingest = sub.add_parser("ingest", help="index a project's documents (only changed files are re-embedded)")
+    ingest.add_argument("project")
+    ingest.add_argument("--path", help="ingest this folder (remembered for the project) instead of doc_raw/PROJECT")
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.set_defaults(handler=cmd_ingest)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])

@@ -1,0 +1,141 @@
+"""Retrieval quality and speed on a BEIR-format folder (default: SciFact train split).
+
+Ingests the corpus through the real IngestionManager (one file per document: title, blank line,
+text), runs every query through the real RetrievalController for each strategy and with the
+reranker, and prints nDCG@10, recall@100, p50/p95 query latency and ingestion throughput.
+
+Run: python bench/retrieval_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.retrieval.controller import MergedResultSet
+from ragstream.retrieval.factory import build_controller, build_reranker
+from ragstream.retrieval.strategy import Strategy
+from ragstream.settings import Settings, load_settings
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def write_corpus(data: Path, target: Path) -> int:
+    """One .txt file per document; unchanged files are left alone so re-ingest sees no change."""
+    corpus_file = data / "corpus.jsonl.gz" if (data / "corpus.jsonl.gz").exists() else data / "corpus.jsonl"
+    target.mkdir(parents=True, exist_ok=True)
+    docs = read_jsonl(corpus_file)
+    for doc in docs:
+        text = f"{doc.get('title', '')}\n\n{doc.get('text', '')}".strip() + "\n"
+        path = target / f"{doc['_id']}.txt"
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    return len(docs)
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        qid, did, score = line.split("\t")
+        qrels.setdefault(qid, {})[did] = int(score)
+    return qrels
+
+
+def doc_ranking(result: MergedResultSet) -> list[str]:
+    """Chunk results to distinct document ids, first occurrence wins."""
+    seen: dict[str, None] = {}
+    for cid in result.ids:
+        seen.setdefault(Path(cid.split("@", 1)[0]).stem, None)
+    return list(seen)
+
+
+def ndcg_at(ranking: list[str], relevant: dict[str, int], k: int) -> float:
+    dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranking[:k]))
+    ideal = sum(r / math.log2(i + 2) for i, r in enumerate(sorted(relevant.values(), reverse=True)[:k]))
+    return dcg / ideal if ideal else 0.0
+
+
+def recall_at(ranking: list[str], relevant: dict[str, int], k: int) -> float:
+    return len(set(ranking[:k]) & set(relevant)) / len(relevant) if relevant else 0.0
+
+
+def evaluate(
+    name: str, run: Callable[[str], MergedResultSet], queries: list[dict], qrels: dict[str, dict[str, int]]
+) -> None:
+    ndcgs, recalls, latencies = [], [], []
+    for query in queries:
+        started = time.perf_counter()
+        result = run(query["text"])
+        latencies.append((time.perf_counter() - started) * 1000)
+        ranking = doc_ranking(result)
+        ndcgs.append(ndcg_at(ranking, qrels[query["_id"]], 10))
+        recalls.append(recall_at(ranking, qrels[query["_id"]], 100))
+    latencies.sort()
+    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    print(
+        f"{name:28s} nDCG@10 {statistics.mean(ndcgs):.4f}  recall@100 {statistics.mean(recalls):.4f}  "
+        f"p50 {statistics.median(latencies):6.1f} ms  p95 {p95:6.1f} ms  (n={len(queries)})",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/")
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--work", type=Path, default=Path("data/bench"), help="data root for the bench project")
+    parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
+    parser.add_argument("--strategies", default="PRECISE,SEMANTIC,HYBRID,TEMPORAL,EXPLORATORY")
+    args = parser.parse_args()
+
+    project = args.data.name
+    deep: Settings = load_settings(
+        overrides={"data_dir": str(args.work), "retrieval.top_k": 100, "retrieval.max_candidates": 100}
+    )
+    default: Settings = load_settings(overrides={"data_dir": str(args.work)})
+    n_docs = write_corpus(args.data, deep.data_dir / "doc_raw" / project)
+
+    manager = IngestionManager(deep)
+    stats = manager.ingest(project)
+    print(stats.summary())
+    if stats.chunks_written:
+        rate = stats.chunks_written / stats.seconds
+        print(f"ingestion: {n_docs} docs, {stats.chunks_written} chunks embedded in {stats.seconds:.1f}s = {rate:.1f} chunks/s")
+    again = manager.ingest(project)
+    print(f"re-ingest unchanged: {again.seconds:.2f}s ({again.unchanged} unchanged, {again.chunks_written} written)")
+
+    qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
+    queries = [q for q in read_jsonl(args.data / "queries.jsonl") if q["_id"] in qrels]
+    if args.limit:
+        queries = queries[: args.limit]
+
+    controller = build_controller(deep, project)
+    for name in args.strategies.split(","):
+        strategy = Strategy(name)
+        evaluate(name, lambda text, s=strategy: controller.retrieve([text], s), queries, qrels)
+    reranker = build_reranker(deep)
+    evaluate(
+        f"HYBRID + {reranker.name} reranker",
+        lambda text: reranker.rerank_result(text, controller.retrieve([text], Strategy.HYBRID), controller),
+        queries,
+        qrels,
+    )
+    fast = build_controller(default, project)
+    evaluate("HYBRID latency (defaults)", lambda text: fast.retrieve([text], Strategy.HYBRID), queries, qrels)
+
+
+if __name__ == "__main__":
+    main()

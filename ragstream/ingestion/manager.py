@@ -1,0 +1,257 @@
+"""IngestionManager: a project folder to Chroma + BM25, incrementally and crash-safely.
+
+Order of work: (1) upsert the chunks of new and changed files into Chroma (stable ids, so a repeat
+is harmless); (2) write a new index generation; (3) commit by writing the manifest atomically;
+(4) delete chunks Chroma holds that the committed generation does not. A run killed anywhere is
+repaired by the next one: it re-embeds what the manifest does not vouch for and removes orphans.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragstream.chunking import Chunker
+from ragstream.embedding import get_embedder
+from ragstream.errors import IngestionError, ProjectError
+from ragstream.ingestion.loader import SkipFile, headings_at, load_document
+from ragstream.ingestion.manifest import FileEntry, Manifest
+from ragstream.ingestion.snapshot import generation_dir, load_snapshot, prune_generations, write_snapshot
+from ragstream.ingestion.store import ChromaStore
+from ragstream.projects import ProjectPaths, project_paths
+from ragstream.settings import Settings
+from ragstream.state import Chunk, Span
+
+log = logging.getLogger("ragstream.ingestion")
+
+# (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
+Progress = Callable[[str, int, int], None]
+_ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
+
+
+@dataclass
+class IngestionStats:
+    project: str
+    files_seen: int = 0
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    chunks_total: int = 0
+    generation: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (
+            f"{self.project}: {self.files_seen} files seen, {self.added} added, {self.updated} updated, "
+            f"{self.deleted} deleted, {self.unchanged} unchanged, {len(self.skipped)} skipped; "
+            f"{self.chunks_written} chunks written, {self.chunks_deleted} removed, {self.chunks_total} in the index "
+            f"(generation {self.generation}, {self.seconds:.1f}s)"
+        )
+
+
+def chunk_id(rel_path: str, sha256: str, index: int) -> str:
+    """Stable across runs: the same file content at the same path always gives the same ids."""
+    return f"{rel_path}@{sha256[:10]}#{index}"
+
+
+def _walk(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
+    """(relative path, file, skip reason) for every file under root; never follows links out of it."""
+    root_real = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(root_real):
+                    yield rel, None, "symlink pointing outside the project folder"
+                    continue
+            if not path.is_file():
+                yield rel, None, "not a regular file"
+                continue
+            yield rel, path, None
+
+
+@contextmanager
+def _project_lock(paths: ProjectPaths) -> Iterator[None]:
+    """One ingest per project at a time, across processes."""
+    paths.store_dir.mkdir(parents=True, exist_ok=True)
+    with open(paths.store_dir / ".ingest.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _heading_for(headings: list[tuple[int, str]], offset: int) -> str:
+    current = ""
+    for start, heading in headings:
+        if start > offset:
+            break
+        current = heading
+    return current
+
+
+class IngestionManager:
+    def __init__(self, settings: Settings, chunker: Chunker | None = None) -> None:
+        self.settings = settings
+        self.chunker = chunker or Chunker.from_settings(settings)
+
+    def store(self, paths: ProjectPaths) -> ChromaStore:
+        return ChromaStore(paths, get_embedder(self.settings.embedding), self.settings.chroma_url)
+
+    def _chunks_for(self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str) -> list[Chunk]:
+        headings = headings_at(text) if kind == "text" else []
+        dated = _ISO_DATE.search(text) or _ISO_DATE.search(rel)
+        chunks = []
+        for index, span in enumerate(self.chunker.spans(text)):
+            metadata: dict[str, str | int | float | bool | None] = {"mtime": mtime, "title": title, "kind": kind}
+            if dated:
+                metadata["date"] = dated.group()
+            heading = _heading_for(headings, span.start)
+            if heading:
+                metadata["heading"] = heading
+            chunks.append(
+                Chunk(
+                    id=chunk_id(rel, sha, index),
+                    source_path=rel,
+                    sha256=sha,
+                    chunk_index=index,
+                    text=span.slice(text),
+                    span=Span(start=span.start, end=span.end),
+                    metadata=metadata,
+                )
+            )
+        return chunks
+
+    def ingest(self, project: str, source: Path | None = None, progress: Progress | None = None) -> IngestionStats:
+        paths = project_paths(self.settings, project)
+        if source is not None:
+            if not source.is_dir():
+                raise ProjectError(f"--path {source} is not a folder")
+            paths.remember_source(source)
+        root = paths.source_dir()
+        if not root.is_dir():
+            raise ProjectError(f"project '{project}' has no documents: create {root} and put files in it")
+        with _project_lock(paths):
+            return self._ingest_locked(paths, root, progress)
+
+    def _ingest_locked(self, paths: ProjectPaths, root: Path, progress: Progress | None) -> IngestionStats:
+        started = time.monotonic()
+        stats = IngestionStats(project=paths.name)
+        manifest = Manifest.load(paths.manifest_path)
+        previous = self._previous_chunks(paths, manifest)
+        listing = list(_walk(root))
+        stats.files_seen = len(listing)
+
+        files: dict[str, FileEntry] = {}
+        texts: dict[str, str] = {}
+        chunks: list[Chunk] = []
+        to_write: list[Chunk] = []
+        for done, (rel, path, reason) in enumerate(listing, start=1):
+            if progress:
+                progress("scan", done, len(listing))
+            if path is None:
+                stats.skipped[rel] = reason or "skipped"
+                continue
+            try:
+                doc = load_document(path, self.settings.ingestion.max_file_bytes)
+            except SkipFile as skip:
+                stats.skipped[rel] = skip.reason
+                continue
+            except OSError as exc:
+                stats.skipped[rel] = f"unreadable ({exc.strerror})"
+                continue
+            sha = doc.sha256
+            stat = path.stat()
+            old = manifest.files.get(rel)
+            known = old is not None and old.sha256 == sha and all(cid in previous for cid in old.chunk_ids)
+            if known:
+                file_chunks = [previous[cid] for cid in old.chunk_ids]
+                stats.unchanged += 1
+            else:
+                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, doc.text, doc.title, doc.kind)
+                to_write.extend(file_chunks)
+                if old is None:
+                    stats.added += 1
+                else:
+                    stats.updated += 1
+            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks])
+            texts[rel] = doc.text
+            chunks.extend(file_chunks)
+        stats.deleted = len(set(manifest.files) - set(files))
+
+        store = self.store(paths)
+        expected = {c.id for c in chunks}
+        try:
+            stored = store.all_ids()
+            writing = {c.id for c in to_write}
+            to_write.extend(c for c in chunks if c.id not in stored and c.id not in writing)
+            if to_write:
+                store.upsert(
+                    [c.id for c in to_write],
+                    [c.text for c in to_write],
+                    [self._meta(c) for c in to_write],
+                    on_batch=(lambda done: progress("embed", done, len(to_write))) if progress else None,
+                )
+            changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files)
+            generation = manifest.generation
+            if changed or not generation_dir(paths.index_dir, generation).is_dir():
+                generation = self._next_generation(paths, manifest)
+                write_snapshot(paths.index_dir, generation, chunks, texts)
+                Manifest(generation=generation, files=files).save(paths.manifest_path)
+            orphans = sorted(stored - expected)
+            if orphans:
+                store.delete(orphans)
+        except (OSError, ValueError) as exc:
+            raise IngestionError(f"ingesting project '{paths.name}' failed: {exc}") from exc
+        prune_generations(paths.index_dir, {generation, manifest.generation})
+
+        stats.chunks_written = len(to_write)
+        stats.chunks_deleted = len(orphans)
+        stats.chunks_total = len(chunks)
+        stats.generation = generation
+        stats.seconds = time.monotonic() - started
+        log.info("ingest %s", stats.summary())
+        return stats
+
+    @staticmethod
+    def _meta(chunk: Chunk) -> dict[str, str | int | float | bool]:
+        meta = {k: v for k, v in chunk.metadata.items() if v is not None}
+        meta.update(path=chunk.source_path, sha256=chunk.sha256, chunk_index=chunk.chunk_index,
+                    start=chunk.span.start, end=chunk.span.end)
+        return meta
+
+    @staticmethod
+    def _previous_chunks(paths: ProjectPaths, manifest: Manifest) -> dict[str, Chunk]:
+        """Chunks of the committed generation, reused for unchanged files (no re-embedding)."""
+        if not manifest.generation or not generation_dir(paths.index_dir, manifest.generation).is_dir():
+            return {}
+        try:
+            snapshot = load_snapshot(paths.index_dir, manifest.generation)
+        except (OSError, ValueError):
+            return {}
+        return {c.id: c for c in snapshot.chunks}
+
+    @staticmethod
+    def _next_generation(paths: ProjectPaths, manifest: Manifest) -> int:
+        """Never reuse a number: a reader may still hold an old generation in memory."""
+        existing = [
+            int(p.name[1:]) for p in paths.index_dir.glob("g*") if p.name[1:].isdigit()
+        ] if paths.index_dir.is_dir() else []
+        return max([manifest.generation, *existing]) + 1

@@ -1,0 +1,124 @@
+"""An immutable index generation: the chunk table, the BM25 index and the file link graph.
+
+Each ingest that changes anything writes a new `index/g<N>/` folder, then commits it by writing
+the manifest. Readers load the generation the manifest names, so a query never sees a half-written
+index; vector hits are filtered to the generation's chunk ids for the same reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import Stemmer
+
+from ragstream.state import Chunk
+
+_STEMMER = Stemmer.Stemmer("english")
+_TOKEN_FILE = re.compile(r"[\w./\-]+\.\w{1,8}")
+
+
+def bm25_tokens(texts: list[str]) -> list[list[str]]:
+    return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
+
+
+def generation_dir(index_dir: Path, generation: int) -> Path:
+    return index_dir / f"g{generation:06d}"
+
+
+@dataclass
+class Snapshot:
+    generation: int
+    chunks: list[Chunk]
+    links: dict[str, list[str]]
+    bm25: bm25s.BM25 | None
+    by_id: dict[str, int] = field(init=False)
+    by_file: dict[str, list[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_id = {c.id: i for i, c in enumerate(self.chunks)}
+        self.by_file = {}
+        for c in self.chunks:
+            self.by_file.setdefault(c.source_path, []).append(c.id)
+        for ids in self.by_file.values():
+            ids.sort(key=lambda cid: self.chunks[self.by_id[cid]].chunk_index)
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        return self.chunks[self.by_id[chunk_id]]
+
+    def bm25_search(self, query: str, k: int) -> list[tuple[str, float]]:
+        if self.bm25 is None or not self.chunks:
+            return []
+        tokens = bm25_tokens([query])
+        if not tokens or not tokens[0]:
+            return []
+        docs, scores = self.bm25.retrieve(tokens, k=min(k, len(self.chunks)), show_progress=False, n_threads=1)
+        return [(self.chunks[int(d)].id, float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+
+def find_links(chunks_by_file: dict[str, str], names: dict[str, str]) -> dict[str, list[str]]:
+    """path -> other paths it names (by relative path or file name)."""
+    links: dict[str, list[str]] = {}
+    for path, text in chunks_by_file.items():
+        found = {names[token] for token in _TOKEN_FILE.findall(text) if token in names}
+        found.discard(path)
+        if found:
+            links[path] = sorted(found)
+    return links
+
+
+def write_snapshot(index_dir: Path, generation: int, chunks: list[Chunk], file_texts: dict[str, str]) -> Path:
+    target = generation_dir(index_dir, generation)
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    with (target / "chunks.jsonl").open("w", encoding="utf-8") as handle:
+        for chunk in chunks:
+            handle.write(chunk.model_dump_json() + "\n")
+    names: dict[str, str] = {}
+    for path in file_texts:
+        names.setdefault(Path(path).name, path)
+        names[path] = path
+    (target / "links.json").write_text(json.dumps(find_links(file_texts, names)), encoding="utf-8")
+    if chunks:
+        retriever = bm25s.BM25()
+        retriever.index(bm25_tokens([c.text for c in chunks]), show_progress=False)
+        retriever.save(str(target / "bm25"))
+    return target
+
+
+@lru_cache(maxsize=8)
+def _load(folder: Path, generation: int) -> Snapshot:
+    chunks = [
+        Chunk.model_validate_json(line)
+        for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
+    links = json.loads((folder / "links.json").read_text(encoding="utf-8"))
+    bm25 = bm25s.BM25.load(str(folder / "bm25")) if (folder / "bm25").is_dir() else None
+    return Snapshot(generation=generation, chunks=chunks, links=links, bm25=bm25)
+
+
+def load_snapshot(index_dir: Path, generation: int) -> Snapshot:
+    """The generation's snapshot (cached per process; generations never change once written)."""
+    return _load(generation_dir(index_dir, generation), generation)
+
+
+def prune_generations(index_dir: Path, keep: set[int]) -> None:
+    """Remove generation folders not in `keep` (the current and the previous one stay for readers)."""
+    if not index_dir.is_dir():
+        return
+    for folder in index_dir.iterdir():
+        if folder.is_dir() and folder.name.startswith("g") and folder.name[1:].isdigit():
+            if int(folder.name[1:]) not in keep:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return float(np.dot(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)))

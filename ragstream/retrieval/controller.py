@@ -1,0 +1,208 @@
+"""RetrievalController: query pieces + strategy -> one merged, deduplicated, fused result set.
+
+Every query piece is searched by every retriever the strategy needs; the ranked lists are fused with
+weighted reciprocal-rank fusion. A failing retriever is logged and skipped; all failing raises
+RetrievalError. Hybrid-based strategies walk a fallback ladder: the configured similarity floor,
+then a lower one, then pure vector search when too few results survive.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+from ragstream.embedding import Embedder
+from ragstream.errors import RetrievalError
+from ragstream.ingestion.manifest import Manifest
+from ragstream.ingestion.snapshot import Snapshot, generation_dir, load_snapshot
+from ragstream.ingestion.store import ChromaStore
+from ragstream.projects import ProjectPaths
+from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
+from ragstream.retrieval.strategy import Strategy, choose_strategy, years_in
+from ragstream.settings import RetrievalSettings
+
+log = logging.getLogger("ragstream.retrieval")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query piece: its text and weight (from PreProcessing Task 4)."""
+
+    text: str
+    weight: float = 1.0
+
+
+@dataclass
+class MergedResultSet:
+    results: list[RetrievedChunk]
+    strategy: Strategy
+    rung: str
+    similarity: dict[str, float] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    generation: int = 0
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.chunk_id for r in self.results]
+
+
+class RetrievalController:
+    def __init__(self, paths: ProjectPaths, settings: RetrievalSettings, embedder: Embedder, store: ChromaStore) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.embedder = embedder
+        self.store = store
+
+    def snapshot(self) -> Snapshot:
+        manifest = Manifest.load(self.paths.manifest_path)
+        if not manifest.generation or not generation_dir(self.paths.index_dir, manifest.generation).is_dir():
+            raise RetrievalError(
+                f"project '{self.paths.name}' has no index yet: run `ragstream ingest {self.paths.name}`"
+            )
+        return load_snapshot(self.paths.index_dir, manifest.generation)
+
+    # -- sub-retrievers: each returns one ranked list per query piece -------------------------
+
+    def _vector(self, queries: list[Query], vectors: np.ndarray, snap: Snapshot) -> list[RankedList]:
+        out = []
+        for q, vec in zip(queries, vectors):
+            hits = [(cid, s) for cid, s in self.store.search(vec.tolist(), self.settings.top_k) if cid in snap.by_id]
+            out.append(RankedList("vector", hits, self.settings.weights["vector"] * q.weight))
+        return out
+
+    def _bm25(self, queries: list[Query], vectors: np.ndarray, snap: Snapshot) -> list[RankedList]:
+        return [
+            RankedList("bm25", snap.bm25_search(q.text, self.settings.top_k), self.settings.weights["bm25"] * q.weight)
+            for q in queries
+        ]
+
+    def _temporal(self, queries: list[Query], base: list[RetrievedChunk], snap: Snapshot) -> list[RankedList]:
+        """Hybrid candidates ordered by fused score times recency decay; years named in the query filter."""
+        years = set().union(*(years_in(q.text) for q in queries))
+        now = datetime.now(timezone.utc).timestamp()
+        half_life = self.settings.temporal_half_life_days * 86400.0
+        scored = []
+        for item in base:
+            when = _timestamp(snap.chunk(item.chunk_id).metadata)
+            if years and (when is None or datetime.fromtimestamp(when, timezone.utc).year not in years):
+                continue
+            decay = 0.5 ** (max(now - when, 0.0) / half_life) if when is not None else 0.0
+            scored.append((item.chunk_id, item.score * decay))
+        scored.sort(key=lambda h: (-h[1], h[0]))
+        return [RankedList("temporal", scored, self.settings.weights["temporal"])]
+
+    def _graph(self, base: list[RetrievedChunk], snap: Snapshot) -> list[RankedList]:
+        """Neighbouring chunks of the seeds' files, then the first chunks of files linked to or from them.
+
+        Chunks that other retrievers found too are boosted, not skipped: being linked is evidence.
+        """
+        seeds = [snap.chunk(r.chunk_id) for r in base[: self.settings.expansion_seeds]]
+        seen = {s.id for s in seeds}
+        hits: list[tuple[str, float]] = []
+        reverse: dict[str, list[str]] = {}
+        for src, targets in snap.links.items():
+            for t in targets:
+                reverse.setdefault(t, []).append(src)
+        for rank, seed in enumerate(seeds, start=1):
+            siblings = snap.by_file.get(seed.source_path, [])
+            pos = siblings.index(seed.id)
+            reach = self.settings.expansion_neighbors
+            neighbours = siblings[max(pos - reach, 0) : pos] + siblings[pos + 1 : pos + 1 + reach]
+            linked = [
+                snap.by_file[path][0]
+                for path in snap.links.get(seed.source_path, []) + reverse.get(seed.source_path, [])
+                if snap.by_file.get(path)
+            ]
+            for cid in neighbours + linked:
+                if cid not in seen:
+                    seen.add(cid)
+                    hits.append((cid, 1.0 / rank))
+        return [RankedList("graph", hits, self.settings.weights["graph"])]
+
+    # -- orchestration ----------------------------------------------------------------------
+
+    def _run(self, name: str, fn: Callable[[], list[RankedList]], report: MergedResultSet) -> list[RankedList]:
+        started = time.perf_counter()
+        try:
+            lists = fn()
+        except Exception as exc:  # one retriever failing must not sink the others
+            report.failures[name] = f"{type(exc).__name__}: {exc}"
+            log.warning("retriever %s failed: %s", name, report.failures[name])
+            return []
+        finally:
+            report.timings_ms[name] = (time.perf_counter() - started) * 1000
+        report.counts[name] = sum(len(r.hits) for r in lists)
+        log.info("retriever %s: %d hits in %.1f ms", name, report.counts[name], report.timings_ms[name])
+        return lists
+
+    def _similarity(self, ids: list[str], vectors: np.ndarray) -> dict[str, float]:
+        """Best cosine similarity of each chunk to any query piece (the ladder's score)."""
+        stored = self.store.embeddings(ids)
+        if not stored:
+            return {}
+        order = [cid for cid in ids if cid in stored]
+        matrix = np.asarray([stored[cid] for cid in order], dtype=np.float32)
+        best = (matrix @ vectors.T).max(axis=1)
+        return {cid: float(s) for cid, s in zip(order, best)}
+
+    def retrieve(self, queries: list[Query] | list[str], strategy: Strategy | None = None) -> MergedResultSet:
+        pieces = [q if isinstance(q, Query) else Query(q) for q in queries]
+        pieces = [q for q in pieces if q.text.strip()]
+        if not pieces:
+            raise RetrievalError("no query text to retrieve with")
+        strategy = strategy or choose_strategy(" ".join(q.text for q in pieces))
+        snap = self.snapshot()
+        report = MergedResultSet(results=[], strategy=strategy, rung="direct", generation=snap.generation)
+        started = time.perf_counter()
+        vectors = self.embedder.embed([q.text for q in pieces])
+        report.timings_ms["embed"] = (time.perf_counter() - started) * 1000
+
+        lists: list[RankedList] = []
+        if strategy is not Strategy.SEMANTIC:
+            lists += self._run("vector", lambda: self._vector(pieces, vectors, snap), report)
+        if strategy is not Strategy.PRECISE:
+            lists += self._run("bm25", lambda: self._bm25(pieces, vectors, snap), report)
+        expected = 1 if strategy in (Strategy.PRECISE, Strategy.SEMANTIC) else 2
+        if len(report.failures) >= expected:
+            raise RetrievalError(f"every retriever failed: {report.failures}")
+
+        if strategy not in (Strategy.PRECISE, Strategy.SEMANTIC) and "vector" not in report.failures:
+            lists, report.rung, report.similarity = self._ladder(lists, vectors)
+        base = rrf_fuse(lists, self.settings.rrf_k)
+        if strategy is Strategy.TEMPORAL:
+            lists = lists + self._run("temporal", lambda: self._temporal(pieces, base, snap), report)
+        elif strategy is Strategy.EXPLORATORY:
+            lists = lists + self._run("graph", lambda: self._graph(base, snap), report)
+        report.results = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates]
+        return report
+
+    def _ladder(self, lists: list[RankedList], vectors: np.ndarray) -> tuple[list[RankedList], str, dict[str, float]]:
+        """Keep hits whose similarity clears the floor, lowering it once, else fall back to vectors only."""
+        considered = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates * 3]
+        similarity = self._similarity([r.chunk_id for r in considered], vectors)
+        for rung, floor in (("hybrid", self.settings.min_score), ("hybrid_lower", self.settings.fallback_min_score)):
+            kept = {r.chunk_id for r in considered if similarity.get(r.chunk_id, -1.0) >= floor}
+            if len(kept) >= self.settings.min_results:
+                filtered = [RankedList(rl.retriever, [h for h in rl.hits if h[0] in kept], rl.weight) for rl in lists]
+                return filtered, rung, similarity
+        return [rl for rl in lists if rl.retriever == "vector"], "vector_only", similarity
+
+
+def _timestamp(metadata: dict[str, str | int | float | bool | None]) -> float | None:
+    """A chunk's date: an ISO date found in the document, else the file's mtime."""
+    date = metadata.get("date")
+    if isinstance(date, str):
+        try:
+            return datetime.fromisoformat(date).replace(tzinfo=timezone.utc).timestamp()
+        except ValueError:
+            pass
+    mtime = metadata.get("mtime")
+    return float(mtime) if isinstance(mtime, (int, float)) and math.isfinite(mtime) else None

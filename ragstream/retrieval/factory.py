@@ -1,0 +1,20 @@
+"""Builds retrieval components from settings, so callers never wire stores or models by hand."""
+
+from __future__ import annotations
+
+from ragstream.embedding import get_embedder
+from ragstream.ingestion.store import ChromaStore
+from ragstream.projects import project_paths
+from ragstream.retrieval.controller import RetrievalController
+from ragstream.retrieval.reranker import Reranker, reranker_from_settings
+from ragstream.settings import Settings
+
+
+def build_controller(settings: Settings, project: str) -> RetrievalController:
+    paths = project_paths(settings, project)
+    embedder = get_embedder(settings.embedding)
+    return RetrievalController(paths, settings.retrieval, embedder, ChromaStore(paths, embedder, settings.chroma_url))
+
+
+def build_reranker(settings: Settings, llm=None, factory=None) -> Reranker:
+    return reranker_from_settings(settings, llm=llm, factory=factory)

@@ -1,0 +1,151 @@
+"""ReRankers: reorder the top candidates of a retrieval result, returning ids with scores.
+
+- `embedding` (offline default): a calibrated score fusion. Rank fusion throws away how far apart
+  scores are; this reranker puts the dense cosine similarity (MiniLM) and the BM25 score of each
+  candidate on one scale (min-max over the candidates) and mixes them with a weight from config.
+- `cross_encoder`: a sentence-transformers CrossEncoder, by model name or path, for users who have one.
+- `llm`: asks an agent (config `RR/v1`) to grade each candidate's relevance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragstream.errors import ConfigError
+from ragstream.ingestion.snapshot import bm25_tokens
+from ragstream.retrieval.controller import MergedResultSet, RetrievalController
+from ragstream.settings import Settings
+from ragstream.state import Chunk
+
+
+class Reranker(Protocol):
+    name: str
+    top_n: int
+
+    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+        """Chunk ids with scores, best first."""
+        ...
+
+    def rerank_result(self, query: str, result: MergedResultSet, controller: RetrievalController) -> MergedResultSet: ...
+
+
+class _RerankerBase:
+    name = "base"
+    top_n = 30
+
+    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+        raise NotImplementedError
+
+    def rerank_result(self, query: str, result: MergedResultSet, controller: RetrievalController) -> MergedResultSet:
+        """Reorder the first `top_n` results; the rest keep their order behind them."""
+        head, tail = result.results[: self.top_n], result.results[self.top_n :]
+        snapshot = controller.snapshot()
+        ranked = self.rerank(query, [snapshot.chunk(r.chunk_id) for r in head], controller)
+        by_id = {r.chunk_id: r for r in head}
+        reordered = []
+        for cid, score in ranked:
+            item = by_id[cid]
+            reordered.append(replace(item, scores={**item.scores, f"rerank_{self.name}": score}))
+        return replace(result, results=reordered + tail)
+
+
+class NoReranker(_RerankerBase):
+    """Keeps the fused order (for comparison, or when reranking is switched off)."""
+
+    name = "none"
+
+    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+        return [(c.id, float(-i)) for i, c in enumerate(chunks)]
+
+
+def _minmax(values: np.ndarray) -> np.ndarray:
+    span = float(values.max() - values.min()) if len(values) else 0.0
+    return (values - values.min()) / span if span > 0 else np.zeros_like(values)
+
+
+class EmbeddingReranker(_RerankerBase):
+    name = "embedding"
+
+    def __init__(self, dense_weight: float, top_n: int) -> None:
+        self.dense_weight = dense_weight
+        self.top_n = top_n
+
+    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+        if not chunks:
+            return []
+        ids = [c.id for c in chunks]
+        snapshot = controller.snapshot()
+        qvec = controller.embedder.embed([query])[0]
+        stored = controller.store.embeddings(ids)
+        dense = np.asarray([float(np.dot(stored[cid], qvec)) if cid in stored else 0.0 for cid in ids])
+        bm25 = np.zeros(len(ids))
+        if snapshot.bm25 is not None:
+            tokens = bm25_tokens([query])[0]
+            if tokens:
+                all_scores = snapshot.bm25.get_scores(tokens)
+                bm25 = np.asarray([float(all_scores[snapshot.by_id[cid]]) if cid in snapshot.by_id else 0.0 for cid in ids])
+        mixed = self.dense_weight * _minmax(dense) + (1 - self.dense_weight) * _minmax(bm25)
+        order = sorted(range(len(ids)), key=lambda i: (-mixed[i], ids[i]))
+        return [(ids[i], float(mixed[i])) for i in order]
+
+
+class CrossEncoderReranker(_RerankerBase):
+    name = "cross_encoder"
+
+    def __init__(self, model: str, top_n: int) -> None:
+        from sentence_transformers import CrossEncoder
+
+        try:
+            self.model = CrossEncoder(model, device="cpu", local_files_only=True)
+        except Exception as exc:  # any load failure means the model is not usable here
+            raise ConfigError(f"cannot load cross-encoder '{model}': {exc}") from exc
+        self.top_n = top_n
+
+    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+        if not chunks:
+            return []
+        scores = self.model.predict([(query, c.text) for c in chunks], show_progress_bar=False)
+        order = sorted(range(len(chunks)), key=lambda i: (-float(scores[i]), chunks[i].id))
+        return [(chunks[i].id, float(scores[i])) for i in order]
+
+
+class LLMReranker(_RerankerBase):
+    """Grades each candidate with the `RR` agent (relevance high/medium/low), ties kept in input order."""
+
+    name = "llm"
+    _GRADE = {"high": 2.0, "medium": 1.0, "low": 0.0}
+
+    def __init__(self, factory: Any, llm: Any, top_n: int, version: str = "v1") -> None:
+        self.factory = factory
+        self.llm = llm
+        self.top_n = top_n
+        self.version = version
+
+    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+        graded = []
+        for position, chunk in enumerate(chunks):
+            payload = {"query": query, "passage": chunk.text}
+            prompt = self.factory.create("RR", self.version, payload)
+            messages, response_format = prompt.compose(payload)
+            reply = self.llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
+            grade = self._GRADE[prompt.parse_and_validate(reply)["relevance"]]
+            graded.append((chunk.id, grade - position * 1e-6))
+        return sorted(graded, key=lambda g: -g[1])
+
+
+def reranker_from_settings(settings: Settings, llm: Any = None, factory: Any = None) -> Reranker:
+    cfg = settings.reranker
+    if cfg.kind == "cross_encoder":
+        if not cfg.model:
+            raise ConfigError("reranker.model must name a CrossEncoder model (name or path) for kind 'cross_encoder'")
+        return CrossEncoderReranker(cfg.model, cfg.top_n)
+    if cfg.kind == "llm":
+        if llm is None or factory is None:
+            raise ConfigError("the llm reranker needs the agent factory and LLM client")
+        return LLMReranker(factory, llm, cfg.top_n)
+    if cfg.kind == "none":
+        return NoReranker()
+    return EmbeddingReranker(cfg.dense_weight, cfg.top_n)

@@ -1,0 +1,146 @@
+"""Ingestion on real Chroma and a real temp folder: add, update, delete, skip, crash repair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragstream.errors import ProjectError
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.ingestion.manifest import Manifest
+from ragstream.ingestion.snapshot import load_snapshot
+from ragstream.ingestion.store import collection_name
+from ragstream.projects import project_paths
+from ragstream.settings import Settings
+from tests.fixtures_docs import make_project, symlink_out
+
+
+@pytest.fixture()
+def project(settings: Settings) -> Path:
+    return make_project(settings.data_dir / "doc_raw" / "demo")
+
+
+def _state(settings: Settings, manager: IngestionManager) -> tuple[set[str], Manifest]:
+    paths = project_paths(settings, "demo")
+    return manager.store(paths).all_ids(), Manifest.load(paths.manifest_path)
+
+
+def test_first_ingest_indexes_text_and_skips_with_reasons(settings: Settings, project: Path) -> None:
+    manager = IngestionManager(settings)
+    stats = manager.ingest("demo")
+    assert stats.added == 8 and stats.updated == stats.deleted == 0
+    assert stats.skipped == {
+        "blob.txt": "binary file (NUL bytes)",
+        "empty.md": "empty (no text)",
+        "image.png": "unsupported file type '.png'",
+        "latin1.txt": "not UTF-8 text (invalid byte at offset 3)",
+    }
+    ids, manifest = _state(settings, manager)
+    assert ids == manifest.chunk_ids() and len(ids) == stats.chunks_total == stats.chunks_written
+    snap = load_snapshot(project_paths(settings, "demo").index_dir, manifest.generation)
+    design = [c for c in snap.chunks if c.source_path == "architecture.md"]
+    text = (project / "architecture.md").read_text(encoding="utf-8")
+    for c in design:
+        assert c.span.slice(text) == c.text
+        assert c.sha256 == manifest.files["architecture.md"].sha256
+        assert c.metadata["title"] == "RAGstream architecture" and "mtime" in c.metadata
+    assert design[0].metadata["heading"] == "RAGstream architecture"
+    assert "Restart the Chroma server" in next(c.text for c in snap.chunks if c.source_path == "page.html")
+    assert "var x" not in "".join(c.text for c in snap.chunks)
+    assert "Quarterly ingestion report" in next(c.text for c in snap.chunks if c.source_path == "scan.pdf")
+    assert next(c for c in snap.chunks if c.source_path == "notes/changelog.md").metadata["date"] == "2024-03-18"
+    assert snap.links["architecture.md"] == ["ingestion.md", "retrieval.md"]
+
+
+def test_reingest_unchanged_writes_nothing(settings: Settings, project: Path) -> None:
+    manager = IngestionManager(settings)
+    first = manager.ingest("demo")
+    again = manager.ingest("demo")
+    assert (again.added, again.updated, again.deleted, again.chunks_written) == (0, 0, 0, 0)
+    assert again.unchanged == 8 and again.generation == first.generation
+
+
+def test_update_reembeds_only_that_file_and_delete_removes_chunks(settings: Settings, project: Path) -> None:
+    manager = IngestionManager(settings)
+    manager.ingest("demo")
+    ids_before, manifest_before = _state(settings, manager)
+    (project / "retrieval.md").write_text("# Retrieval\n\nCompletely rewritten: only BM25 now.\n", encoding="utf-8")
+    (project / "budget.py").unlink()
+    stats = manager.ingest("demo")
+    assert (stats.added, stats.updated, stats.deleted, stats.unchanged) == (0, 1, 1, 6)
+    assert stats.chunks_written == 1
+    ids, manifest = _state(settings, manager)
+    assert ids == manifest.chunk_ids()
+    assert not any(cid.startswith(("budget.py@", )) for cid in ids)
+    old_retrieval = set(manifest_before.files["retrieval.md"].chunk_ids)
+    assert not (old_retrieval & ids)
+    assert stats.chunks_deleted == len(old_retrieval) + len(manifest_before.files["budget.py"].chunk_ids)
+    assert set(manifest_before.files["ingestion.md"].chunk_ids) <= ids
+
+
+def test_crash_between_store_update_and_manifest_is_repaired(settings: Settings, project: Path, monkeypatch) -> None:
+    manager = IngestionManager(settings)
+    manager.ingest("demo")
+    (project / "ingestion.md").write_text("# Ingestion\n\nNow with a write-ahead manifest.\n", encoding="utf-8")
+    (project / "extra.md").write_text("# Extra\n\nA new file.\n", encoding="utf-8")
+
+    def boom(self, path):  # the store is updated, then the process dies before the commit
+        raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(Manifest, "save", boom)
+    with pytest.raises(RuntimeError):
+        manager.ingest("demo")
+    monkeypatch.undo()
+    ids_mid, _ = _state(settings, manager)
+    assert any(cid.startswith("extra.md@") for cid in ids_mid)  # written, but not committed
+
+    stats = manager.ingest("demo")
+    ids, manifest = _state(settings, manager)
+    assert ids == manifest.chunk_ids()  # no orphans, nothing missing
+    store = manager.store(project_paths(settings, "demo"))
+    assert store.count() == len(manifest.chunk_ids())  # no duplicates
+    assert stats.added == 1 and stats.updated == 1
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "..", "/abs", ".hidden", "x" * 80, ""])
+def test_bad_project_names_are_rejected(name: str, settings: Settings) -> None:
+    with pytest.raises(ProjectError):
+        IngestionManager(settings).ingest(name)
+
+
+def test_symlink_out_of_the_folder_is_skipped(settings: Settings, project: Path, tmp_path: Path) -> None:
+    symlink_out(project, tmp_path / "outside.txt")
+    stats = IngestionManager(settings).ingest("demo")
+    assert stats.skipped["escape.txt"] == "symlink pointing outside the project folder"
+
+
+def test_chunk_ids_are_stable_across_a_rebuilt_store(settings: Settings, project: Path) -> None:
+    import shutil
+
+    manager = IngestionManager(settings)
+    manager.ingest("demo")
+    ids_first, _ = _state(settings, manager)
+    shutil.rmtree(project_paths(settings, "demo").store_dir)
+    manager.ingest("demo")
+    ids_second, _ = _state(settings, manager)
+    assert ids_first == ids_second
+
+
+def test_collection_uses_cosine_and_no_chroma_embedding_function(settings: Settings, project: Path) -> None:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    IngestionManager(settings).ingest("demo")
+    client = chromadb.PersistentClient(
+        path=str(project_paths(settings, "demo").chroma_dir), settings=ChromaSettings(anonymized_telemetry=False)
+    )
+    collection = client.get_collection(collection_name("demo"))
+    assert collection.metadata["hnsw:space"] == "cosine"
+    assert collection.configuration_json["embedding_function"] is None  # never Chroma's downloading default
+    assert collection.count() > 0
+
+
+def test_missing_project_folder_is_a_clear_error(settings: Settings) -> None:
+    with pytest.raises(ProjectError, match="has no documents"):
+        IngestionManager(settings).ingest("nothing_here")

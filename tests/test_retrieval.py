@@ -1,0 +1,143 @@
+"""RetrievalController on a real ingested project: strategies, fusion, ladder, failures, stages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragstream.errors import RetrievalError
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.preprocessing import preprocess
+from ragstream.retrieval.controller import Query
+from ragstream.retrieval.factory import build_controller, build_reranker
+from ragstream.retrieval.stage import run_reranker, run_retrieval
+from ragstream.retrieval.strategy import Strategy, choose_strategy
+from ragstream.settings import Settings
+from ragstream.state import Stage
+from tests.fixtures_docs import make_project
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    from ragstream.settings import load_settings
+
+    data = tmp_path_factory.mktemp("retrieval") / "data"
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+    make_project(data / "doc_raw" / "demo", awkward=False)
+    IngestionManager(settings).ingest("demo")
+    return settings
+
+
+def _files(result) -> list[str]:
+    return [cid.split("@")[0] for cid in result.ids]
+
+
+def test_precise_finds_a_paraphrase_without_shared_words(indexed: Settings) -> None:
+    result = build_controller(indexed, "demo").retrieve(["how are stale embeddings of deleted documents cleaned up"], Strategy.PRECISE)
+    assert _files(result)[0] == "ingestion.md"
+    assert set(result.counts) == {"vector"}
+    assert result.rung == "direct"
+
+
+def test_semantic_bm25_finds_an_exact_rare_token(indexed: Settings) -> None:
+    result = build_controller(indexed, "demo").retrieve(["ERR_BUDGET_4711"], Strategy.SEMANTIC)
+    assert _files(result) == ["budget.py"]
+    assert set(result.counts) == {"bm25"}
+
+
+def test_hybrid_fuses_and_keeps_per_retriever_scores(indexed: Settings) -> None:
+    controller = build_controller(indexed, "demo")
+    result = controller.retrieve([Query("reciprocal rank fusion of BM25 and vectors"), Query("fallback ladder threshold")], Strategy.HYBRID)
+    top = result.results[0]
+    assert _files(result)[0] == "retrieval.md"
+    assert {"vector", "bm25"} <= set(top.scores)
+    assert len(result.ids) == len(set(result.ids))  # deduplicated across pieces and retrievers
+    assert result.rung == "hybrid"
+    assert result.timings_ms["vector"] >= 0 and result.counts["bm25"] > 0
+    assert all(a.score >= b.score for a, b in zip(result.results, result.results[1:]))
+
+
+def test_temporal_filters_by_named_year(indexed: Settings) -> None:
+    controller = build_controller(indexed, "demo")
+    result = controller.retrieve(["what did we decide about checkpoints in 2021"], Strategy.TEMPORAL)
+    assert _files(result)[0] == "notes/meeting-2021-06-02.md"
+    assert "temporal" in result.results[0].scores
+    newer = controller.retrieve(["excerpt fencing changes since 2024"], Strategy.TEMPORAL)
+    temporal_hits = [r for r in newer.results if "temporal" in r.scores]
+    assert [r.chunk_id.split("@")[0] for r in temporal_hits] == ["notes/changelog.md"]
+
+
+def test_exploratory_expands_to_linked_files(indexed: Settings) -> None:
+    controller = build_controller(indexed, "demo")
+    controller.settings = controller.settings.model_copy(update={"expansion_seeds": 1})
+    result = controller.retrieve(["pause after the condenser for human review"], Strategy.EXPLORATORY)
+    files = _files(result)
+    assert files[0] == "architecture.md"
+    graph = {r.chunk_id.split("@")[0] for r in result.results if "graph" in r.scores}
+    assert {"retrieval.md", "ingestion.md"} <= graph
+
+
+def test_fallback_ladder_rungs(indexed: Settings) -> None:
+    controller = build_controller(indexed, "demo")
+    base = controller.settings
+    controller.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.2, "min_results": 1})
+    assert controller.retrieve(["how does the retriever merge rankings"], Strategy.HYBRID).rung == "hybrid_lower"
+    controller.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.98, "min_results": 1})
+    result = controller.retrieve(["how does the retriever merge rankings"], Strategy.HYBRID)
+    assert result.rung == "vector_only"
+    assert all(set(r.scores) == {"vector"} for r in result.results)
+
+
+def test_one_failing_retriever_is_skipped_and_all_failing_raises(indexed: Settings, monkeypatch) -> None:
+    controller = build_controller(indexed, "demo")
+
+    def broken(*args, **kwargs):
+        raise ConnectionError("vector store down")
+
+    monkeypatch.setattr(controller.store, "search", broken)
+    result = controller.retrieve(["ERR_BUDGET_4711 token budget"], Strategy.HYBRID)
+    assert "vector" in result.failures and "ConnectionError" in result.failures["vector"]
+    assert _files(result)[0] == "budget.py"
+    monkeypatch.setattr(type(controller.snapshot()), "bm25_search", broken)
+    with pytest.raises(RetrievalError, match="every retriever failed"):
+        controller.retrieve(["anything"], Strategy.HYBRID)
+
+
+def test_unindexed_project_and_empty_query(settings: Settings) -> None:
+    with pytest.raises(RetrievalError, match="no index yet"):
+        build_controller(settings, "ghost").retrieve(["x"])
+    with pytest.raises(RetrievalError, match="no query text"):
+        build_controller(settings, "ghost").retrieve(["   "])
+
+
+@pytest.mark.parametrize(
+    ("query", "strategy"),
+    [
+        ("what changed since 2024-01-01", Strategy.TEMPORAL),
+        ("latest decisions on checkpoints", Strategy.TEMPORAL),
+        ("give me an overview of related components", Strategy.EXPLORATORY),
+        ("how does BM25 work with 2048 tokens", Strategy.HYBRID),
+    ],
+)
+def test_strategy_chooser(query: str, strategy: Strategy) -> None:
+    assert choose_strategy(query) is strategy
+
+
+def test_retrieval_and_reranker_stages_update_the_superprompt(indexed: Settings) -> None:
+    sp = preprocess("# Task\nHow are documents re-embedded when they change?\n# Purpose\nonboarding", indexed)
+    controller = build_controller(indexed, "demo")
+    after = run_retrieval(sp, controller)
+    ids = after.views_by_stage["retrieval"]
+    assert after.stage is Stage.RETRIEVAL and after.final_selection_ids == ids
+    assert [c.id for c in after.base_context_chunks] == ids
+    assert after.extras["retrieval"]["strategy"] == "HYBRID" and after.extras["retrieval"]["rung"] == "hybrid"
+    assert all("fused" in c.scores for c in after.base_context_chunks)
+    assert "## Retrieved context (retrieval:" in after.prompt_ready
+    reranked = run_reranker(after, build_reranker(indexed), controller)
+    assert reranked.stage is Stage.RERANKED
+    assert sorted(reranked.views_by_stage["reranked"]) == sorted(ids)
+    assert reranked.final_selection_ids == reranked.views_by_stage["reranked"]
+    assert reranked.views_by_stage["retrieval"] == ids
+    assert reranked.final_selection_ids[0].startswith("ingestion.md@")
+    assert "## Retrieved context (reranked:" in reranked.prompt_ready
