@@ -62,13 +62,14 @@ class LangChainEmbeddings:
     """Our embedder behind LangChain's `Embeddings` interface, for langchain-chroma.
 
     Chroma never gets an embedding function of its own: its default would download a model.
+    The model loads on the first embedding, so opening a store to read or delete costs nothing.
     """
 
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        self.settings = settings
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.embedder.embed(list(texts)).tolist()
+        return get_embedder(self.settings).embed(list(texts)).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embedder.embed([text])[0].tolist()
+        return get_embedder(self.settings).embed([text])[0].tolist()

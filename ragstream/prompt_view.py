@@ -20,6 +20,11 @@ _LABELS = (
 _PREVIEW_CHARS = 240
 
 
+def normalized_ask(sp: SuperPrompt) -> str:
+    """The ask that rerankers, the NLI gate and the condenser compare chunks with: task, then purpose."""
+    return "\n".join(t for t in (sp.body.task, sp.body.purpose) if t)
+
+
 def render_system(sp: SuperPrompt) -> str:
     return f"## System\n{sp.body.system}" if sp.body.system else ""
 
@@ -67,7 +72,8 @@ def render_chunk_view(sp: SuperPrompt) -> str:
 
 def render_prompt(sp: SuperPrompt) -> str:
     if sp.stage is Stage.BUILT:
-        return "\n\n".join(p for p in (sp.System_MD, sp.Prompt_MD, sp.S_CTX_MD, sp.Attachments_MD) if p)
+        sctx = f"## Condensed context\n{sp.S_CTX_MD}" if sp.S_CTX_MD else ""
+        return "\n\n".join(p for p in (sp.System_MD, sp.Prompt_MD, sctx, sp.Attachments_MD) if p) + "\n"
     parts = [render_system(sp), render_ask(sp)]
     if sp.S_CTX_MD:
         parts.append(f"## Condensed context\n{sp.S_CTX_MD}")

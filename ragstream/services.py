@@ -5,21 +5,28 @@ They travel beside the SuperPrompt, never inside it: state is data, services are
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from ragstream.agents.agent00_header_mapper import Agent00HeaderMapper, HeaderMappingCache
 from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.chunking import Chunker
+from ragstream.orchestration.budget import ContextBudget
 from ragstream.preprocessing import HeaderMapper
-from ragstream.settings import Settings
+from ragstream.retrieval.controller import RetrievalController
+from ragstream.retrieval.factory import build_controller, build_reranker
+from ragstream.retrieval.reranker import Reranker
+from ragstream.settings import Settings, default_settings
 
 
 @dataclass
 class Services:
     settings: Settings
     llm_override: LLMClient | None = field(default=None, repr=False)
+    _controllers: dict[str, RetrievalController] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @cached_property
     def factory(self) -> AgentFactory:
@@ -39,3 +46,24 @@ class Services:
             return None
         cache = HeaderMappingCache(self.settings.cache_dir / "agent00_header_map.json")
         return Agent00HeaderMapper(self.factory, self.llm, cache)
+
+    @cached_property
+    def budget(self) -> ContextBudget:
+        return ContextBudget(self.settings)
+
+    @cached_property
+    def reranker(self) -> Reranker:
+        return build_reranker(self.settings, llm=self.llm, factory=self.factory)
+
+    def retrieval(self, project: str) -> RetrievalController:
+        """One controller per project, reused across runs (it caches the index snapshot)."""
+        with self._lock:
+            if project not in self._controllers:
+                self._controllers[project] = build_controller(self.settings, project)
+            return self._controllers[project]
+
+
+@lru_cache(maxsize=1)
+def default_services() -> Services:
+    """Services for callers that bring none (the LangGraph server, the module-level graph)."""
+    return Services(default_settings())

@@ -79,6 +79,14 @@ class RerankerSettings(BaseModel):
     dense_weight: float = Field(ge=0.0, le=1.0)
 
 
+class BudgetSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ceilings: dict[str, int]
+    tiktoken_encoding: str = "o200k_base"
+    estimate_factor: float = Field(gt=0)
+
+
 class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -110,6 +118,7 @@ class Settings(BaseModel):
     ingestion: IngestionSettings
     retrieval: RetrievalSettings
     reranker: RerankerSettings
+    budget: BudgetSettings
     llm: LLMSettings
     checkpoint_url: str | None = None
     chroma_url: str | None = None
@@ -127,13 +136,15 @@ class Settings(BaseModel):
         return self.data_dir / "cache"
 
 
+def resource_dir(name: str) -> Path:
+    """A top-level folder of the repo (`config`, `examples`) in a checkout, its packaged copy in a wheel."""
+    checkout = _PACKAGE_DIR.parent / name
+    return checkout if checkout.is_dir() else _PACKAGE_DIR / f"_{name}"
+
+
 def default_config_dir() -> Path:
-    """The repo's `config/` in a checkout, the packaged copy in a wheel install."""
     env = os.environ.get("RAGSTREAM_CONFIG_DIR")
-    if env:
-        return Path(env)
-    checkout = _PACKAGE_DIR.parent / "config"
-    return checkout if checkout.is_dir() else _PACKAGE_DIR / "_config"
+    return Path(env) if env else resource_dir("config")
 
 
 def read_json_file(path: Path) -> Any:

@@ -51,3 +51,16 @@ def openai_settings(tmp_path: Path, openai_server) -> Settings:
             "llm.backoff_max_s": 0.2,
         }
     )
+
+
+@pytest.fixture(scope="session")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings whose data root holds the sample project 'demo', ingested once per test session."""
+    from ragstream.ingestion.manager import IngestionManager
+    from tests.fixtures_docs import make_project
+
+    data = tmp_path_factory.mktemp("indexed") / "data"
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+    make_project(data / "doc_raw" / "demo", awkward=False)
+    IngestionManager(settings).ingest("demo")
+    return settings

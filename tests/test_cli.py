@@ -82,3 +82,43 @@ def test_a2_on_a_raw_superprompt_is_a_stage_order_error(tmp_path: Path) -> None:
     a2 = subprocess.run(["ragstream", "a2"], input='{"stage": "raw"}', capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert a2.returncode == 2
     assert "stage 'a2' cannot run now" in a2.stderr
+
+
+def test_demo_is_the_main_job_offline(tmp_path: Path) -> None:
+    env_dir = tmp_path / "data"
+    out = subprocess.run(
+        ["ragstream", "--data-dir", str(env_dir), "demo"], capture_output=True, text=True, cwd=tmp_path, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert "sample: 6 files seen, 6 added" in out.stderr
+    assert "stage built" in out.stderr
+    assert out.stdout.startswith("## System")
+    assert '~~~~excerpt source="' in out.stdout and "## Condensed context" in out.stdout
+
+
+def test_run_review_step_resume_history(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    from tests.fixtures_docs import SAMPLE
+
+    ingest = _run("--data-dir", data, "ingest", "demo", "--path", str(SAMPLE), "--quiet", cwd=tmp_path)
+    assert ingest.returncode == 0, ingest.stderr
+    assert "6 added" in ingest.stdout
+    sctx = tmp_path / "sctx.md"
+    sctx.write_text("### Facts\n- REVIEWED BY A PERSON\n", encoding="utf-8")
+    run = _run("--data-dir", data, "run", "# Task\nHow are chunks fenced?", "--project", "demo", "--thread", "t1",
+               "--review", "--sctx-file", str(sctx), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "paused after A4" in run.stderr and "REVIEWED BY A PERSON" in run.stdout
+    history = _run("--data-dir", data, "history", "--thread", "t1", cwd=tmp_path)
+    assert history.returncode == 0 and "stage built" in history.stdout and "stage a4" in history.stdout
+
+    step = _run("--data-dir", data, "step", "preprocess", "# Task\nWhat does ingestion skip?", "--thread", "t2",
+                "--project", "demo", cwd=tmp_path)
+    assert step.returncode == 0, step.stderr
+    bad = _run("--data-dir", data, "step", "a4", "--thread", "t2", cwd=tmp_path)
+    assert bad.returncode == 2 and "stage 'a4' cannot run now" in bad.stderr
+    retrieved = _run("--data-dir", data, "step", "retrieval", "--thread", "t2", cwd=tmp_path)
+    assert retrieved.returncode == 0 and "## Retrieved context" in retrieved.stdout
+    assert "ingestion.md@" in retrieved.stdout
+    nothing = _run("--data-dir", data, "resume", "--thread", "t-none", cwd=tmp_path)
+    assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from ragstream.errors import RetrievalError
-from ragstream.ingestion.manager import IngestionManager
 from ragstream.preprocessing import preprocess
 from ragstream.retrieval.controller import Query
 from ragstream.retrieval.factory import build_controller, build_reranker
@@ -15,18 +14,6 @@ from ragstream.retrieval.stage import run_reranker, run_retrieval
 from ragstream.retrieval.strategy import Strategy, choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Stage
-from tests.fixtures_docs import make_project
-
-
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    from ragstream.settings import load_settings
-
-    data = tmp_path_factory.mktemp("retrieval") / "data"
-    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
-    make_project(data / "doc_raw" / "demo", awkward=False)
-    IngestionManager(settings).ingest("demo")
-    return settings
 
 
 def _files(result) -> list[str]:

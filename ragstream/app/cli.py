@@ -174,6 +174,94 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _controller(settings: Settings, thread: str | None, project: str | None):
+    from ragstream.app.controller import AppController
+
+    ctl = AppController(settings, thread_id=thread)
+    project = project or ctl.sp.extras.get("project")
+    if project:
+        ctl.select_project(project)
+    return ctl
+
+
+def _edit_condensed(current: str, args: argparse.Namespace) -> str | None:
+    """The person's edit of S_CTX_MD: from --sctx-file, or $EDITOR on a temp file; None keeps it."""
+    import os
+    import subprocess
+    import tempfile
+
+    if args.sctx_file:
+        return Path(args.sctx_file).read_text(encoding="utf-8")
+    editor = os.environ.get("EDITOR")
+    if not editor or not sys.stdin.isatty():
+        print("(no $EDITOR or no terminal: keeping the condensed context as it is)", file=sys.stderr)
+        return None
+    with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False, encoding="utf-8") as handle:
+        handle.write(current)
+    try:
+        subprocess.run([*editor.split(), handle.name], check=True)
+        return Path(handle.name).read_text(encoding="utf-8")
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+
+
+def _report(ctl, sp: SuperPrompt) -> None:
+    print(f"thread {ctl.thread_id}: stage {sp.stage.value}" + (f", paused before {ctl.paused_before}" if ctl.paused_before else ""), file=sys.stderr)
+    print(sp.prompt_ready, end="")
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    ctl = _controller(settings, args.thread, args.project)
+    options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or []}
+    sp = ctl.run_full_pipeline(_read_prompt(args), options)
+    if args.review and ctl.paused_before:
+        print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.S_CTX_MD}\n", file=sys.stderr)
+        edited = _edit_condensed(sp.S_CTX_MD, args)
+        if edited is not None and edited != sp.S_CTX_MD:
+            ctl.edit(S_CTX_MD=edited)
+        sp = ctl.resume()
+    _report(ctl, sp)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    """The main job on the bundled sample: ingest it, then build a SuperPrompt for the sample prompt."""
+    from ragstream.ingestion.manager import IngestionManager
+    from ragstream.settings import resource_dir
+
+    examples = resource_dir("examples")
+    stats = IngestionManager(settings).ingest("sample", examples / "sample_project")
+    print(stats.summary(), file=sys.stderr)
+    args.file, args.prompt, args.project = str(examples / "prompt.md"), None, "sample"
+    return cmd_run(args, settings)
+
+
+def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.app.controller import AppController
+
+    ctl = _controller(settings, args.thread, args.project)
+    stage = AppController.stage_of(args.stage)
+    text = _read_prompt(args) if stage.value == "preprocessed" else None
+    _report(ctl, ctl.run_stage(stage, text))
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace, settings: Settings) -> int:
+    ctl = _controller(settings, args.thread, None)
+    _report(ctl, ctl.resume())
+    return 0
+
+
+def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
+    ctl = _controller(settings, args.thread, None)
+    if args.restart:
+        _report(ctl, ctl.restart_from(args.restart))
+        return 0
+    for row in ctl.history():
+        print(f"{row['checkpoint_id']}  step {row['step']!s:>3}  stage {row['stage']:12s} next {row['next']}  {row['created_at']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
@@ -202,6 +290,40 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--path", help="ingest this folder (remembered for the project) instead of doc_raw/PROJECT")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.set_defaults(handler=cmd_ingest)
+
+    run = sub.add_parser("run", help="run the whole pipeline on a prompt and print the final prompt")
+    run.add_argument("prompt", nargs="?", help="the prompt text")
+    run.add_argument("--file", help="read the prompt from this UTF-8 file")
+    run.add_argument("--project", help="project whose documents ground the prompt")
+    run.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
+    run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
+    run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
+    run.add_argument("--strategy", choices=["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"])
+    run.add_argument("--skip", nargs="*", choices=["a2", "reranker", "a3", "a5"], help="stages to skip")
+    run.set_defaults(handler=cmd_run)
+
+    demo = sub.add_parser("demo", help="ingest the bundled sample project and build a SuperPrompt (offline)")
+    demo.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
+    demo.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
+    demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
+    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None)
+
+    step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
+    step.add_argument("stage", choices=["preprocess", "a2", "retrieval", "reranker", "a3", "a4", "a5", "build"])
+    step.add_argument("prompt", nargs="?", help="the prompt text (for preprocess)")
+    step.add_argument("--file", help="read the prompt from this UTF-8 file (for preprocess)")
+    step.add_argument("--thread", required=True)
+    step.add_argument("--project")
+    step.set_defaults(handler=cmd_step)
+
+    resume = sub.add_parser("resume", help="continue a paused run")
+    resume.add_argument("--thread", required=True)
+    resume.set_defaults(handler=cmd_resume)
+
+    history = sub.add_parser("history", help="list a thread's checkpoints, or restart from one")
+    history.add_argument("--thread", required=True)
+    history.add_argument("--restart", metavar="CHECKPOINT_ID", help="make this checkpoint current (time travel)")
+    history.set_defaults(handler=cmd_history)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])

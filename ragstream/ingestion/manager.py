@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragstream.chunking import Chunker
-from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document
 from ragstream.ingestion.manifest import FileEntry, Manifest
@@ -113,7 +112,7 @@ class IngestionManager:
         self.chunker = chunker or Chunker.from_settings(settings)
 
     def store(self, paths: ProjectPaths) -> ChromaStore:
-        return ChromaStore(paths, get_embedder(self.settings.embedding), self.settings.chroma_url)
+        return ChromaStore(paths, self.settings.embedding, self.settings.chroma_url)
 
     def _chunks_for(self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str) -> list[Chunk]:
         headings = headings_at(text) if kind == "text" else []

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
@@ -30,6 +31,11 @@ def _state_types() -> list[tuple[str, str]]:
 
 def state_serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=_state_types())
+
+
+def memory_checkpointer() -> InMemorySaver:
+    """For tests and throwaway sessions."""
+    return InMemorySaver(serde=state_serializer())
 
 
 def sqlite_checkpointer(path: Path) -> SqliteSaver:

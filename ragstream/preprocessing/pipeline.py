@@ -21,6 +21,17 @@ from ragstream.settings import Settings
 from ragstream.state import Preprocessing, PromptBody, Stage, SuperPrompt
 
 
+def validate_prompt(user_text: object, settings: Settings) -> str:
+    """The checks PreProcessing applies to raw text, usable before anything is written."""
+    if not isinstance(user_text, str) or not user_text.strip():
+        raise EmptyPromptError("the prompt is empty: type what you want the LLM to do")
+    if len(user_text) > settings.max_prompt_chars:
+        raise PromptTooLargeError(
+            f"the prompt has {len(user_text):,} characters; the limit is {settings.max_prompt_chars:,} (max_prompt_chars)"
+        )
+    return user_text
+
+
 def preprocess(
     user_text: str,
     settings: Settings,
@@ -35,12 +46,7 @@ def preprocess(
 
     Only the conversation carried by `previous` survives: a new prompt starts a new run.
     """
-    if not isinstance(user_text, str) or not user_text.strip():
-        raise EmptyPromptError("the prompt is empty: type what you want the LLM to do")
-    if len(user_text) > settings.max_prompt_chars:
-        raise PromptTooLargeError(
-            f"the prompt has {len(user_text):,} characters; the limit is {settings.max_prompt_chars:,} (max_prompt_chars)"
-        )
+    validate_prompt(user_text, settings)
     schema = schema or load_prompt_schema(settings.prompt_schema_path)
     chunker = chunker or Chunker.from_settings(settings)
     undecided = settings.preprocessing.include_undecided if include_undecided is None else include_undecided

@@ -60,14 +60,24 @@ class RetrievalController:
         self.settings = settings
         self.embedder = embedder
         self.store = store
+        self._manifest_signature: tuple[int, int] | None = None
+        self._generation = 0
 
     def snapshot(self) -> Snapshot:
-        manifest = Manifest.load(self.paths.manifest_path)
-        if not manifest.generation or not generation_dir(self.paths.index_dir, manifest.generation).is_dir():
+        """The committed index generation; the manifest is re-read only when its file changed."""
+        try:
+            stat = self.paths.manifest_path.stat()
+            signature: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            signature = None
+        if signature is None or signature != self._manifest_signature:
+            self._generation = Manifest.load(self.paths.manifest_path).generation if signature else 0
+            self._manifest_signature = signature
+        if not self._generation or not generation_dir(self.paths.index_dir, self._generation).is_dir():
             raise RetrievalError(
                 f"project '{self.paths.name}' has no index yet: run `ragstream ingest {self.paths.name}`"
             )
-        return load_snapshot(self.paths.index_dir, manifest.generation)
+        return load_snapshot(self.paths.index_dir, self._generation)
 
     # -- sub-retrievers: each returns one ranked list per query piece -------------------------
 
@@ -143,15 +153,24 @@ class RetrievalController:
         log.info("retriever %s: %d hits in %.1f ms", name, report.counts[name], report.timings_ms[name])
         return lists
 
-    def _similarity(self, ids: list[str], vectors: np.ndarray) -> dict[str, float]:
-        """Best cosine similarity of each chunk to any query piece (the ladder's score)."""
-        stored = self.store.embeddings(ids)
-        if not stored:
-            return {}
-        order = [cid for cid in ids if cid in stored]
-        matrix = np.asarray([stored[cid] for cid in order], dtype=np.float32)
-        best = (matrix @ vectors.T).max(axis=1)
-        return {cid: float(s) for cid, s in zip(order, best)}
+    def _similarity(self, ids: list[str], lists: list[RankedList], vectors: np.ndarray) -> dict[str, float]:
+        """Best cosine similarity of each chunk to any query piece (the ladder's score).
+
+        With a single query piece the vector search already measured it; only chunks found by other
+        retrievers need their stored embeddings fetched.
+        """
+        known: dict[str, float] = {}
+        if len(vectors) == 1:
+            for rl in lists:
+                if rl.retriever == "vector":
+                    known.update(rl.hits)
+        missing = [cid for cid in ids if cid not in known]
+        stored = self.store.embeddings(missing)
+        order = [cid for cid in missing if cid in stored]
+        if order:
+            matrix = np.asarray([stored[cid] for cid in order], dtype=np.float32)
+            known.update(zip(order, (float(s) for s in (matrix @ vectors.T).max(axis=1))))
+        return {cid: known[cid] for cid in ids if cid in known}
 
     def retrieve(self, queries: list[Query] | list[str], strategy: Strategy | None = None) -> MergedResultSet:
         pieces = [q if isinstance(q, Query) else Query(q) for q in queries]
@@ -162,7 +181,7 @@ class RetrievalController:
         snap = self.snapshot()
         report = MergedResultSet(results=[], strategy=strategy, rung="direct", generation=snap.generation)
         started = time.perf_counter()
-        vectors = self.embedder.embed([q.text for q in pieces])
+        vectors = self.embedder.embed([q.text for q in pieces]) if strategy is not Strategy.SEMANTIC else np.zeros((0, 0))
         report.timings_ms["embed"] = (time.perf_counter() - started) * 1000
 
         lists: list[RankedList] = []
@@ -187,7 +206,7 @@ class RetrievalController:
     def _ladder(self, lists: list[RankedList], vectors: np.ndarray) -> tuple[list[RankedList], str, dict[str, float]]:
         """Keep hits whose similarity clears the floor, lowering it once, else fall back to vectors only."""
         considered = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates * 3]
-        similarity = self._similarity([r.chunk_id for r in considered], vectors)
+        similarity = self._similarity([r.chunk_id for r in considered], lists, vectors)
         for rung, floor in (("hybrid", self.settings.min_score), ("hybrid_lower", self.settings.fallback_min_score)):
             kept = {r.chunk_id for r in considered if similarity.get(r.chunk_id, -1.0) >= floor}
             if len(kept) >= self.settings.min_results:

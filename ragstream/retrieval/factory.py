@@ -13,7 +13,7 @@ from ragstream.settings import Settings
 def build_controller(settings: Settings, project: str) -> RetrievalController:
     paths = project_paths(settings, project)
     embedder = get_embedder(settings.embedding)
-    return RetrievalController(paths, settings.retrieval, embedder, ChromaStore(paths, embedder, settings.chroma_url))
+    return RetrievalController(paths, settings.retrieval, embedder, ChromaStore(paths, settings.embedding, settings.chroma_url))
 
 
 def build_reranker(settings: Settings, llm=None, factory=None) -> Reranker:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragstream.errors import RetrievalError
-from ragstream.prompt_view import render_prompt
+from ragstream.prompt_view import normalized_ask, render_prompt
 from ragstream.retrieval.controller import Query, RetrievalController
 from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
@@ -13,11 +13,6 @@ from ragstream.state import Chunk, Stage, SuperPrompt, advance
 def query_pieces(sp: SuperPrompt) -> list[Query]:
     pieces = sp.preprocessing.pieces if sp.preprocessing else []
     return [Query(p.text_piece, p.weight) for p in pieces if p.kept_for_retrieval]
-
-
-def normalized_ask(sp: SuperPrompt) -> str:
-    """What the reranker compares chunks with: the task, then the purpose."""
-    return "\n".join(t for t in (sp.body.task, sp.body.purpose) if t)
 
 
 def _finish(sp: SuperPrompt, stage: Stage, update: dict) -> SuperPrompt:

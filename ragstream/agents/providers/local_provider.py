@@ -6,8 +6,11 @@ schema field by field:
 - enum fields: the allowed value whose text (name plus optional `x-value-descriptions`) is most
   similar to the input under the MiniLM embedding; `x-fallback` is chosen instead when the best
   similarity is below `x-min-similarity`;
+- enum fields with `x-pairwise` ({"a": key, "b": key, "at_least": x, "then": v, "else": w}): `then`
+  when the two named input fields are at least that similar, else `else` (a relevance judgment);
 - string fields: copied from an input key of the same name, else the input sentences most similar
-  to the field's name and description, in their original order;
+  to the field's name and description, in their original order (`x-source` limits the sentences to
+  one input key; `x-rank-by` adds an input key's text to what they are compared with);
 - arrays of strings: those sentences one per item; numbers, booleans, objects: minimal valid values.
 
 The output always validates against the schema and is byte-identical for identical calls.
@@ -27,20 +30,28 @@ from ragstream.agents.llm_client import LLMResponse, TokenUsage
 from ragstream.embedding import Embedder, get_embedder
 from ragstream.settings import EmbeddingSettings
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.MULTILINE)
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_MIN_WORDS = 3
 _STRING_CHARS = 600
 _LIST_ITEMS = 5
 
 
 def sentences(text: str) -> list[str]:
-    """Sentence-like units of `text`, stripped, in order, without duplicates."""
+    """Sentences of `text` in order, without duplicates.
+
+    Lines of a paragraph are joined first (documents wrap sentences across lines); Markdown
+    heading lines and fragments under three words are not sentences.
+    """
     seen: set[str] = set()
     out: list[str] = []
-    for match in _SENTENCE.finditer(text):
-        s = " ".join(match.group().split())
-        if len(s) > 2 and s not in seen:
-            seen.add(s)
-            out.append(s)
+    for paragraph in _PARAGRAPH.split(text):
+        lines = [line for line in paragraph.splitlines() if not line.lstrip().startswith("#")]
+        for piece in _SENTENCE_END.split(" ".join(" ".join(lines).split())):
+            sentence = piece.strip()
+            if len(sentence.split()) >= _MIN_WORDS and sentence not in seen:
+                seen.add(sentence)
+                out.append(sentence)
     return out
 
 
@@ -114,18 +125,23 @@ class LocalProvider:
         doc_vector: np.ndarray | None,
     ) -> Any:
         kind = prop.get("type")
+        if "x-pairwise" in prop:
+            return self._pairwise(prop["x-pairwise"], payload)
         if "enum" in prop:
             return self._choose(prop, doc_vector)
+        if "x-source" in prop:
+            units = sentences(_flatten(payload.get(prop["x-source"], "")))
+            unit_vectors = self.embedder.embed(units) if units else None
         if kind == "string":
             if isinstance(payload.get(name), str) and payload[name].strip():
                 return payload[name][: prop.get("maxLength", _STRING_CHARS)]
-            picked = self._rank(name, prop, units, unit_vectors, _LIST_ITEMS)
+            picked = self._rank(name, prop, payload, units, unit_vectors, _LIST_ITEMS)
             return " ".join(picked)[: prop.get("maxLength", _STRING_CHARS)]
         if kind == "array":
             items = prop.get("items", {})
             if items.get("type") == "string" and "enum" not in items:
                 limit = min(prop.get("maxItems", _LIST_ITEMS), _LIST_ITEMS)
-                return self._rank(name, prop, units, unit_vectors, limit)
+                return self._rank(name, prop, payload, units, unit_vectors, limit)
             if "enum" in items:
                 return [self._choose(items, doc_vector)]
             return []
@@ -151,10 +167,18 @@ class LocalProvider:
             return fallback
         return candidates[best]
 
+    def _pairwise(self, rule: dict[str, Any], payload: dict[str, Any]) -> Any:
+        a, b = (_flatten(payload.get(rule[key], "")) for key in ("a", "b"))
+        if not a.strip() or not b.strip():
+            return rule["else"]
+        va, vb = self.embedder.embed([a, b])
+        return rule["then"] if float(va @ vb) >= float(rule["at_least"]) else rule["else"]
+
     def _rank(
         self,
         name: str,
         prop: dict[str, Any],
+        payload: dict[str, Any],
         units: list[str],
         unit_vectors: np.ndarray | None,
         limit: int,
@@ -163,6 +187,8 @@ class LocalProvider:
         if not units or unit_vectors is None:
             return []
         query = f"{_humanize(name)}. {prop.get('description', '')}"
+        if "x-rank-by" in prop:
+            query += " " + _flatten(payload.get(prop["x-rank-by"], ""))
         scores = unit_vectors @ self.embedder.embed([query])[0]
         top = sorted(np.argsort(-scores, kind="stable")[:limit])
         return [units[i] for i in top]

@@ -1,0 +1,98 @@
+"""A5 Format Enforcer: the requested format, normalized into a spec, an example shape and hard rules.
+
+It only writes `extras["format_enforcer"]`; the chunk selection and S_CTX_MD are never touched.
+Section names the user listed explicitly (bullets, numbered lines, headings, or "sections: a, b")
+are read deterministically; otherwise the agent's sections are used only when the requested
+format itself names them, so no section is invented.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ragstream.agents.agent_factory import AgentFactory
+from ragstream.agents.llm_client import LLMClient
+from ragstream.prompt_view import render_prompt
+from ragstream.state import Stage, SuperPrompt, advance
+
+AGENT = "A5"
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(.+?)\s*$", re.MULTILINE)
+_SECTIONS_LINE = re.compile(r"sections?\s*[:=]\s*(.+)", re.IGNORECASE)
+_MAX_SECTION_WORDS = 6
+
+EXAMPLES = {
+    "markdown": "## <Section>\n<two to four sentences>\n\n## <Section>\n- <point>",
+    "bullet_list": "- <point one>\n- <point two>\n- <point three>",
+    "table": "| <column> | <column> |\n|---|---|\n| <value> | <value> |",
+    "json": '{"<key>": "<value>"}',
+    "code": "```<language>\n<code>\n```",
+    "prose": "<paragraph>\n\n<paragraph>",
+    "email": "Subject: <subject>\n\nHi <name>,\n\n<body>\n\nBest regards,\n<sender>",
+}
+RULES = {
+    "markdown": ["Answer in Markdown.", "Use a heading per section."],
+    "bullet_list": ["Answer as a bullet list.", "One idea per bullet."],
+    "table": ["Answer with a Markdown table.", "Put explanations after the table, not inside cells."],
+    "json": ["Return one valid JSON object only.", "No text before or after the JSON."],
+    "code": ["Return the code in one fenced block with its language.", "Explain only in code comments."],
+    "prose": ["Answer in plain paragraphs.", "No headings or lists."],
+    "email": ["Write an email with a subject line, greeting and sign-off."],
+}
+DEPTH_RULES = {
+    "short": "Keep the answer under 150 words.",
+    "detailed": "Cover the main points with examples; about 300 to 600 words.",
+    "exhaustive": "Cover every relevant detail and edge case.",
+}
+
+
+def listed_sections(format_text: str) -> list[str]:
+    match = _SECTIONS_LINE.search(format_text)
+    if match:
+        items = [s.strip(" .") for s in re.split(r"[,;]", match.group(1))]
+    else:
+        items = [m.group(1).strip(" .") for m in _LIST_ITEM.finditer(format_text)]
+    return [s for s in items if s and len(s.split()) <= _MAX_SECTION_WORDS]
+
+
+def run_a5(sp: SuperPrompt, factory: AgentFactory, llm: LLMClient, version: str = "v1") -> SuperPrompt:
+    body = sp.body
+    payload = {
+        "format": body.format or "",
+        "depth": body.depth or "",
+        "audience": body.audience or "",
+        "tone": body.tone or "",
+    }
+    if body.format:
+        prompt = factory.create(AGENT, version, payload)
+        messages, response_format = prompt.compose(payload)
+        reply = llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
+        chosen = prompt.parse_and_validate(reply)
+        source = f"{reply.provider}:{reply.model}"
+    else:
+        chosen, source = {"kind": "markdown", "sections": []}, "default (no format requested)"
+    kind = chosen["kind"]
+    requested = (body.format or "").lower()
+    sections = listed_sections(body.format or "") or [
+        s for s in chosen.get("sections", []) if len(s.split()) <= _MAX_SECTION_WORDS and s.lower() in requested
+    ]
+    rules = list(RULES[kind])
+    if sections:
+        rules.append("Use exactly these sections, in this order: " + ", ".join(sections) + ".")
+    if body.depth in DEPTH_RULES:
+        rules.append(DEPTH_RULES[body.depth])
+    if body.tone:
+        rules.append(f"Tone: {body.tone}.")
+    if body.audience:
+        rules.append(f"Write for: {body.audience}.")
+    rules.append("Cite the excerpt ids you rely on in square brackets.")
+    spec: dict[str, Any] = {
+        "kind": kind,
+        "sections": sections,
+        "requested": body.format or "",
+        "example_shape": EXAMPLES[kind],
+        "rules": rules,
+        "source": source,
+    }
+    updated = sp.model_copy(update={"extras": {**sp.extras, "format_enforcer": spec}, **advance(sp, Stage.A5)})
+    return updated.model_copy(update={"prompt_ready": render_prompt(updated)})

@@ -1,0 +1,79 @@
+"""`langgraph dev` serves the graph; the LangGraph SDK drives it to the A4 pause, edits, resumes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+
+from ragstream.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPT = (ROOT / "examples" / "prompt.md").read_text(encoding="utf-8")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
+    port = _free_port()
+    workdir = tmp_path_factory.mktemp("lgdev")
+    for name in ("langgraph.json", "graphs"):
+        (workdir / name).symlink_to(ROOT / name)
+    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local",
+           "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"}
+    log = (workdir / "server.log").open("w")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"langgraph dev exited early:\n{(workdir / 'server.log').read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(1)
+    else:
+        proc.kill()
+        pytest.fail("langgraph dev did not start within 180 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_sdk_runs_to_pause_edits_and_resumes(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create()
+    tid = thread["thread_id"]
+    client.runs.wait(tid, "ragstream", input={"raw_prompt": PROMPT}, context={"project": "demo"})
+    state = client.threads.get_state(tid)
+    assert state["next"] == ["a5"]
+    assert state["values"]["stage"] == "a4"
+    original = state["values"]["S_CTX_MD"]
+    assert "### Facts" in original
+
+    client.threads.update_state(tid, {"S_CTX_MD": "### Facts\n- EDITED THROUGH THE SDK"}, as_node="a4")
+    client.runs.wait(tid, "ragstream", input=None, context={"project": "demo"})
+    final = client.threads.get_state(tid)["values"]
+    assert final["stage"] == "built"
+    assert "EDITED THROUGH THE SDK" in final["prompt_ready"]
+    assert original not in final["prompt_ready"]
+    assert final["history_of_stages"].count("a4") == 1

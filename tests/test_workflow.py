@@ -1,0 +1,169 @@
+"""The LangGraph workflow through the AppController: manual = auto, pause/edit/resume, failures, history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.errors import InputError, LLMCallError, RagstreamError, StageOrderError
+from ragstream.orchestration import graph as graph_module
+from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
+from ragstream.services import Services
+from ragstream.settings import Settings
+from ragstream.state import STAGE_ORDER, Stage, SuperPrompt
+
+PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def services(indexed: Settings) -> Services:
+    return Services(indexed)
+
+
+def _controller(services: Services, **kw) -> AppController:
+    ctl = AppController(services.settings, services=services, checkpointer=kw.pop("checkpointer", memory_checkpointer()), **kw)
+    ctl.select_project("demo")
+    return ctl
+
+
+def comparable(sp: SuperPrompt) -> dict:
+    """The SuperPrompt as JSON, without wall-clock timings."""
+    data = json.loads(sp.model_dump_json())
+    data["extras"].get("retrieval", {}).pop("timings_ms", None)
+    return data
+
+
+def _manual(ctl: AppController) -> SuperPrompt:
+    ctl.preprocess(PROMPT)
+    for method in (ctl.run_a2, ctl.run_retrieval, ctl.run_reranker, ctl.run_a3, ctl.run_a4, ctl.run_a5, ctl.build_prompt):
+        method()
+    return ctl.sp
+
+
+def test_auto_run_equals_eight_manual_stage_calls(services: Services) -> None:
+    manual = _manual(_controller(services))
+    auto_ctl = _controller(services)
+    auto = auto_ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    assert auto.stage is Stage.BUILT
+    assert auto.history_of_stages == list(STAGE_ORDER[1:])
+    assert comparable(auto) == comparable(manual)
+    assert auto_ctl.paused_before == []
+
+
+def test_pause_after_a4_edit_and_resume(services: Services) -> None:
+    ctl = _controller(services)
+    paused = ctl.run_full_pipeline(PROMPT)
+    assert paused.stage is Stage.A4 and ctl.paused_before == ["a5"]
+    original = paused.S_CTX_MD
+    assert original and "### Facts" in original
+    keep = paused.final_selection_ids[:1]
+    ctl.edit(S_CTX_MD="### Facts\n- HUMAN-EDITED CONTEXT LINE", final_selection_ids=keep)
+    built = ctl.resume()
+    assert built.stage is Stage.BUILT
+    assert "HUMAN-EDITED CONTEXT LINE" in built.prompt_ready
+    assert original not in built.prompt_ready
+    assert built.history_of_stages.count(Stage.A4) == 1  # A4 did not run again
+    assert built.final_selection_ids == keep
+    assert built.prompt_ready.count("excerpt source=") == 1
+    assert built.extras["edits"] == [{"stage": "a4", "fields": ["S_CTX_MD", "final_selection_ids"]}]
+
+
+def test_edit_rejects_unknown_chunks_and_fields(services: Services) -> None:
+    ctl = _controller(services)
+    ctl.run_full_pipeline(PROMPT)
+    before = comparable(ctl.sp)
+    with pytest.raises(InputError, match="unknown chunk ids"):
+        ctl.edit(final_selection_ids=["nope"])
+    with pytest.raises(InputError, match="cannot be edited"):
+        ctl.edit(prompt_ready="sneaky")
+    assert comparable(ctl.sp) == before
+
+
+def test_illegal_order_is_a_typed_error_and_changes_nothing(services: Services) -> None:
+    ctl = _controller(services)
+    with pytest.raises(StageOrderError):
+        ctl.run_retrieval()
+    ctl.preprocess(PROMPT)
+    before = ctl.sp.model_dump_json()
+    for call in (ctl.run_reranker, ctl.run_a4, ctl.build_prompt):
+        with pytest.raises(StageOrderError):
+            call()
+        assert ctl.sp.model_dump_json() == before
+    assert ctl.last_error and "cannot run now" in ctl.last_error
+
+
+def test_rerun_a2_after_build_keeps_retrieval(services: Services) -> None:
+    ctl = _controller(services)
+    built = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    again = ctl.run_a2()
+    assert again.stage is Stage.A2 and again.history_of_stages[-1] is Stage.A2
+    assert again.base_context_chunks == built.base_context_chunks
+    assert again.S_CTX_MD == built.S_CTX_MD
+    rebuilt = ctl.build_prompt()
+    assert rebuilt.stage is Stage.BUILT
+
+
+@pytest.mark.parametrize("node", [name for name, _ in graph_module.NODES])
+def test_stage_failure_leaves_checkpoint_identical(node: str, services: Services, monkeypatch) -> None:
+    ctl = _controller(services)
+    stage = graph_module.STAGE_FOR_NODE[node]
+    if stage is not Stage.PREPROCESSED:
+        ctl.preprocess(PROMPT)
+        for earlier in STAGE_ORDER[2 : STAGE_ORDER.index(stage)]:
+            ctl.run_stage(earlier)
+    before = ctl.sp.model_dump_json()
+
+    def fail(*args, **kwargs):
+        raise LLMCallError("injected failure", status=400)
+
+    monkeypatch.setitem(graph_module.STAGE_FNS, node, fail)
+    with pytest.raises(RagstreamError, match="injected failure"):
+        ctl.run_stage(stage, PROMPT + "\nchanged")
+    assert ctl.sp.model_dump_json() == before
+    assert ctl.last_error and "injected failure" in ctl.last_error
+    assert ctl.errors[-1]["error"] == "LLMCallError"
+
+
+def test_skip_options_and_invalid_skip(services: Services) -> None:
+    ctl = _controller(services)
+    sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none", "skip": ["a2", "a3", "a5"]})
+    assert sp.stage is Stage.BUILT
+    assert sp.history_of_stages == [Stage.PREPROCESSED, Stage.RETRIEVAL, Stage.RERANKED, Stage.A4, Stage.BUILT]
+    with pytest.raises(InputError, match="cannot skip both"):
+        ctl.run_full_pipeline(PROMPT, {"skip": ["reranker", "a3"]})
+
+
+def test_pause_after_every_stage(services: Services) -> None:
+    ctl = _controller(services)
+    sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "all"})
+    seen = [sp.stage]
+    while ctl.paused_before:
+        seen.append(ctl.resume().stage)
+    assert seen == list(STAGE_ORDER[1:])
+
+
+def test_history_and_time_travel(services: Services) -> None:
+    ctl = _controller(services)
+    ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    rows = ctl.history()
+    assert rows[0]["stage"] == "built"
+    at_a3 = next(r for r in rows if r["stage"] == "a3")
+    sp = ctl.restart_from(at_a3["checkpoint_id"])
+    assert sp.stage is Stage.A3 and not sp.S_CTX_MD
+    assert ctl.run_a4().stage is Stage.A4
+    with pytest.raises(InputError):
+        ctl.restart_from("no-such-checkpoint")
+
+
+def test_sqlite_checkpoint_resumed_by_a_new_controller(services: Services, tmp_path: Path) -> None:
+    db = tmp_path / "ck.sqlite"
+    first = _controller(services, checkpointer=sqlite_checkpointer(db))
+    first.run_full_pipeline(PROMPT)
+    second = _controller(services, checkpointer=sqlite_checkpointer(db), thread_id=first.thread_id)
+    assert second.paused_before == ["a5"]
+    resumed = second.resume()
+    uninterrupted = _controller(services).run_full_pipeline(PROMPT, {"pause_after": "none"})
+    assert comparable(resumed) == comparable(uninterrupted)
