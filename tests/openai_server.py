@@ -95,3 +95,21 @@ class FakeOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def minimal_instance(schema: dict[str, Any]) -> Any:
+    """A small value valid against `schema`: first enum value, 'text', 0, False, [], objects filled."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: minimal_instance(prop) for name, prop in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [minimal_instance(schema.get("items", {"type": "string"}))] if schema.get("minItems") else []
+    return {"string": "text", "integer": 0, "number": 0, "boolean": False}.get(kind, None)
+
+
+def schema_responder(request: dict[str, Any]) -> str:
+    """Answer any structured-output request with a minimal valid JSON object."""
+    schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {"type": "object"})
+    return json.dumps(minimal_instance(schema))

@@ -77,3 +77,19 @@ def test_sdk_runs_to_pause_edits_and_resumes(server: str) -> None:
     assert "EDITED THROUGH THE SDK" in final["prompt_ready"]
     assert original not in final["prompt_ready"]
     assert final["history_of_stages"].count("a4") == 1
+
+
+def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
+    client = get_sync_client(url=server)
+    tid = client.threads.create()["thread_id"]
+    events = [
+        part.data
+        for part in client.runs.stream(
+            tid, "ragstream", input={"raw_prompt": PROMPT}, context={"project": "demo"}, stream_mode="custom"
+        )
+        if part.event.startswith("custom")
+    ]
+    stages = [(e["event"], e["stage"]) for e in events if e.get("event", "").startswith("stage_")]
+    expected = [(kind, s) for s in ("preprocessed", "a2", "retrieval", "reranked", "a3", "a4") for kind in ("stage_start", "stage_finish")]
+    assert stages == expected  # the server pauses after A4
+    assert any(e.get("event") == "llm_call" for e in events)

@@ -11,6 +11,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ragstream.errors import LLMError
+from ragstream.orchestration.telemetry import cost_estimate, emit
 from ragstream.settings import Settings, default_settings
 
 log = logging.getLogger("ragstream.llm")
@@ -46,20 +48,25 @@ class Provider(Protocol):
 
 
 class LLMClient:
-    """Routes calls to the provider the settings select; holds no per-call state."""
+    """Routes calls to the provider the settings select; holds no per-call state.
 
-    def __init__(self, provider: Provider) -> None:
+    Each call is reported as an `llm_call` (or `llm_error`) telemetry event with tokens and a cost
+    estimate from the price table; outside a graph run the event goes nowhere.
+    """
+
+    def __init__(self, provider: Provider, prices: dict[str, dict[str, float]] | None = None) -> None:
         self.provider = provider
+        self.prices = prices or {}
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClient:
         if settings.llm.resolved_provider == "openai":
             from ragstream.agents.providers.openai_provider import OpenAIProvider
 
-            return cls(OpenAIProvider(settings.llm))
+            return cls(OpenAIProvider(settings.llm), settings.llm.prices)
         from ragstream.agents.providers.local_provider import LocalProvider
 
-        return cls(LocalProvider(settings.embedding))
+        return cls(LocalProvider(settings.embedding), settings.llm.prices)
 
     @property
     def provider_name(self) -> str:
@@ -73,7 +80,25 @@ class LLMClient:
         temperature: float = 0.0,
         max_tokens: int | None = None,
     ) -> LLMResponse:
-        response = self.provider.complete(model, messages, response_format, temperature, max_tokens)
+        try:
+            response = self.provider.complete(model, messages, response_format, temperature, max_tokens)
+        except LLMError as exc:
+            emit({"event": "llm_error", "provider": self.provider.name, "model": model, "error": type(exc).__name__, "message": str(exc)})
+            raise
+        emit(
+            {
+                "event": "llm_call",
+                "provider": response.provider,
+                "model": response.model,
+                "tokens_in": response.usage.input_tokens,
+                "tokens_out": response.usage.output_tokens,
+                "cost_usd": cost_estimate(self.prices, model, response.usage.input_tokens, response.usage.output_tokens)
+                if response.provider != "local"
+                else 0.0,
+                "latency_ms": round(response.latency_s * 1000, 2),
+                "attempts": response.attempts,
+            }
+        )
         log.info(
             "llm call provider=%s model=%s attempts=%d tokens_in=%d tokens_out=%d latency=%.3fs",
             response.provider,

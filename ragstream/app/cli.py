@@ -174,10 +174,25 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _progress(event: dict) -> None:
+    """Live per-stage progress on stderr, from the graph's event stream."""
+    kind = event.get("event")
+    if kind == "stage_start":
+        print(f"> {event['stage']} ...", file=sys.stderr, flush=True)
+    elif kind == "stage_finish":
+        counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
+        mode = event.get("retrieval")
+        extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
+        print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
+    elif kind == "stage_error":
+        print(f"  FAILED {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+
+
 def _controller(settings: Settings, thread: str | None, project: str | None):
     from ragstream.app.controller import AppController
 
     ctl = AppController(settings, thread_id=thread)
+    ctl.on_event = _progress
     project = project or ctl.sp.extras.get("project")
     if project:
         ctl.select_project(project)
@@ -262,6 +277,28 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
+    import json
+
+    from ragstream.orchestration.telemetry import summarize
+
+    ctl = _controller(settings, args.thread, None)
+    events = ctl.trace()
+    if not events:
+        raise InputError(f"no trace for thread {args.thread!r}")
+    if args.json:
+        print(json.dumps(events, indent=1, ensure_ascii=False))
+        return 0
+    summary = summarize(events)
+    for stage, info in summary["stages"].items():
+        print(f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens" + (f"  {info['retrieval']}" if "retrieval" in info else ""))
+    llm = summary["llm"]
+    print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    for error in summary["errors"]:
+        print(f"error in {error['stage']}: {error['message']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
@@ -324,6 +361,11 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--thread", required=True)
     history.add_argument("--restart", metavar="CHECKPOINT_ID", help="make this checkpoint current (time travel)")
     history.set_defaults(handler=cmd_history)
+
+    trace = sub.add_parser("trace", help="show a thread's telemetry trace (stages, LLM calls, tokens, cost, errors)")
+    trace.add_argument("--thread", required=True)
+    trace.add_argument("--json", action="store_true", help="every event as JSON")
+    trace.set_defaults(handler=cmd_trace)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])

@@ -19,6 +19,7 @@ from ragstream.errors import InputError, ProjectError, RagstreamError
 from ragstream.ingestion.manager import IngestionManager, IngestionStats, Progress
 from ragstream.ingestion.manifest import Manifest
 from ragstream.orchestration.checkpoint import open_checkpointer
+from ragstream.orchestration.telemetry import TraceStore
 from ragstream.orchestration.graph import NODE_FOR_STAGE, NODES, PREVIOUS_NODE, STAGE_FOR_NODE, RunContext, build_graph
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import project_paths
@@ -70,6 +71,9 @@ class AppController:
         self.history_profile: str | None = None
         self.last_error: str | None = None
         self.errors: list[dict[str, str]] = []
+        key = self.settings.llm.api_key.get_secret_value() if self.settings.llm.api_key else None
+        self.traces = TraceStore(self.settings.data_dir / "traces", [key])
+        self.on_event: Callable[[dict[str, Any]], None] | None = None
 
     # -- state ----------------------------------------------------------------------------
 
@@ -99,6 +103,24 @@ class AppController:
         ctx.validate()
         return ctx
 
+    def _run_graph(self, graph_input: Any, context: RunContext, interrupt_after: list[str] | None, label: str) -> None:
+        """Run the graph through its stream, so stage events reach `on_event` live and the trace."""
+        events: list[dict[str, Any]] = []
+        try:
+            for event in self.graph.stream(
+                graph_input, self._cfg, context=context, interrupt_after=interrupt_after, stream_mode="custom"
+            ):
+                event = {**event, "call": label}
+                events.append(event)
+                if self.on_event:
+                    self.on_event(event)
+        finally:
+            self.traces.append(self.thread_id, events)
+
+    def trace(self) -> list[dict[str, Any]]:
+        """Every event recorded for this thread (stages, LLM calls, errors), oldest first."""
+        return self.traces.read(self.thread_id)
+
     def _execute(self, label: str, run: Callable[[], None]) -> SuperPrompt:
         started = time.perf_counter()
         try:
@@ -106,6 +128,7 @@ class AppController:
         except RagstreamError as exc:
             self.last_error = f"{label}: {exc}"
             self.errors.append({"stage": label, "error": type(exc).__name__, "message": str(exc)})
+            self.traces.append(self.thread_id, [{"event": "call_error", "call": label, "error": type(exc).__name__, "message": str(exc)}])
             log.warning("stage %s failed: %s", label, exc)
             raise
         self.last_error = None
@@ -126,7 +149,7 @@ class AppController:
             validate_prompt(user_text, self.settings)
             context = self._context(auto=False, user_text=user_text)
             self.graph.update_state(self._cfg, None, as_node=PREVIOUS_NODE["preprocess"])
-            self.graph.invoke(None, self._cfg, context=context, interrupt_after=["preprocess"])
+            self._run_graph(None, context, ["preprocess"], "preprocess")
 
         return self._execute("preprocess", run)
 
@@ -137,7 +160,7 @@ class AppController:
             check_stage_allowed(self.sp, stage)
             context = self._context(auto=False)
             self.graph.update_state(self._cfg, None, as_node=PREVIOUS_NODE[node])
-            self.graph.invoke(None, self._cfg, context=context, interrupt_after=[node])
+            self._run_graph(None, context, [node], node)
 
         return self._execute(node, run)
 
@@ -182,7 +205,7 @@ class AppController:
             validate_prompt(user_text, self.settings)
             context = self._context(auto=True, user_text=user_text)
             self.graph.update_state(self._cfg, None, as_node=PREVIOUS_NODE["preprocess"])
-            self.graph.invoke(None, self._cfg, context=context, interrupt_after=pause_nodes(self.config["pause_after"]))
+            self._run_graph(None, context, pause_nodes(self.config["pause_after"]), "run_full_pipeline")
 
         return self._execute("run_full_pipeline", run)
 
@@ -192,9 +215,7 @@ class AppController:
             raise InputError("nothing to resume: the run is finished or has not started")
 
         def run() -> None:
-            self.graph.invoke(
-                None, self._cfg, context=self._context(auto=True), interrupt_after=pause_nodes(self.config["pause_after"])
-            )
+            self._run_graph(None, self._context(auto=True), pause_nodes(self.config["pause_after"]), "resume")
 
         return self._execute("resume", run)
 

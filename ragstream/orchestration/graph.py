@@ -26,6 +26,7 @@ from ragstream.agents.a4_condenser import run_a4
 from ragstream.agents.a5_format_enforcer import run_a5
 from ragstream.errors import InputError, LLMCallError, RetrievalError
 from ragstream.orchestration.prompt_builder import build_prompt
+from ragstream.orchestration.telemetry import emit
 from ragstream.preprocessing import preprocess
 from ragstream.retrieval.stage import run_reranker, run_retrieval
 from ragstream.retrieval.strategy import Strategy
@@ -119,6 +120,26 @@ def changed_fields(before: SuperPrompt, after: SuperPrompt) -> dict[str, Any]:
     return {name: getattr(after, name) for name in SuperPrompt.model_fields if getattr(after, name) != getattr(before, name)}
 
 
+def stage_figures(before: SuperPrompt, after: SuperPrompt, services: Services) -> dict[str, Any]:
+    """Counts, token estimate and retrieval mode for a stage_finish event."""
+    pieces = len(after.preprocessing.pieces) if after.preprocessing else 0
+    previous = len(before.final_selection_ids)
+    kept = len(after.final_selection_ids)
+    figures: dict[str, Any] = {
+        "counts": {
+            "pieces": pieces,
+            "candidates": len(after.base_context_chunks),
+            "kept": kept,
+            "dropped": max(previous - kept, 0) if previous else 0,
+        },
+        "prompt_tokens": services.budget.count(after.prompt_ready),
+    }
+    retrieval = after.extras.get("retrieval")
+    if retrieval and after.stage is Stage.RETRIEVAL:
+        figures["retrieval"] = {"strategy": retrieval["strategy"], "rung": retrieval["rung"]}
+    return figures
+
+
 def _make_node(name: str) -> Callable[[SuperPrompt, Runtime[RunContext]], dict[str, Any]]:
     stage = STAGE_FOR_NODE[name]
 
@@ -127,14 +148,20 @@ def _make_node(name: str) -> Callable[[SuperPrompt, Runtime[RunContext]], dict[s
         if name in ctx.skip:
             log.info("stage %s skipped by option", name)
             return {}
-        if stage is not Stage.PREPROCESSED:
-            check_stage_allowed(state, stage)
+        services = ctx.services or default_services()
+        emit({"event": "stage_start", "stage": stage.value, "node": name})
         started = time.perf_counter()
-        after = STAGE_FNS[name](state, ctx.services or default_services(), ctx)
-        log.info(
-            "stage %s done in %.3fs: %d chunks, %d selected",
-            name, time.perf_counter() - started, len(after.base_context_chunks), len(after.final_selection_ids),
-        )
+        try:
+            if stage is not Stage.PREPROCESSED:
+                check_stage_allowed(state, stage)
+            after = STAGE_FNS[name](state, services, ctx)
+        except Exception as exc:
+            emit({"event": "stage_error", "stage": stage.value, "error": type(exc).__name__, "message": str(exc)})
+            raise
+        finish = stage_figures(state, after, services)
+        finish.update(event="stage_finish", stage=stage.value, node=name, duration_ms=round((time.perf_counter() - started) * 1000, 2))
+        emit(finish)
+        log.info("stage %s done in %.0f ms: %s", name, finish["duration_ms"], finish["counts"])
         return changed_fields(state, after)
 
     node.__name__ = f"{name}_node"

@@ -1,0 +1,100 @@
+"""Stage events (stream = invoke), the per-thread trace, tokens and cost, and secrets kept out."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
+from ragstream.orchestration.graph import NODES, RunContext, build_graph
+from ragstream.orchestration.telemetry import summarize
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
+from ragstream.state import STAGE_ORDER, SuperPrompt
+from tests.conftest import FAKE_KEY
+from tests.openai_server import FakeOpenAIServer, schema_responder
+
+PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
+
+
+def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(indexed: Settings) -> None:
+    services = Services(indexed)
+    context = RunContext(project="demo", user_text=PROMPT, services=services)
+    invoked_graph = build_graph(memory_checkpointer())
+    invoked = invoked_graph.invoke({"raw_prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
+    streamed_graph = build_graph(memory_checkpointer())
+    events = list(streamed_graph.stream({"raw_prompt": PROMPT}, {"configurable": {"thread_id": "s"}}, context=context, stream_mode="custom"))
+    streamed = streamed_graph.get_state({"configurable": {"thread_id": "s"}}).values
+
+    def clean(values: dict) -> dict:
+        data = json.loads(SuperPrompt.model_validate(values).model_dump_json())
+        data["extras"]["retrieval"].pop("timings_ms")
+        return data
+
+    assert clean(invoked) == clean(streamed)
+    stage_events = [(e["event"], e["stage"]) for e in events if e["event"].startswith("stage_")]
+    expected = [(kind, stage.value) for stage in STAGE_ORDER[1:] for kind in ("stage_start", "stage_finish")]
+    assert stage_events == expected
+    finish = {e["stage"]: e for e in events if e["event"] == "stage_finish"}
+    assert finish["retrieval"]["retrieval"] == {"strategy": "HYBRID", "rung": "hybrid"}
+    assert finish["a4"]["counts"]["candidates"] > 0 and finish["built"]["prompt_tokens"] > 0
+    assert all(e["duration_ms"] >= 0 for e in finish.values())
+
+
+def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Path, monkeypatch, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    with FakeOpenAIServer() as server:
+        server.responder = schema_responder
+        settings = load_settings(overrides={
+            "data_dir": str(indexed.data_dir), "llm.provider": "openai", "llm.base_url": server.url,
+            "llm.timeout_s": 5, "llm.max_retries": 0, "preprocessing.use_agent00": True,
+        })
+        db = tmp_path / "ck.sqlite"
+        ctl = AppController(settings, checkpointer=sqlite_checkpointer(db), services=Services(settings))
+        ctl.select_project("demo")
+        ctl.run_full_pipeline(PROMPT + "\n# Misc notes\nsomething", {"pause_after": "none"})
+        assert server.requests, "the LLM stages called the server"
+        events = ctl.trace()
+    calls = [e for e in events if e["event"] == "llm_call"]
+    assert calls and all(e["provider"] == "openai" and e["model"] == "gpt-4.1-mini" for e in calls)
+    assert all(e["tokens_in"] == 11 and e["tokens_out"] == 7 for e in calls)
+    assert all(e["cost_usd"] == pytest.approx(11 * 0.40 / 1e6 + 7 * 1.60 / 1e6) for e in calls)
+    summary = summarize(events)
+    assert summary["llm"]["calls"] == len(calls) and list(summary["stages"]) == [s.value for s in STAGE_ORDER[1:]]
+
+    trace_text = ctl.traces.path(ctl.thread_id).read_text()
+    state_text = ctl.sp.model_dump_json()
+    rows = sqlite3.connect(db).execute("select checkpoint from checkpoints").fetchall()
+    blob = b"".join(r[0] for r in rows)
+    writes = b"".join(r[0] for r in sqlite3.connect(db).execute("select value from writes").fetchall())
+    for haystack in (trace_text, state_text, caplog.text):
+        assert FAKE_KEY not in haystack
+    assert FAKE_KEY.encode() not in blob and FAKE_KEY.encode() not in writes
+    assert server.headers[0]["authorization"] == f"Bearer {FAKE_KEY}"  # it was used, just never stored
+
+
+def test_failures_are_in_the_trace(indexed: Settings) -> None:
+    ctl = AppController(indexed, checkpointer=memory_checkpointer(), services=Services(indexed))
+    with pytest.raises(Exception):
+        ctl.run_a4()
+    assert ctl.trace()[-1]["event"] == "call_error"
+    assert "cannot run now" in ctl.trace()[-1]["message"]
+
+
+def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
+    ctl = AppController(indexed, checkpointer=memory_checkpointer(), services=Services(indexed))
+    ctl.select_project("demo")
+    ctl.preprocess(PROMPT)
+    with open(ctl.traces.path(ctl.thread_id), "a", encoding="utf-8") as handle:
+        handle.write('{"event": "stage_start", "sta')  # a crash mid-write
+    assert [e["event"] for e in ctl.trace()] == ["stage_start", "stage_finish"]
+
+
+def test_node_names_match_stage_order() -> None:
+    assert [stage for _, stage in NODES] == list(STAGE_ORDER[1:])
