@@ -277,6 +277,19 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
+    import os
+    import subprocess
+
+    app = Path(__file__).with_name("ui_streamlit.py")
+    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(settings.data_dir)}
+    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+               "--server.address", args.address, "--browser.gatherUsageStats", "false"]
+    if args.headless:
+        command += ["--server.headless", "true"]
+    return subprocess.call(command, env=env)
+
+
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
@@ -361,6 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--thread", required=True)
     history.add_argument("--restart", metavar="CHECKPOINT_ID", help="make this checkpoint current (time travel)")
     history.set_defaults(handler=cmd_history)
+
+    gui = sub.add_parser("gui", help="start the Streamlit GUI")
+    gui.add_argument("--port", type=int, default=8501)
+    gui.add_argument("--address", default="127.0.0.1")
+    gui.add_argument("--headless", action="store_true", help="do not open a browser")
+    gui.set_defaults(handler=cmd_gui)
 
     trace = sub.add_parser("trace", help="show a thread's telemetry trace (stages, LLM calls, tokens, cost, errors)")
     trace.add_argument("--thread", required=True)

@@ -1,0 +1,99 @@
+"""The Streamlit GUI through Streamlit's AppTest: manual run, run all with review, gating, ingest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ragstream.settings import Settings
+from tests.fixtures_docs import SAMPLE
+
+APP = Path(__file__).resolve().parents[1] / "ragstream" / "app" / "ui_streamlit.py"
+PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
+STAGES = ["preprocessed", "a2", "retrieval", "reranked", "a3", "a4", "a5", "built"]
+
+
+def _app(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("RAGSTREAM_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("RAGSTREAM_LLM_PROVIDER", "local")
+    at = AppTest.from_file(str(APP), default_timeout=300)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _button(at: AppTest, key: str):
+    return next(b for b in at.button if b.key == key)
+
+
+def _prompt_view(at: AppTest) -> str:
+    return at.code[0].value
+
+
+def test_full_manual_run(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    at.text_area(key="prompt").input(PROMPT).run()
+    for stage in STAGES:
+        _button(at, f"stage_{stage}").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert any(s.value == f"SuperPrompt - stage: {stage}" for s in at.subheader)
+    ctl = at.session_state["controller"]
+    assert ctl.sp.stage.value == "built"
+    assert _prompt_view(at) == ctl.sp.prompt_ready.rstrip("\n")
+    assert '~~~~excerpt source="' in _prompt_view(at)
+    assert at.get("download_button")
+
+
+def test_run_all_pauses_for_review_and_the_edit_reaches_the_prompt(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    at.text_area(key="prompt").input(PROMPT).run()
+    _button(at, "run_all").click().run()
+    ctl = at.session_state["controller"]
+    assert ctl.sp.stage.value == "a4" and ctl.paused_before == ["a5"]
+    assert not _button(at, "continue").disabled
+    original = ctl.sp.S_CTX_MD
+    at.text_area(key="sctx_edit").input("### Facts\n- EDITED IN THE GUI").run()
+    _button(at, "continue").click().run()
+    assert not at.exception
+    assert ctl.sp.stage.value == "built"
+    assert "EDITED IN THE GUI" in _prompt_view(at) and original not in _prompt_view(at)
+
+
+def test_illegal_stage_buttons_are_disabled_and_the_controller_still_refuses(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    assert _button(at, "stage_preprocessed").disabled  # no prompt yet
+    at.text_area(key="prompt").input(PROMPT).run()
+    assert not _button(at, "stage_preprocessed").disabled
+    for stage in STAGES[1:]:
+        assert _button(at, f"stage_{stage}").disabled
+    _button(at, "stage_preprocessed").click().run()
+    assert not _button(at, "stage_a2").disabled and not _button(at, "stage_retrieval").disabled
+    assert _button(at, "stage_a4").disabled and _button(at, "continue").disabled
+    ctl = at.session_state["controller"]
+    with pytest.raises(Exception, match="cannot run now"):
+        ctl.run_a4()  # the gate is the controller's, not only the button's
+    at.run()
+    assert "cannot run now" in at.error[0].value  # last_error is shown plainly
+
+
+def test_create_project_upload_and_ingest(tmp_path: Path, monkeypatch) -> None:
+    at = _app(tmp_path / "data", monkeypatch)
+    at.text_input(key="new_project").input("../escape").run()
+    _button(at, "create_project").click().run()
+    assert "invalid project name" in at.error[0].value
+    at.text_input(key="new_project").input("notes").run()
+    _button(at, "create_project").click().run()
+    raw = tmp_path / "data" / "doc_raw" / "notes"
+    assert raw.is_dir()
+    for source in SAMPLE.glob("*.md"):
+        (raw / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    (raw / "blob.txt").write_bytes(b"\x00\x01")
+    _button(at, "ingest").click().run()
+    assert not at.exception
+    assert any("3 added" in s.value for s in at.success)
+    assert any("skipped blob.txt: binary file" in c.value for c in at.caption)
+    files = at.dataframe[0].value
+    assert sorted(files["file"]) == ["architecture.md", "ingestion.md", "retrieval.md"]
+    assert (files["chunks"] >= 1).all()

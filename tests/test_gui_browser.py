@@ -1,0 +1,83 @@
+"""End to end in a real headless Chromium against `streamlit run` on a loopback port."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragstream.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "ragstream" / "app" / "ui_streamlit.py"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PROMPT = "# Task\nHow does ingestion handle files that changed?\n# Format\nbullet list"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture()
+def streamlit_url(indexed: Settings, tmp_path: Path):
+    port = _free_port()
+    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local"}
+    log = (tmp_path / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_run_all_edit_at_pause_continue_in_a_real_browser(streamlit_url: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 2200})
+        page.set_default_timeout(180_000)
+        page.goto(streamlit_url)
+        prompt = page.get_by_label("Prompt", exact=True)
+        prompt.fill(PROMPT)
+        prompt.press("Control+Enter")
+        page.get_by_role("button", name="Run all").click()
+        review = page.get_by_label("Condensed context (editable)")
+        expect(review).to_be_visible(timeout=180_000)
+        review.fill("### Facts\n- EDITED IN A REAL BROWSER")
+        review.press("Control+Enter")
+        page.get_by_role("button", name="Continue").click()
+        expect(page.get_by_text("SuperPrompt - stage: built")).to_be_visible(timeout=180_000)
+        final = page.locator("code").first.inner_text()
+        page.screenshot(path=str(tmp_path / "final_prompt.png"), full_page=True)
+        browser.close()
+    assert "EDITED IN A REAL BROWSER" in final
+    assert 'excerpt source="' in final
+    assert (tmp_path / "final_prompt.png").stat().st_size > 10_000
