@@ -35,6 +35,9 @@ def render_ask(sp: SuperPrompt) -> str:
     parts = [f"## {title}\n{getattr(body, field)}" for field, title in _CONTENT_BLOCKS if getattr(body, field)]
     if body.user_prompt and body.user_prompt != body.task:
         parts.append(f"## User prompt\n{body.user_prompt}")
+    if sp.recentConversation:
+        turns = "\n".join(f"- {t.role}: {' '.join(t.content.split())[:_PREVIEW_CHARS]}" for t in sp.recentConversation)
+        parts.append(f"## Conversation so far\n{turns}")
     labels = [f"- {title}: {getattr(body, field)}" for field, title in _LABELS if getattr(body, field)]
     if labels:
         parts.append("## Response requirements\n" + "\n".join(labels))

@@ -14,6 +14,7 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.chunking import Chunker
 from ragstream.orchestration.budget import ContextBudget
+from ragstream.orchestration.memory import ConversationMemory
 from ragstream.preprocessing import HeaderMapper
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.factory import build_controller, build_reranker
@@ -54,6 +55,10 @@ class Services:
     @cached_property
     def reranker(self) -> Reranker:
         return build_reranker(self.settings, llm=self.llm, factory=self.factory)
+
+    @cached_property
+    def memory(self) -> ConversationMemory:
+        return ConversationMemory(self.settings.data_dir / "history", self.settings.memory, self.factory, self.llm, self.budget)
 
     def retrieval(self, project: str) -> RetrievalController:
         """One controller per project, reused across runs (it caches the index snapshot)."""

@@ -87,6 +87,25 @@ class BudgetSettings(BaseModel):
     estimate_factor: float = Field(gt=0)
 
 
+class MemorySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    persist: bool = True
+    keep_turns: int = Field(ge=0)
+    summary_budget: int = Field(gt=0)
+    salience_half_life_turns: float = Field(gt=0)
+    max_notes: int = Field(ge=0)
+
+
+class SendSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    temperature: float = Field(ge=0.0, le=2.0)
+    max_tokens: int = Field(gt=0)
+    critic_max_retries: int = Field(ge=0)
+
+
 class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -120,6 +139,8 @@ class Settings(BaseModel):
     retrieval: RetrievalSettings
     reranker: RerankerSettings
     budget: BudgetSettings
+    memory: MemorySettings
+    send: SendSettings
     llm: LLMSettings
     checkpoint_url: str | None = None
     chroma_url: str | None = None

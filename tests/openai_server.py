@@ -51,6 +51,26 @@ class FakeOpenAIServer:
             def log_message(self, *args: Any) -> None:
                 return None
 
+            def _stream(self, model: str, content: str) -> None:
+                """Server-sent events: one chunk per word, then a usage chunk, then [DONE]."""
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                words = content.split(" ")
+                for i, word in enumerate(words):
+                    delta = {"content": word + (" " if i < len(words) - 1 else "")}
+                    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
+                             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                done = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                usage = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
+                         "usage": {"prompt_tokens": 50, "completion_tokens": len(words), "total_tokens": 50 + len(words)}}
+                for final in (done, usage):
+                    self.wfile.write(f"data: {json.dumps(final)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -59,6 +79,10 @@ class FakeOpenAIServer:
                 reply = server.script.popleft() if server.script else Reply()
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
+                if body.get("stream") and reply.status == 200 and reply.raw_body is None:
+                    content = reply.content if reply.content is not None else server.responder(body)
+                    self._stream(body.get("model", "?"), content)
+                    return
                 if reply.raw_body is not None:
                     payload = reply.raw_body.encode()
                 elif reply.status == 200:

@@ -8,10 +8,11 @@ It knows nothing about agents, configs or the SuperPrompt.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ragstream.errors import LLMError
+from ragstream.errors import LLMError, LLMNotConfiguredError
 from ragstream.orchestration.telemetry import cost_estimate, emit
 from ragstream.settings import Settings, default_settings
 
@@ -85,6 +86,39 @@ class LLMClient:
         except LLMError as exc:
             emit({"event": "llm_error", "provider": self.provider.name, "model": model, "error": type(exc).__name__, "message": str(exc)})
             raise
+        self._report(model, response)
+        log.info(
+            "llm call provider=%s model=%s attempts=%d tokens_in=%d tokens_out=%d latency=%.3fs",
+            response.provider,
+            response.model,
+            response.attempts,
+            response.usage.input_tokens,
+            response.usage.output_tokens,
+            response.latency_s,
+        )
+        return response
+
+
+    def stream(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        on_token: Callable[[str], None],
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        """A free-text answer streamed token by token; only real providers can stream."""
+        streamer = getattr(self.provider, "stream", None)
+        if streamer is None:
+            raise LLMNotConfiguredError(
+                "no LLM is configured (set OPENAI_API_KEY or OPENAI_BASE_URL): the offline provider cannot "
+                "answer prompts; the SuperPrompt itself is the product, copy it from prompt_ready"
+            )
+        response = streamer(model, messages, temperature, max_tokens, on_token)
+        self._report(model, response)
+        return response
+
+    def _report(self, model: str, response: LLMResponse) -> None:
         emit(
             {
                 "event": "llm_call",
@@ -99,16 +133,6 @@ class LLMClient:
                 "attempts": response.attempts,
             }
         )
-        log.info(
-            "llm call provider=%s model=%s attempts=%d tokens_in=%d tokens_out=%d latency=%.3fs",
-            response.provider,
-            response.model,
-            response.attempts,
-            response.usage.input_tokens,
-            response.usage.output_tokens,
-            response.latency_s,
-        )
-        return response
 
 
 def call(

@@ -277,6 +277,34 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
+    ctl = _controller(settings, args.thread, None)
+    result = ctl.send(on_token=lambda token: print(token, end="", flush=True))
+    print()
+    verdicts = [" ".join(f"{k}={v}" for k, v in a["critique"].items() if k != "feedback") for a in result["attempts"]]
+    print(f"critic: {' | '.join(verdicts)}; regenerations: {result['retries']}", file=sys.stderr)
+    return 0
+
+
+def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.services import Services
+
+    memory = Services(settings).memory
+    if args.action == "clear":
+        memory.clear(args.project)
+        print(f"conversation history of '{args.project}' cleared")
+        return 0
+    if args.action == "record":
+        ctl = _controller(settings, args.thread, args.project)
+        answer = Path(args.answer_file).read_text(encoding="utf-8") if args.answer_file else sys.stdin.read()
+        ctl.record_answer(answer)
+        print("answer recorded")
+        return 0
+    for turn in memory.context(args.project):
+        print(f"[{turn.role}] {turn.content}")
+    return 0
+
+
 def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
     import os
     import subprocess
@@ -374,6 +402,17 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--thread", required=True)
     history.add_argument("--restart", metavar="CHECKPOINT_ID", help="make this checkpoint current (time travel)")
     history.set_defaults(handler=cmd_history)
+
+    send = sub.add_parser("send", help="send a thread's built prompt to the configured LLM (streamed, with a critic)")
+    send.add_argument("--thread", required=True)
+    send.set_defaults(handler=cmd_send)
+
+    memory = sub.add_parser("memory", help="a project's conversation memory: show, clear, or record an answer")
+    memory.add_argument("action", choices=["show", "clear", "record"])
+    memory.add_argument("--project", required=True)
+    memory.add_argument("--thread", help="for record: the thread whose prompt was answered")
+    memory.add_argument("--answer-file", help="for record: the answer text (default: stdin)")
+    memory.set_defaults(handler=cmd_memory)
 
     gui = sub.add_parser("gui", help="start the Streamlit GUI")
     gui.add_argument("--port", type=int, default=8501)

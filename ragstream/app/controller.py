@@ -252,6 +252,39 @@ class AppController:
             "edit", lambda: self.graph.update_state(self._cfg, update, as_node=NODE_FOR_STAGE[sp.stage])
         )
 
+    # -- send and memory ------------------------------------------------------------------
+
+    def send(self, on_token: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Send the built prompt to the configured LLM (streamed), with the critic loop.
+
+        The result lands in `extras["send"]` (recorded after the build) and in the trace, and the pair
+        goes to the project's conversation memory unless history is switched off.
+        """
+        from ragstream.orchestration.send import send
+
+        sp = self.sp
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            result.update(send(sp, self.services.llm, self.services.factory, self.services.budget, self.settings.send, on_token))
+            self.graph.update_state(self._cfg, {"extras": {**sp.extras, "send": result}}, as_node="build")
+            self.traces.append(
+                self.thread_id,
+                [{"event": "send", "retries": result["retries"], "accepted": result["accepted"], **result["usage"],
+                  "critiques": [a["critique"] for a in result["attempts"]]}],
+            )
+            if self.active_project:
+                self.services.memory.record(self.active_project, sp.raw_prompt, result["answer"], self.thread_id)
+
+        self._execute("send", run)
+        return result
+
+    def record_answer(self, answer: str) -> bool:
+        """Remember an answer obtained elsewhere (pasted by the user) for the current prompt."""
+        if not self.active_project:
+            raise InputError("select a project to keep conversation history for")
+        return self.services.memory.record(self.active_project, self.sp.raw_prompt, answer, self.thread_id)
+
     # -- history --------------------------------------------------------------------------
 
     def history(self) -> list[dict[str, Any]]:

@@ -98,6 +98,7 @@ STAGE_FNS: dict[str, StageFn] = {
             chunker=s.chunker,
         ),
         ctx.project or sp.extras.get("project"),
+        s,
     ),
     "a2": lambda sp, s, ctx: run_a2(sp, s.factory, s.llm),
     "retrieval": lambda sp, s, ctx: run_retrieval(
@@ -111,8 +112,13 @@ STAGE_FNS: dict[str, StageFn] = {
 }
 
 
-def _with_project(sp: SuperPrompt, project: str | None) -> SuperPrompt:
-    return sp.model_copy(update={"extras": {**sp.extras, "project": project}}) if project else sp
+def _with_project(sp: SuperPrompt, project: str | None, services: Services) -> SuperPrompt:
+    """Remember the project in the state and load its conversation memory into recentConversation."""
+    if not project:
+        return sp
+    return sp.model_copy(
+        update={"extras": {**sp.extras, "project": project}, "recentConversation": services.memory.context(project)}
+    )
 
 
 def changed_fields(before: SuperPrompt, after: SuperPrompt) -> dict[str, Any]:

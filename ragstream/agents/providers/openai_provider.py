@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -78,13 +79,42 @@ class OpenAIProvider:
     ) -> LLMResponse:
         chat = self._model(model, temperature, max_tokens)
         kwargs = {"response_format": strip_extensions(response_format)} if response_format else {}
+        return self._with_retries(model, lambda: chat.invoke(messages, **kwargs))
+
+    def stream(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        temperature: float,
+        max_tokens: int | None,
+        on_token: Callable[[str], None],
+    ) -> LLMResponse:
+        """Stream the answer token by token; a transient failure before the first token is retried."""
+        chat = self._model(model, temperature, max_tokens).model_copy(update={"stream_usage": True})
+
+        def run() -> AIMessage:
+            merged = None
+            for chunk in chat.stream(messages):
+                text = chunk.content if isinstance(chunk.content, str) else ""
+                if text:
+                    on_token(text)
+                merged = chunk if merged is None else merged + chunk
+            return AIMessage(
+                content=merged.content if merged else "",
+                usage_metadata=merged.usage_metadata if merged else None,
+                response_metadata=merged.response_metadata if merged else {},
+            )
+
+        return self._with_retries(model, run)
+
+    def _with_retries(self, model: str, attempt_call: Callable[[], AIMessage]) -> LLMResponse:
         attempts = self.settings.max_retries + 1
         started = time.monotonic()
         last: LLMCallError | None = None
         for attempt in range(attempts):
             hint: float | None = None
             try:
-                reply = chat.invoke(messages, **kwargs)
+                reply = attempt_call()
             except openai.APITimeoutError:
                 last = LLMTimeoutError(
                     f"{model}: no answer within {self.settings.timeout_s:g}s", attempts=attempt + 1

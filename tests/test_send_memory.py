@@ -1,0 +1,116 @@
+"""Send with a critic against the local OpenAI-protocol server, and conversation memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.errors import LLMNotConfiguredError
+from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
+from tests.openai_server import FakeOpenAIServer, Reply, schema_responder
+
+PROMPT = "# Task\nHow are changed documents re-embedded?"
+OK = {"grounded": "yes", "complete": "yes", "follows_format": "yes", "feedback": ""}
+BAD = {"grounded": "no", "complete": "yes", "follows_format": "yes", "feedback": "cite the excerpt ids"}
+
+
+def _built(settings: Settings) -> AppController:
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl.select_project("demo")
+    ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    return ctl
+
+
+@pytest.fixture()
+def server_settings(indexed: Settings, tmp_path: Path):
+    with FakeOpenAIServer() as server:
+        server.responder = schema_responder
+        settings = load_settings(overrides={
+            "data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": server.url,
+            "llm.api_key": "sk-test-send-0000000000", "llm.timeout_s": 5, "llm.max_retries": 0,
+            "send.critic_max_retries": 2,
+        })
+        (settings.data_dir / "chroma_db").mkdir(parents=True)
+        (settings.data_dir / "chroma_db" / "demo").symlink_to(indexed.data_dir / "chroma_db" / "demo")
+        yield server, settings
+
+
+def test_send_streams_then_critic_rejection_regenerates(server_settings) -> None:
+    server, settings = server_settings
+    ctl = _built(settings)
+    server.script.clear()
+    server.push(Reply(content="First draft without citations"), Reply(content=json.dumps(BAD)),
+                Reply(content="Revised answer [ingestion.md@x#0]"), Reply(content=json.dumps(OK)))
+    tokens: list[str] = []
+    result = ctl.send(on_token=tokens.append)
+    assert "".join(tokens) == "First draft without citations" + "Revised answer [ingestion.md@x#0]"
+    assert len(tokens) > 2  # token by token
+    assert result["answer"] == "Revised answer [ingestion.md@x#0]"
+    assert (result["retries"], result["accepted"]) == (1, True)
+    assert [a["critique"]["grounded"] for a in result["attempts"]] == ["no", "yes"]
+    regenerate = [r for r in server.requests if r.get("stream")][1]
+    assert regenerate["stream"] is True and "cite the excerpt ids" in regenerate["messages"][-1]["content"]
+    assert ctl.sp.extras["send"]["answer"] == result["answer"]
+    event = [e for e in ctl.trace() if e["event"] == "send"][-1]
+    assert event["retries"] == 1 and event["input_tokens"] > 0
+    assert [t.answer for t in ctl.services.memory.turns("demo")] == [result["answer"]]
+
+
+def test_retry_limit_is_honoured(server_settings) -> None:
+    server, settings = server_settings
+    ctl = _built(settings)
+    server.script.clear()
+    for i in range(3):
+        server.push(Reply(content=f"draft {i}"), Reply(content=json.dumps(BAD)))
+    result = ctl.send()
+    assert (result["retries"], result["accepted"]) == (2, False)
+    assert result["answer"] == "draft 2"
+    assert sum(1 for r in server.requests if r.get("stream")) == 3
+
+
+def test_send_without_llm_says_so(indexed: Settings) -> None:
+    ctl = _built(indexed)
+    with pytest.raises(LLMNotConfiguredError, match="the SuperPrompt itself is the product"):
+        ctl.send()
+    assert ctl.sp.stage.value == "built" and ctl.sp.prompt_ready
+
+
+def test_memory_torn_line_clear_and_no_persist(indexed: Settings, tmp_path: Path) -> None:
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local"})
+    memory = Services(settings).memory
+    memory.record("demo", "first question about BM25", "BM25 is a lexical ranking function.")
+    log = memory._log("demo")
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write('{"ts": 1, "prompt": "torn by a cra')  # killed mid-append
+    memory.record("demo", "second question", "Dense vectors complement BM25.")
+    turns = memory.turns("demo")
+    assert [t.prompt for t in turns] == ["first question about BM25", "second question"]
+    lines = log.read_text().splitlines()
+    assert lines[1] == '{"ts": 1, "prompt": "torn by a cra'  # the torn line stays alone on its line
+    assert [json.loads(lines[i])["prompt"] for i in (0, 2)] == ["first question about BM25", "second question"]
+    memory.clear("demo")
+    assert memory.turns("demo") == [] and memory.context("demo") == []
+    off = load_settings(overrides={"data_dir": str(tmp_path / "d2"), "llm.provider": "local", "memory.persist": False})
+    assert Services(off).memory.record("demo", "q", "a") is False
+    assert not (tmp_path / "d2" / "history").exists()
+
+
+def test_summary_replaces_old_turns_once_over_budget(tmp_path: Path) -> None:
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local",
+                                        "memory.keep_turns": 2, "memory.summary_budget": 60})
+    memory = Services(settings).memory
+    for i in range(5):
+        memory.record("demo", f"Question {i}: how does stage {i} of the pipeline work in detail?",
+                      f"Answer {i}. Stage {i} transforms the SuperPrompt and records its outputs for review.")
+    state = memory.state("demo")
+    assert state["summary"] and state["summarized_until"] >= 2
+    context = memory.context("demo")
+    assert context[0].role == "summary"
+    verbatim = [t.content for t in context if t.role == "user"]
+    assert len(verbatim) <= 2 and verbatim[-1].startswith("Question 4")
+    assert any(t.role == "note" for t in context)
