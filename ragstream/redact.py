@@ -9,9 +9,11 @@ MASK = "***"
 _KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,})")
 
 
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """Replace every known secret, and anything shaped like an OpenAI key, with a mask."""
+def redact(text: str, secrets: Iterable[str | None] = (), patterns: Iterable[re.Pattern[str]] = ()) -> str:
+    """Replace every known secret, configured secret pattern and OpenAI-shaped key with a mask."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, MASK)
+    for pattern in patterns:
+        text = pattern.sub(MASK, text)
     return _KEY_LIKE.sub(MASK, text)

@@ -106,6 +106,13 @@ class SendSettings(BaseModel):
     critic_max_retries: int = Field(ge=0)
 
 
+class TelemetrySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    otel: Literal["none", "console", "otlp"] = "none"
+    redact_patterns: list[str] = Field(default_factory=list)
+
+
 class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -141,6 +148,7 @@ class Settings(BaseModel):
     budget: BudgetSettings
     memory: MemorySettings
     send: SendSettings
+    telemetry: TelemetrySettings
     llm: LLMSettings
     checkpoint_url: str | None = None
     chroma_url: str | None = None

@@ -114,3 +114,22 @@ def test_summary_replaces_old_turns_once_over_budget(tmp_path: Path) -> None:
     verbatim = [t.content for t in context if t.role == "user"]
     assert len(verbatim) <= 2 and verbatim[-1].startswith("Question 4")
     assert any(t.role == "note" for t in context)
+
+
+def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path: Path) -> None:
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
+    (settings.data_dir / "chroma_db").mkdir(parents=True)
+    (settings.data_dir / "chroma_db" / "demo").symlink_to(indexed.data_dir / "chroma_db" / "demo")
+    services = Services(settings)
+    services.memory.record("demo", "How do we re-embed changed documents?", "Only files whose sha256 changed are re-embedded.")
+    services.memory.record("demo", "What colour is the logo?", "The logo is teal.")
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
+    ctl.select_project("demo")
+    ctl.history_profile = "relevant"
+    ctl.preprocess(PROMPT)
+    assert [t.role for t in ctl.sp.recentConversation][-2:] == ["user", "assistant"]
+    sp = ctl.run_retrieval()
+    history = [c for c in sp.base_context_chunks if c.metadata.get("kind") == "history"]
+    assert history and "sha256 changed" in history[0].text
+    assert all("teal" not in c.text for c in history[:1])
+    assert "## Conversation so far" in sp.prompt_ready

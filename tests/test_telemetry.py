@@ -98,3 +98,21 @@ def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
 
 def test_node_names_match_stage_order() -> None:
     assert [stage for _, stage in NODES] == list(STAGE_ORDER[1:])
+
+
+def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ragstream.orchestration.otel import OtelSpans
+
+    exporter = InMemorySpanExporter()
+    ctl = AppController(indexed, checkpointer=memory_checkpointer(), services=Services(indexed))
+    ctl.spans = OtelSpans(exporter)
+    ctl.select_project("demo")
+    ctl.run_full_pipeline(PROMPT + "\n# Context\npassword: hunter2-very-secret", {"pause_after": "none"})
+    names = [span.name for span in exporter.get_finished_spans()]
+    assert names == [f"stage.{s.value}" for s in STAGE_ORDER[1:]]
+    retrieval = next(s for s in exporter.get_finished_spans() if s.name == "stage.retrieval")
+    assert retrieval.attributes["ragstream.retrieval.strategy"] == "HYBRID"
+    ctl.traces.append(ctl.thread_id, [{"event": "note", "message": "password: hunter2-very-secret"}])
+    assert "hunter2" not in ctl.traces.path(ctl.thread_id).read_text()

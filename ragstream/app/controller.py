@@ -19,6 +19,7 @@ from ragstream.errors import InputError, ProjectError, RagstreamError
 from ragstream.ingestion.manager import IngestionManager, IngestionStats, Progress
 from ragstream.ingestion.manifest import Manifest
 from ragstream.orchestration.checkpoint import open_checkpointer
+from ragstream.orchestration.otel import OtelSpans
 from ragstream.orchestration.telemetry import TraceStore
 from ragstream.orchestration.graph import NODE_FOR_STAGE, NODES, PREVIOUS_NODE, STAGE_FOR_NODE, RunContext, build_graph
 from ragstream.preprocessing import validate_prompt
@@ -72,7 +73,8 @@ class AppController:
         self.last_error: str | None = None
         self.errors: list[dict[str, str]] = []
         key = self.settings.llm.api_key.get_secret_value() if self.settings.llm.api_key else None
-        self.traces = TraceStore(self.settings.data_dir / "traces", [key])
+        self.traces = TraceStore(self.settings.data_dir / "traces", [key], self.settings.telemetry.redact_patterns)
+        self.spans = OtelSpans.from_settings(self.settings.telemetry)
         self.on_event: Callable[[dict[str, Any]], None] | None = None
 
     # -- state ----------------------------------------------------------------------------
@@ -98,6 +100,7 @@ class AppController:
             strategy=self.config["strategy"],
             skip=list(self.config["skip"]) if auto else [],
             include_undecided=self.config["include_undecided"],
+            history_profile=self.history_profile,
             services=self.services,
         )
         ctx.validate()
@@ -112,6 +115,8 @@ class AppController:
             ):
                 event = {**event, "call": label}
                 events.append(event)
+                if self.spans:
+                    self.spans.record(self.thread_id, event)
                 if self.on_event:
                     self.on_event(event)
         finally:

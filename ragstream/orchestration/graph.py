@@ -28,6 +28,7 @@ from ragstream.errors import InputError, LLMCallError, RetrievalError
 from ragstream.orchestration.prompt_builder import build_prompt
 from ragstream.orchestration.telemetry import emit
 from ragstream.preprocessing import preprocess
+from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import run_reranker, run_retrieval
 from ragstream.retrieval.strategy import Strategy
 from ragstream.services import Services, default_services
@@ -66,6 +67,7 @@ class RunContext:
     strategy: str | None = None
     skip: list[str] = field(default_factory=list)
     include_undecided: bool | None = None
+    history_profile: str | None = None
     services: Services | None = None
 
     def validate(self) -> None:
@@ -74,6 +76,8 @@ class RunContext:
             raise InputError(f"cannot skip {sorted(unknown)}: only {sorted(SKIPPABLE)} may be skipped")
         if {"reranker", "a3"} <= set(self.skip):
             raise InputError("cannot skip both the ReRanker and A3: the Condenser needs one of them")
+        if self.history_profile not in (None, "none", "recent", "relevant"):
+            raise InputError(f"history_profile must be none, recent or relevant, not {self.history_profile!r}")
         if self.strategy is not None and self.strategy not in Strategy.__members__:
             raise InputError(f"unknown retrieval strategy {self.strategy!r}: use one of {list(Strategy.__members__)}")
 
@@ -102,7 +106,10 @@ STAGE_FNS: dict[str, StageFn] = {
     ),
     "a2": lambda sp, s, ctx: run_a2(sp, s.factory, s.llm),
     "retrieval": lambda sp, s, ctx: run_retrieval(
-        sp, s.retrieval(_project(sp, ctx)), Strategy(ctx.strategy) if ctx.strategy else None
+        sp,
+        s.retrieval(_project(sp, ctx)),
+        Strategy(ctx.strategy) if ctx.strategy else None,
+        _history(sp, s, ctx),
     ),
     "reranker": lambda sp, s, ctx: run_reranker(sp, s.reranker, s.retrieval(_project(sp, ctx))),
     "a3": lambda sp, s, ctx: run_a3(sp, s.factory, s.llm),
@@ -118,6 +125,16 @@ def _with_project(sp: SuperPrompt, project: str | None, services: Services) -> S
         return sp
     return sp.model_copy(
         update={"extras": {**sp.extras, "project": project}, "recentConversation": services.memory.context(project)}
+    )
+
+
+def _history(sp: SuperPrompt, services: Services, ctx: RunContext) -> list:
+    """Past turns relevant to the ask, when the run's history profile is `relevant`."""
+    if ctx.history_profile != "relevant":
+        return []
+    retrieval = services.settings.retrieval
+    return services.memory.relevant_chunks(
+        _project(sp, ctx), normalized_ask(sp), services.retrieval(_project(sp, ctx)).embedder, 3, retrieval.fallback_min_score
     )
 
 

@@ -24,7 +24,8 @@ from ragstream.atomic import write_atomic
 from ragstream.orchestration.budget import ContextBudget
 from ragstream.projects import validate_project_name
 from ragstream.settings import MemorySettings
-from ragstream.state import ConversationTurn
+from ragstream.embedding import Embedder
+from ragstream.state import Chunk, ConversationTurn, Span
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,30 @@ class ConversationMemory:
         for turn in self.turns(project)[covered:][-self.settings.keep_turns :]:
             out += [ConversationTurn(role="user", content=turn.prompt), ConversationTurn(role="assistant", content=turn.answer)]
         return out
+
+    def relevant_chunks(self, project: str, ask: str, embedder: Embedder, k: int, min_similarity: float) -> list[Chunk]:
+        """Past turns most similar to the ask, as chunks that cite the history log (for retrieval)."""
+        turns = self.turns(project)
+        if not turns or not ask.strip():
+            return []
+        vectors = embedder.embed([ask] + [t.text() for t in turns])
+        scores = vectors[1:] @ vectors[0]
+        ranked = sorted(range(len(turns)), key=lambda i: -float(scores[i]))[:k]
+        log_name = f"history/{self._log(project).name}"
+        return [
+            Chunk(
+                id=f"{log_name}#turn{turns[i].index}",
+                source_path=log_name,
+                sha256="",
+                chunk_index=turns[i].index,
+                text=turns[i].text(),
+                span=Span(start=0, end=len(turns[i].text())),
+                metadata={"kind": "history", "thread": turns[i].thread},
+                scores={"history": round(float(scores[i]), 4)},
+            )
+            for i in ranked
+            if float(scores[i]) >= min_similarity
+        ]
 
     def clear(self, project: str) -> None:
         for path in (self._log(project), self._state_file(project)):

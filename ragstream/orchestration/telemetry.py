@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -40,9 +41,10 @@ def cost_estimate(prices: dict[str, dict[str, float]], model: str, tokens_in: in
 class TraceStore:
     """One JSONL trace per thread under `<data root>/traces/`; lines are appended and fsync'd."""
 
-    def __init__(self, folder: Path, secrets: list[str | None]) -> None:
+    def __init__(self, folder: Path, secrets: list[str | None], patterns: list[str] | None = None) -> None:
         self.folder = folder
         self.secrets = secrets
+        self.patterns = [re.compile(p) for p in patterns or []]
         self._lock = threading.Lock()
 
     def path(self, thread_id: str) -> Path:
@@ -52,7 +54,9 @@ class TraceStore:
     def append(self, thread_id: str, events: list[dict[str, Any]]) -> None:
         if not events:
             return
-        lines = "".join(redact(json.dumps(e, ensure_ascii=False, default=str), self.secrets) + "\n" for e in events)
+        lines = "".join(
+            redact(json.dumps(e, ensure_ascii=False, default=str), self.secrets, self.patterns) + "\n" for e in events
+        )
         with self._lock:
             self.folder.mkdir(parents=True, exist_ok=True)
             with open(self.path(thread_id), "a", encoding="utf-8") as handle:

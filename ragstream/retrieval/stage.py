@@ -20,7 +20,10 @@ def _finish(sp: SuperPrompt, stage: Stage, update: dict) -> SuperPrompt:
     return updated.model_copy(update={"prompt_ready": render_prompt(updated)})
 
 
-def run_retrieval(sp: SuperPrompt, controller: RetrievalController, strategy: Strategy | None = None) -> SuperPrompt:
+def run_retrieval(
+    sp: SuperPrompt, controller: RetrievalController, strategy: Strategy | None = None, history: list[Chunk] | None = None
+) -> SuperPrompt:
+    """Documents first, then (when the history profile asks for it) relevant past turns."""
     pieces = query_pieces(sp)
     if not pieces:
         raise RetrievalError("the prompt has no content kept for retrieval (only META or unknown sections)")
@@ -33,6 +36,7 @@ def run_retrieval(sp: SuperPrompt, controller: RetrievalController, strategy: St
         if item.chunk_id in result.similarity:
             scores["similarity"] = result.similarity[item.chunk_id]
         chunks.append(chunk.model_copy(update={"scores": scores}))
+    chunks += history or []
     ids = [c.id for c in chunks]
     extras = {
         **sp.extras,
@@ -45,6 +49,7 @@ def run_retrieval(sp: SuperPrompt, controller: RetrievalController, strategy: St
             "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
             "counts": result.counts,
             "failures": result.failures,
+            "history_chunks": len(history or []),
         },
     }
     views = {**sp.views_by_stage, Stage.RETRIEVAL.value: ids}
