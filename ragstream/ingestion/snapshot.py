@@ -86,9 +86,10 @@ def write_snapshot(index_dir: Path, generation: int, chunks: list[Chunk], file_t
         names.setdefault(Path(path).name, path)
         names[path] = path
     (target / "links.json").write_text(json.dumps(find_links(file_texts, names)), encoding="utf-8")
-    if chunks:
+    tokens = bm25_tokens([c.text for c in chunks]) if chunks else []
+    if any(tokens):  # a corpus without a single word (say, only punctuation) has no lexical index
         retriever = bm25s.BM25()
-        retriever.index(bm25_tokens([c.text for c in chunks]), show_progress=False)
+        retriever.index(tokens, show_progress=False)
         retriever.save(str(target / "bm25"))
     return target
 

@@ -130,6 +130,11 @@ class OpenAIProvider:
                 last = LLMCallError(message, status=status, attempts=attempt + 1)
             except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
                 raise LLMCallError(f"{model}: {self._safe(str(exc))}", attempts=attempt + 1) from None
+            except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                # A truncated or non-JSON HTTP body: worth another attempt, then a typed error.
+                last = LLMCallError(
+                    f"{model}: malformed response ({type(exc).__name__}: {self._safe(str(exc))[:200]})", attempts=attempt + 1
+                )
             else:
                 return self._response(reply, model, attempt + 1, time.monotonic() - started)
             if attempt + 1 < attempts:

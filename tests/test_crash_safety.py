@@ -1,0 +1,104 @@
+"""kill -9 at random points: ingestion and pipeline runs recover to exactly the uninterrupted result."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+from pathlib import Path
+
+from ragstream.app.controller import AppController
+from ragstream.chunking import Chunker
+from ragstream.ingestion.loader import load_document
+from ragstream.ingestion.manager import IngestionManager, chunk_id
+from ragstream.ingestion.manifest import Manifest
+from ragstream.orchestration.checkpoint import sqlite_checkpointer
+from ragstream.projects import project_paths
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
+from tests.fixtures_docs import SAMPLE
+
+WORDS = "retrieval fusion manifest chunk embedding checkpoint condenser excerpt budget ladder".split()
+
+
+def _write_doc(folder: Path, name: str, seed: int) -> None:
+    rng = random.Random(seed)
+    paragraphs = [" ".join(rng.choice(WORDS) for _ in range(60)) + "." for _ in range(8)]
+    (folder / name).write_text(f"# Doc {name} v{seed}\n\n" + "\n\n".join(paragraphs), encoding="utf-8")
+
+
+def _kill_after(args: list[str], delay: float, env: dict[str, str]) -> int | None:
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        return proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None
+
+
+def test_kill_9_ingest_twenty_times_then_exact_store(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    raw = data / "doc_raw" / "crash"
+    raw.mkdir(parents=True)
+    for i in range(40):
+        _write_doc(raw, f"doc{i:02d}.md", i)
+    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(data), "RAGSTREAM_LLM_PROVIDER": "local"}
+    rng = random.Random(20261122)
+    killed = 0
+    for run in range(20):
+        outcome = _kill_after(["ragstream", "ingest", "crash", "--quiet"], rng.uniform(0.5, 14.0), env)
+        killed += outcome is None
+        victim = raw / f"doc{rng.randrange(40):02d}.md"
+        if run % 3 == 0 and victim.exists():
+            victim.unlink()
+        elif victim.exists():
+            _write_doc(raw, victim.name, 1000 + run)
+        _write_doc(raw, f"added{run:02d}.md", 2000 + run)
+    assert killed >= 10, "most runs must really be interrupted"
+
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+    manager = IngestionManager(settings)
+    manager.ingest("crash")
+    paths = project_paths(settings, "crash")
+    chunker = Chunker.from_settings(settings)
+    expected: set[str] = set()
+    for path in sorted(raw.iterdir()):
+        doc = load_document(path, settings.ingestion.max_file_bytes)
+        expected |= {chunk_id(path.name, doc.sha256, i) for i in range(len(chunker.spans(doc.text)))}
+    store = manager.store(paths)
+    stored = store.all_ids()
+    assert stored == expected  # every current chunk, and nothing of deleted or older versions
+    assert store.count() == len(expected)
+    assert Manifest.load(paths.manifest_path).chunk_ids() == expected
+
+
+PROMPT = "# Task\nExplain how excerpts are fenced and how the A4 pause works.\n# Format\nbullet list"
+
+
+def test_kill_9_pipeline_then_resume_gives_the_same_prompt(indexed: Settings, tmp_path: Path) -> None:
+    services = Services(indexed)
+    reference = AppController(indexed, checkpointer=sqlite_checkpointer(tmp_path / "ref.sqlite"), services=services)
+    reference.select_project("demo")
+    expected = reference.run_full_pipeline(PROMPT, {"pause_after": "none"}).prompt_ready
+
+    db = tmp_path / "ck.sqlite"
+    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local",
+           "RAGSTREAM_CHECKPOINT_URL": f"sqlite:///{db}"}
+    rng = random.Random(7)
+    for attempt in range(3):
+        thread = f"killed-{attempt}"
+        _kill_after(["ragstream", "run", PROMPT, "--project", "demo", "--thread", thread], rng.uniform(6.0, 16.0), env)
+        ctl = AppController(indexed.model_copy(update={"checkpoint_url": f"sqlite:///{db}"}),
+                            checkpointer=sqlite_checkpointer(db), services=services, thread_id=thread)
+        ctl.select_project("demo")
+        ctl.config["pause_after"] = "none"
+        if ctl.paused_before:
+            sp = ctl.resume()
+        elif ctl.sp.stage.value == "built":
+            sp = ctl.sp
+        else:
+            sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+        assert sp.stage.value == "built"
+        assert sp.prompt_ready == expected

@@ -1,0 +1,71 @@
+"""LLM faults injected at every LLM stage: a successful retry or a typed error, state unchanged, no hang."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.errors import RagstreamError
+from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
+from ragstream.state import STAGE_ORDER, Stage
+from tests.openai_server import FakeOpenAIServer, Reply, schema_responder
+
+PROMPT = "# Task\nHow are changed documents re-embedded?\n# Odd heading\nbody\n# Format\nbullet list"
+LLM_STAGES = [Stage.PREPROCESSED, Stage.A2, Stage.A3, Stage.A4, Stage.A5]  # Agent 00 runs inside PreProcessing
+
+FAULTS = {
+    "429_retry_after": ([Reply(status=429, headers={"retry-after": "0.05"})], "ok"),
+    "500_then_ok": ([Reply(status=500)], "ok"),
+    "timeout_then_ok": ([Reply(delay_s=1.5, content="{}")], "ok"),
+    "repeated_500": ([Reply(status=500)] * 6, "error"),
+    "truncated_body": ([Reply(raw_body='{"id": "x", "choices": [{"index"')] * 6, "error"),
+    "non_json_body": ([Reply(raw_body="<html>gateway</html>")] * 6, "error"),
+    "schema_violating": ([Reply(content=json.dumps({"unexpected": 1}))] * 6, "error"),
+}
+
+
+@pytest.fixture()
+def fault_env(indexed: Settings, tmp_path: Path):
+    with FakeOpenAIServer() as server:
+        server.responder = schema_responder
+        settings = load_settings(overrides={
+            "data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": server.url,
+            "llm.api_key": "sk-test-faults-000000000", "llm.timeout_s": 1.0, "llm.max_retries": 1,
+            "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.1,
+        })
+        (settings.data_dir / "chroma_db").mkdir(parents=True)
+        (settings.data_dir / "chroma_db" / "demo").symlink_to(indexed.data_dir / "chroma_db" / "demo")
+        yield server, settings
+
+
+@pytest.mark.parametrize("stage", LLM_STAGES, ids=lambda s: s.value)
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_fault_at_stage(stage: Stage, fault: str, fault_env) -> None:
+    server, settings = fault_env
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl.select_project("demo")
+    if stage is not Stage.PREPROCESSED:
+        ctl.preprocess(PROMPT)
+        for earlier in STAGE_ORDER[2 : STAGE_ORDER.index(stage)]:
+            ctl.run_stage(earlier)
+    before = ctl.sp.model_dump_json()
+    replies, expected = FAULTS[fault]
+    server.script.clear()
+    server.push(*replies)
+    started = time.monotonic()
+    if expected == "ok":
+        after = ctl.run_stage(stage, PROMPT)
+        assert after.stage is stage
+        assert len(server.requests) >= 2  # the fault was met, then retried
+    else:
+        with pytest.raises(RagstreamError):
+            ctl.run_stage(stage, PROMPT)
+        assert ctl.sp.model_dump_json() == before
+        assert ctl.last_error
+    assert time.monotonic() - started < 30  # every call has a deadline
