@@ -46,11 +46,30 @@ def sqlite_checkpointer(path: Path) -> SqliteSaver:
     return SqliteSaver(conn, serde=state_serializer())
 
 
+def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
+    """A PostgresSaver on a small connection pool (tables created on first use)."""
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+    except ImportError as exc:
+        raise ConfigError(f"checkpoint_url is PostgreSQL but its driver is missing: {exc}") from exc
+    pool = ConnectionPool(
+        url, min_size=1, max_size=8, open=True,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    saver = PostgresSaver(pool, serde=state_serializer())
+    saver.setup()
+    return saver
+
+
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver:
-    """SQLite under the data root by default; `sqlite:///path` picks another file."""
+    """SQLite under the data root by default; `sqlite:///path` or `postgresql://…` when configured."""
     url = settings.checkpoint_url
     if not url:
         return sqlite_checkpointer(settings.data_dir / "checkpoints.sqlite")
     if url.startswith("sqlite:///"):
         return sqlite_checkpointer(Path(url.removeprefix("sqlite:///")))
-    raise ConfigError(f"checkpoint_url '{url.split('://', 1)[0]}://…' is not supported (use sqlite:///path)")
+    if url.startswith(("postgresql://", "postgres://")):
+        return postgres_checkpointer(url)
+    raise ConfigError(f"checkpoint_url '{url.split('://', 1)[0]}://…' is not supported (sqlite:///path or postgresql://…)")
