@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from ragstream.settings import Settings
+from tests.servers import free_port, wait_for_http
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "ragstream" / "app" / "ui_streamlit.py"
@@ -21,15 +19,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PROMPT = "# Task\nHow does ingestion handle files that changed?\n# Format\nbullet list"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture()
 def streamlit_url(indexed: Settings, tmp_path: Path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local"}
     log = (tmp_path / "streamlit.log").open("w")
     proc = subprocess.Popen(
@@ -38,16 +30,7 @@ def streamlit_url(indexed: Settings, tmp_path: Path):
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start")
+    wait_for_http(f"{url}/_stcore/health", proc, 120, tmp_path / "streamlit.log")
     yield url
     proc.terminate()
     proc.wait(timeout=20)

@@ -3,31 +3,23 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
 from ragstream.settings import Settings
+from tests.servers import free_port, wait_for_http
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = (ROOT / "examples" / "prompt.md").read_text(encoding="utf-8")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
-    port = _free_port()
+    port = free_port()
     workdir = tmp_path_factory.mktemp("lgdev")
     for name in ("langgraph.json", "graphs"):
         (workdir / name).symlink_to(ROOT / name)
@@ -39,18 +31,7 @@ def server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
         cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"langgraph dev exited early:\n{(workdir / 'server.log').read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(1)
-    else:
-        proc.kill()
-        pytest.fail("langgraph dev did not start within 180 s")
+    wait_for_http(f"{url}/ok", proc, 180, workdir / "server.log")
     yield url
     proc.terminate()
     try:

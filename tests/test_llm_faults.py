@@ -14,6 +14,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.state import STAGE_ORDER, Stage
+from tests.servers import link_indexed_project
 from tests.openai_server import FakeOpenAIServer, Reply, schema_responder
 
 PROMPT = "# Task\nHow are changed documents re-embedded?\n# Odd heading\nbody\n# Format\nbullet list"
@@ -39,8 +40,7 @@ def fault_env(indexed: Settings, tmp_path: Path):
             "llm.api_key": "sk-test-faults-000000000", "llm.timeout_s": 1.0, "llm.max_retries": 1,
             "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.1,
         })
-        (settings.data_dir / "chroma_db").mkdir(parents=True)
-        (settings.data_dir / "chroma_db" / "demo").symlink_to(indexed.data_dir / "chroma_db" / "demo")
+        link_indexed_project(settings, indexed)
         yield server, settings
 
 

@@ -6,14 +6,11 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from ragstream.app.controller import AppController
@@ -22,15 +19,10 @@ from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.services import Services
 from ragstream.settings import load_settings
 from tests.fixtures_docs import make_project
+from tests.servers import free_port, wait_for_http
 
 PROMPT = "# Task\nHow are changed documents re-embedded, and how are excerpts fenced?"
 PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +37,7 @@ def postgres_url():
     root = Path(tempfile.mkdtemp(prefix="ragstream-pg-"))
     root.chmod(0o755)
     shutil.chown(root, "postgres", "postgres")
-    port = _free_port()
+    port = free_port()
     as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     subprocess.run([*as_pg, f"{bin_dir}/initdb", "-D", str(root / "data"), "-A", "trust", "-U", "postgres"],
                    check=True, capture_output=True)
@@ -58,22 +50,13 @@ def postgres_url():
 
 @pytest.fixture(scope="module")
 def chroma_url(tmp_path_factory: pytest.TempPathFactory):
-    port = _free_port()
+    port = free_port()
     folder = tmp_path_factory.mktemp("chroma-server")
     chroma = str(Path(sys.executable).parent / "chroma")
     proc = subprocess.Popen([chroma, "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("chroma run did not start")
+    wait_for_http(f"{url}/api/v2/heartbeat", proc, 60)
     yield url
     proc.terminate()
     proc.wait(timeout=20)

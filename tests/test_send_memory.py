@@ -12,6 +12,7 @@ from ragstream.errors import LLMNotConfiguredError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from tests.servers import link_indexed_project
 from tests.openai_server import FakeOpenAIServer, Reply, schema_responder
 
 PROMPT = "# Task\nHow are changed documents re-embedded?"
@@ -35,8 +36,7 @@ def server_settings(indexed: Settings, tmp_path: Path):
             "llm.api_key": "sk-test-send-0000000000", "llm.timeout_s": 5, "llm.max_retries": 0,
             "send.critic_max_retries": 2,
         })
-        (settings.data_dir / "chroma_db").mkdir(parents=True)
-        (settings.data_dir / "chroma_db" / "demo").symlink_to(indexed.data_dir / "chroma_db" / "demo")
+        link_indexed_project(settings, indexed)
         yield server, settings
 
 
@@ -118,8 +118,7 @@ def test_summary_replaces_old_turns_once_over_budget(tmp_path: Path) -> None:
 
 def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path: Path) -> None:
     settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
-    (settings.data_dir / "chroma_db").mkdir(parents=True)
-    (settings.data_dir / "chroma_db" / "demo").symlink_to(indexed.data_dir / "chroma_db" / "demo")
+    link_indexed_project(settings, indexed)
     services = Services(settings)
     services.memory.record("demo", "How do we re-embed changed documents?", "Only files whose sha256 changed are re-embedded.")
     services.memory.record("demo", "What colour is the logo?", "The logo is teal.")
