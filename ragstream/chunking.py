@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ragstream.model_files import resolve_model_dir
+from ragstream.model_files import token_counter
 from ragstream.settings import ChunkingSettings, Settings
 from ragstream.state import Span
-from ragstream.tokens import counter_for_model_dir
 
 
 class TokenCounter(Protocol):
@@ -88,7 +87,7 @@ class Chunker:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Chunker:
-        counter = counter_for_model_dir(resolve_model_dir(settings.embedding))
+        counter = token_counter(settings.embedding)
         return cls(settings.chunking, counter, settings.embedding.max_input_tokens)
 
     def spans(self, text: str) -> list[Span]:

@@ -48,13 +48,40 @@ class Embedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+class OpenAIEmbedder:
+    """OpenAI (or compatible) embeddings through langchain-openai, normalized like the local ones."""
+
+    def __init__(self, model: str, api_key: str | None, base_url: str | None, batch_size: int) -> None:
+        from langchain_openai import OpenAIEmbeddings
+
+        self._client = OpenAIEmbeddings(
+            model=model, api_key=api_key or "not-needed", base_url=base_url, chunk_size=batch_size,
+            check_embedding_ctx_length=False, max_retries=2,
+        )
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        vectors = np.asarray(self._client.embed_documents(list(texts)), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
 @lru_cache(maxsize=2)
 def _cached(model_dir: Path, batch_size: int) -> Embedder:
     return Embedder(model_dir, batch_size)
 
 
-def get_embedder(settings: EmbeddingSettings) -> Embedder:
+@lru_cache(maxsize=2)
+def _cached_openai(model: str, api_key: str | None, base_url: str | None, batch_size: int) -> OpenAIEmbedder:
+    return OpenAIEmbedder(model, api_key, base_url, batch_size)
+
+
+def get_embedder(settings: EmbeddingSettings) -> Embedder | OpenAIEmbedder:
     """The process-wide embedder for these settings (the model loads once)."""
+    if settings.provider == "openai":
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        return _cached_openai(settings.model, key, settings.base_url, settings.batch_size)
     return _cached(resolve_model_dir(settings), settings.batch_size)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ragstream.errors import ConfigError
 from ragstream.settings import EmbeddingSettings
+from ragstream.tokens import CharEstimateCounter, HFTokenCounter, counter_for_model_dir
 
 _PACKAGED_MODELS = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 
@@ -24,3 +25,10 @@ def resolve_model_dir(embedding: EmbeddingSettings) -> Path:
     raise ConfigError(
         f"embedding.model '{embedding.model}' has no installed files: set embedding.model_path to its folder"
     )
+
+
+def token_counter(embedding: EmbeddingSettings) -> HFTokenCounter | CharEstimateCounter:
+    """The embedder's own tokenizer; OpenAI embedding models are counted with a conservative estimate."""
+    if embedding.provider == "openai":
+        return CharEstimateCounter()
+    return counter_for_model_dir(resolve_model_dir(embedding))

@@ -36,6 +36,9 @@ class ChunkingSettings(BaseModel):
 class EmbeddingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    provider: Literal["local", "openai"] = "local"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
     model: str
     model_path: str | None = None
     max_input_tokens: int = Field(gt=8)
@@ -153,6 +156,12 @@ class Settings(BaseModel):
     checkpoint_url: str | None = None
     chroma_url: str | None = None
 
+    @model_validator(mode="after")
+    def _embedding_credentials(self) -> Settings:
+        if self.embedding.provider == "openai" and not (self.embedding.api_key or self.embedding.base_url):
+            raise ValueError("embedding.provider 'openai' needs OPENAI_API_KEY or OPENAI_BASE_URL")
+        return self
+
     @property
     def prompt_schema_path(self) -> Path:
         return self.config_dir / "prompt_schema.json"
@@ -197,13 +206,13 @@ def config_error_from(path: Path, exc: ValidationError) -> ConfigError:
     return ConfigError(f"{path}: {problems}")
 
 
-_ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
-    "RAGSTREAM_DATA_DIR": ("data_dir",),
-    "RAGSTREAM_LLM_PROVIDER": ("llm", "provider"),
-    "OPENAI_API_KEY": ("llm", "api_key"),
-    "OPENAI_BASE_URL": ("llm", "base_url"),
-    "RAGSTREAM_CHECKPOINT_URL": ("checkpoint_url",),
-    "RAGSTREAM_CHROMA_URL": ("chroma_url",),
+_ENV_OVERRIDES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "RAGSTREAM_DATA_DIR": (("data_dir",),),
+    "RAGSTREAM_LLM_PROVIDER": (("llm", "provider"),),
+    "OPENAI_API_KEY": (("llm", "api_key"), ("embedding", "api_key")),
+    "OPENAI_BASE_URL": (("llm", "base_url"), ("embedding", "base_url")),
+    "RAGSTREAM_CHECKPOINT_URL": (("checkpoint_url",),),
+    "RAGSTREAM_CHROMA_URL": (("chroma_url",),),
 }
 
 
@@ -229,10 +238,11 @@ def load_settings(
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a JSON object")
     data["config_dir"] = str(cdir)
-    for env_name, key_path in _ENV_OVERRIDES.items():
+    for env_name, key_paths in _ENV_OVERRIDES.items():
         value = os.environ.get(env_name)
         if value:
-            _set_path(data, key_path, value)
+            for key_path in key_paths:
+                _set_path(data, key_path, value)
     for dotted, value in (overrides or {}).items():
         _set_path(data, tuple(dotted.split(".")), value)
     try:

@@ -6,7 +6,10 @@ turns the request into the assistant's content. Every request body is recorded.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import struct
 import threading
 import time
 from collections import deque
@@ -71,11 +74,35 @@ class FakeOpenAIServer:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                """Deterministic bag-of-words vectors: texts sharing words get similar embeddings."""
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                data = []
+                for i, text in enumerate(texts):
+                    vec = [0.0] * 64
+                    for word in str(text).lower().split():
+                        vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+                    if body.get("encoding_format") == "base64":
+                        value: Any = base64.b64encode(struct.pack(f"{len(vec)}f", *vec)).decode()
+                    else:
+                        value = vec
+                    data.append({"object": "embedding", "index": i, "embedding": value})
+                payload = json.dumps({"object": "list", "data": data, "model": body.get("model"),
+                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if self.path.endswith("/embeddings"):
+                    self._embeddings(body)
+                    return
                 reply = server.script.popleft() if server.script else Reply()
                 if reply.delay_s:
                     time.sleep(reply.delay_s)

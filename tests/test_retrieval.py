@@ -128,3 +128,26 @@ def test_retrieval_and_reranker_stages_update_the_superprompt(indexed: Settings)
     assert reranked.views_by_stage["retrieval"] == ids
     assert reranked.final_selection_ids[0].startswith("ingestion.md@")
     assert "## Retrieved context (reranked:" in reranked.prompt_ready
+
+
+def test_openai_embeddings_option_against_a_local_server(tmp_path) -> None:
+    from ragstream.ingestion.manager import IngestionManager
+    from ragstream.settings import load_settings
+    from tests.fixtures_docs import make_project
+    from tests.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        settings = load_settings(overrides={
+            "data_dir": str(tmp_path / "data"), "llm.provider": "local", "embedding.provider": "openai",
+            "embedding.model": "text-embedding-3-small", "embedding.base_url": server.url, "embedding.api_key": "sk-test-emb-00000000",
+        })
+        make_project(settings.data_dir / "doc_raw" / "oa", awkward=False)
+        stats = IngestionManager(settings).ingest("oa")
+        assert stats.chunks_written == 6
+        result = build_controller(settings, "oa").retrieve(["ERR_BUDGET_4711 token budget ceiling"], Strategy.PRECISE)
+        assert _files(result)[0] == "budget.py"
+        embedding_requests = [r for r in server.requests if "input" in r]
+        assert embedding_requests and all(r["model"] == "text-embedding-3-small" for r in embedding_requests)
+        local = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
+        again = IngestionManager(local).ingest("oa")  # a different embedding model re-embeds everything
+        assert again.chunks_written == 6 and again.unchanged == 0

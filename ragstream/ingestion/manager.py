@@ -154,6 +154,9 @@ class IngestionManager:
         started = time.monotonic()
         stats = IngestionStats(project=paths.name)
         manifest = Manifest.load(paths.manifest_path)
+        identity = f"{self.settings.embedding.provider}:{self.settings.embedding.model}"
+        if manifest.embedding != identity:  # another embedding model: every file is embedded again
+            manifest = Manifest(generation=manifest.generation, embedding=identity)
         previous = self._previous_chunks(paths, manifest)
         listing = list(_walk(root))
         stats.files_seen = len(listing)
@@ -213,7 +216,7 @@ class IngestionManager:
             if changed or not generation_dir(paths.index_dir, generation).is_dir():
                 generation = self._next_generation(paths, manifest)
                 write_snapshot(paths.index_dir, generation, chunks, texts)
-                Manifest(generation=generation, files=files).save(paths.manifest_path)
+                Manifest(generation=generation, embedding=identity, files=files).save(paths.manifest_path)
             orphans = sorted(stored - expected)
             if orphans:
                 store.delete(orphans)

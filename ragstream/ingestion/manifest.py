@@ -20,6 +20,7 @@ class FileEntry(BaseModel):
 
 class Manifest(BaseModel):
     generation: int = 0
+    embedding: str = "local:all-MiniLM-L6-v2"
     files: dict[str, FileEntry] = Field(default_factory=dict)
 
     @classmethod

@@ -39,14 +39,18 @@ def _client(chroma_url: str | None, paths: ProjectPaths) -> chromadb.ClientAPI:
     )
 
 
-def collection_name(project: str) -> str:
-    return f"ragstream_{project}_v1"
+def collection_name(project: str, embedding: EmbeddingSettings | None = None) -> str:
+    """One collection per project and embedding model, so vectors of different models never mix."""
+    if embedding is None or embedding.provider == "local":
+        return f"ragstream_{project}_v1"
+    slug = "".join(ch if ch.isalnum() else "-" for ch in embedding.model).strip("-")
+    return f"ragstream_{project}_{embedding.provider}-{slug}"[:60] + "_v1"
 
 
 class ChromaStore:
     def __init__(self, paths: ProjectPaths, embedding: EmbeddingSettings, chroma_url: str | None = None) -> None:
         self._vs = Chroma(
-            collection_name=collection_name(paths.name),
+            collection_name=collection_name(paths.name, embedding),
             embedding_function=LangChainEmbeddings(embedding),
             client=_client(chroma_url, paths),
             collection_metadata={"hnsw:space": "cosine"},

@@ -70,7 +70,7 @@ class ContextBudget:
             self.method = f"tiktoken:{settings.budget.tiktoken_encoding}"
             self._count = exact
         else:
-            counter = counter_for_model_dir(resolve_model_dir(settings.embedding))
+            counter = counter_for_model_dir(resolve_model_dir(settings.embedding.model_copy(update={"provider": "local", "model": "all-MiniLM-L6-v2", "model_path": None})))
             factor = settings.budget.estimate_factor
             self.method = f"estimate:{type(counter).__name__}x{factor:g}"
             self._count = lambda text: int(round(counter.count(text) * factor))
