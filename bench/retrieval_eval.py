@@ -33,11 +33,13 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def write_corpus(data: Path, target: Path) -> int:
+def write_corpus(data: Path, target: Path, max_docs: int = 0) -> int:
     """One .txt file per document; unchanged files are left alone so re-ingest sees no change."""
     corpus_file = data / "corpus.jsonl.gz" if (data / "corpus.jsonl.gz").exists() else data / "corpus.jsonl"
     target.mkdir(parents=True, exist_ok=True)
     docs = read_jsonl(corpus_file)
+    if max_docs:
+        docs = docs[:max_docs]
     for doc in docs:
         text = f"{doc.get('title', '')}\n\n{doc.get('text', '')}".strip() + "\n"
         path = target / f"{doc['_id']}.txt"
@@ -99,6 +101,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("data/bench"), help="data root for the bench project")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
     parser.add_argument("--strategies", default="PRECISE,SEMANTIC,HYBRID,TEMPORAL,EXPLORATORY")
+    parser.add_argument("--max-docs", type=int, default=0, help="ingest only the first N documents (throughput runs)")
     args = parser.parse_args()
 
     project = args.data.name
@@ -106,7 +109,7 @@ def main() -> None:
         overrides={"data_dir": str(args.work), "retrieval.top_k": 100, "retrieval.max_candidates": 100}
     )
     default: Settings = load_settings(overrides={"data_dir": str(args.work)})
-    n_docs = write_corpus(args.data, deep.data_dir / "doc_raw" / project)
+    n_docs = write_corpus(args.data, deep.data_dir / "doc_raw" / project, args.max_docs)
 
     manager = IngestionManager(deep)
     stats = manager.ingest(project)
@@ -116,6 +119,8 @@ def main() -> None:
         print(f"ingestion: {n_docs} docs, {stats.chunks_written} chunks embedded in {stats.seconds:.1f}s = {rate:.1f} chunks/s")
     again = manager.ingest(project)
     print(f"re-ingest unchanged: {again.seconds:.2f}s ({again.unchanged} unchanged, {again.chunks_written} written)")
+    if args.max_docs:
+        print("(a partial corpus: quality figures below are not comparable with the full benchmark)")
 
     qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
     queries = [q for q in read_jsonl(args.data / "queries.jsonl") if q["_id"] in qrels]
