@@ -17,7 +17,6 @@ from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.projects import project_paths
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from tests.fixtures_docs import SAMPLE
 
 WORDS = "retrieval fusion manifest chunk embedding checkpoint condenser excerpt budget ladder".split()
 

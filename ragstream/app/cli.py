@@ -311,8 +311,10 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
 
     app = Path(__file__).with_name("ui_streamlit.py")
     env = {**os.environ, "RAGSTREAM_DATA_DIR": str(settings.data_dir)}
+    upload_mb = max(1, settings.ingestion.max_file_bytes // 1_000_000)
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-               "--server.address", args.address, "--browser.gatherUsageStats", "false"]
+               "--server.address", args.address, "--browser.gatherUsageStats", "false",
+               "--server.maxUploadSize", str(upload_mb)]
     if args.headless:
         command += ["--server.headless", "true"]
     return subprocess.call(command, env=env)

@@ -15,7 +15,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import bm25s
-import numpy as np
 import Stemmer
 
 from ragstream.state import Chunk
@@ -120,6 +119,3 @@ def prune_generations(index_dir: Path, keep: set[int]) -> None:
             if int(folder.name[1:]) not in keep:
                 shutil.rmtree(folder, ignore_errors=True)
 
-
-def cosine(a: list[float], b: list[float]) -> float:
-    return float(np.dot(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)))
