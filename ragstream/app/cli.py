@@ -227,6 +227,7 @@ def _report(ctl, sp: SuperPrompt) -> None:
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     ctl = _controller(settings, args.thread, args.project)
+    ctl.history_profile = getattr(args, "history", None)
     options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or []}
     sp = ctl.run_full_pipeline(_read_prompt(args), options)
     if args.review and ctl.paused_before:
@@ -380,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
     run.add_argument("--strategy", choices=["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"])
     run.add_argument("--skip", nargs="*", choices=["a2", "reranker", "a3", "a5"], help="stages to skip")
+    run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.set_defaults(handler=cmd_run)
 
     demo = sub.add_parser("demo", help="ingest the bundled sample project and build a SuperPrompt (offline)")
