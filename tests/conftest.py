@@ -64,3 +64,23 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     make_project(data / "doc_raw" / "demo", awkward=False)
     IngestionManager(settings).ingest("demo")
     return settings
+
+
+@pytest.fixture()
+def openai_on_indexed(indexed: Settings, tmp_path: Path):
+    """A factory: (server, settings) with the openai provider on a local server and the sample project linked."""
+    from tests.openai_server import FakeOpenAIServer, schema_responder
+    from tests.servers import link_indexed_project
+
+    with FakeOpenAIServer() as server:
+        server.responder = schema_responder
+
+        def make(**overrides: object) -> tuple[FakeOpenAIServer, Settings]:
+            settings = load_settings(overrides={
+                "data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000", **overrides,
+            })
+            link_indexed_project(settings, indexed)
+            return server, settings
+
+        yield make

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
@@ -12,10 +11,8 @@ from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
-from ragstream.settings import Settings, load_settings
 from ragstream.state import STAGE_ORDER, Stage
-from tests.servers import link_indexed_project
-from tests.openai_server import FakeOpenAIServer, Reply, schema_responder
+from tests.openai_server import Reply
 
 PROMPT = "# Task\nHow are changed documents re-embedded?\n# Odd heading\nbody\n# Format\nbullet list"
 LLM_STAGES = [Stage.PREPROCESSED, Stage.A2, Stage.A3, Stage.A4, Stage.A5]  # Agent 00 runs inside PreProcessing
@@ -32,16 +29,10 @@ FAULTS = {
 
 
 @pytest.fixture()
-def fault_env(indexed: Settings, tmp_path: Path):
-    with FakeOpenAIServer() as server:
-        server.responder = schema_responder
-        settings = load_settings(overrides={
-            "data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": server.url,
-            "llm.api_key": "sk-test-faults-000000000", "llm.timeout_s": 1.0, "llm.max_retries": 1,
-            "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.1,
-        })
-        link_indexed_project(settings, indexed)
-        yield server, settings
+def fault_env(openai_on_indexed):
+    return openai_on_indexed(
+        **{"llm.timeout_s": 1.0, "llm.max_retries": 1, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.1}
+    )
 
 
 @pytest.mark.parametrize("stage", LLM_STAGES, ids=lambda s: s.value)

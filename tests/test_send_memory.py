@@ -13,7 +13,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from tests.servers import link_indexed_project
-from tests.openai_server import FakeOpenAIServer, Reply, schema_responder
+from tests.openai_server import Reply
 
 PROMPT = "# Task\nHow are changed documents re-embedded?"
 OK = {"grounded": "yes", "complete": "yes", "follows_format": "yes", "feedback": ""}
@@ -28,16 +28,8 @@ def _built(settings: Settings) -> AppController:
 
 
 @pytest.fixture()
-def server_settings(indexed: Settings, tmp_path: Path):
-    with FakeOpenAIServer() as server:
-        server.responder = schema_responder
-        settings = load_settings(overrides={
-            "data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": server.url,
-            "llm.api_key": "sk-test-send-0000000000", "llm.timeout_s": 5, "llm.max_retries": 0,
-            "send.critic_max_retries": 2,
-        })
-        link_indexed_project(settings, indexed)
-        yield server, settings
+def server_settings(openai_on_indexed):
+    return openai_on_indexed(**{"llm.timeout_s": 5, "llm.max_retries": 0, "send.critic_max_retries": 2})
 
 
 def test_send_streams_then_critic_rejection_regenerates(server_settings) -> None:
