@@ -131,20 +131,8 @@ class AgentFactory:
         missing = [k for k in cfg.input_keys or [] if k not in input_payload]
         if missing:
             raise AgentInputError(f"agent {agent_name}/{version}: input_payload is missing keys {missing}")
-        return AgentPrompt(
-            agent_name=cfg.agent_name,
-            version=cfg.version,
-            mode=cfg.mode,
-            system_text=cfg.system_text,
-            purpose_text=cfg.purpose_text,
-            output_schema=cfg.output_schema,
-            enums=cfg.enums,
-            defaults=cfg.defaults,
-            value_descriptions=cfg.value_descriptions,
-            model_name=cfg.model_name,
-            temperature=cfg.temperature,
-            max_output_tokens=cfg.max_output_tokens,
-        )
+        # AgentPrompt holds exactly the config's prompt fields; the rest is for the factory and listings.
+        return AgentPrompt(**cfg.model_dump(exclude={"input_keys", "description"}))
 
     def list_agents(self) -> list[tuple[str, str]]:
         """(agent, version) pairs present on disk, sorted."""
