@@ -1,14 +1,20 @@
 """One exception hierarchy, so every surface (CLI, GUI, graph) can catch `RagstreamError`
-and show a readable message instead of a traceback."""
+and show a readable message instead of a traceback.
+
+The LangGraph server hides the message of any exception that is not a builtin such as `ValueError`
+or `RuntimeError` ("An internal error occurred"), so the hierarchy derives from those two: input
+problems are `ValueError`s, everything else a `RuntimeError`, and SDK and Studio clients see the
+type name and the real message. Messages never carry secrets (LLM errors are redacted).
+"""
 
 from __future__ import annotations
 
 
-class RagstreamError(Exception):
+class RagstreamError(RuntimeError):
     """Base of every error RAGstream raises on purpose."""
 
 
-class InputError(RagstreamError):
+class InputError(RagstreamError, ValueError):
     """The user's input cannot be processed as given."""
 
 
@@ -20,7 +26,7 @@ class PromptTooLargeError(InputError):
     """The prompt exceeds the configured maximum size."""
 
 
-class ConfigError(RagstreamError):
+class ConfigError(RagstreamError, ValueError):
     """A configuration file or setting is missing, malformed or inconsistent."""
 
 
@@ -44,7 +50,7 @@ class UnknownAgentConfigError(AgentConfigError):
     """No config file exists for the requested agent name and version."""
 
 
-class AgentInputError(RagstreamError):
+class AgentInputError(RagstreamError, ValueError):
     """An agent was given an input payload that its config does not accept."""
 
 

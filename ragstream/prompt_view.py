@@ -7,7 +7,10 @@ SuperPrompt always renders to the same text.
 
 from __future__ import annotations
 
-from ragstream.state import Stage, SuperPrompt
+import re
+
+from ragstream.stages import Stage
+from ragstream.state import SuperPrompt
 
 _CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"))
 _LABELS = (
@@ -18,6 +21,20 @@ _LABELS = (
     ("format", "Format"),
 )
 _PREVIEW_CHARS = 240
+_TILDES = re.compile(r"~{3,}")
+CONDENSED_FENCE_INFO = 'condensed-context from="the excerpts below"'
+
+
+def fence_block(info: str, text: str) -> str:
+    """`text` in a tilde fence longer than any tilde run inside it, so the text cannot close it."""
+    longest = max((len(m.group()) for m in _TILDES.finditer(text)), default=0)
+    bar = "~" * max(4, longest + 1)
+    return f"{bar}{info}\n{text}\n{bar}"
+
+
+def render_condensed(sp: SuperPrompt) -> str:
+    """The condensed context is document-derived text: fenced like the excerpts it came from."""
+    return f"## Condensed context\n{fence_block(CONDENSED_FENCE_INFO, sp.S_CTX_MD)}" if sp.S_CTX_MD else ""
 
 
 def normalized_ask(sp: SuperPrompt) -> str:
@@ -44,16 +61,9 @@ def render_ask(sp: SuperPrompt) -> str:
     return "\n\n".join(parts)
 
 
-def _current_view(sp: SuperPrompt) -> tuple[str, list[str]] | None:
-    for stage in (Stage.A3, Stage.RERANKED, Stage.RETRIEVAL):
-        if stage.value in sp.views_by_stage and stage.rank <= sp.stage.rank:
-            return stage.value, sp.views_by_stage[stage.value]
-    return None
-
-
 def render_chunk_view(sp: SuperPrompt) -> str:
     """A short listing of the chunks the latest retrieval-side stage selected."""
-    view = _current_view(sp)
+    view = sp.current_view()
     if view is None:
         return ""
     stage, ids = view
@@ -74,12 +84,10 @@ def render_chunk_view(sp: SuperPrompt) -> str:
 
 
 def render_prompt(sp: SuperPrompt) -> str:
-    if sp.stage is Stage.BUILT:
-        sctx = f"## Condensed context\n{sp.S_CTX_MD}" if sp.S_CTX_MD else ""
-        return "\n\n".join(p for p in (sp.System_MD, sp.Prompt_MD, sctx, sp.Attachments_MD) if p) + "\n"
-    parts = [render_system(sp), render_ask(sp)]
-    if sp.S_CTX_MD:
-        parts.append(f"## Condensed context\n{sp.S_CTX_MD}")
+    if sp.stage is Stage.RAW:
+        return ""
+    if sp.stage is Stage.BUILD:
+        parts = [sp.System_MD, sp.Prompt_MD, render_condensed(sp), sp.Attachments_MD]
     else:
-        parts.append(render_chunk_view(sp))
+        parts = [render_system(sp), render_ask(sp), render_condensed(sp) or render_chunk_view(sp)]
     return "\n\n".join(p for p in parts if p) + "\n"

@@ -12,9 +12,10 @@ from functools import cached_property, lru_cache
 from ragstream.agents.agent00_header_mapper import Agent00HeaderMapper, HeaderMappingCache
 from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
+from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
-from ragstream.orchestration.budget import ContextBudget
-from ragstream.orchestration.memory import ConversationMemory
+from ragstream.context.budget import ContextBudget
+from ragstream.context.memory import ConversationMemory
 from ragstream.preprocessing import HeaderMapper
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.factory import build_controller, build_reranker
@@ -38,6 +39,10 @@ class Services:
         return self.llm_override or LLMClient.from_settings(self.settings)
 
     @cached_property
+    def runner(self) -> AgentRunner:
+        return AgentRunner(self.factory, self.llm, self.settings.llm.max_concurrency)
+
+    @cached_property
     def chunker(self) -> Chunker:
         return Chunker.from_settings(self.settings)
 
@@ -46,7 +51,7 @@ class Services:
         if not self.settings.preprocessing.use_agent00:
             return None
         cache = HeaderMappingCache(self.settings.cache_dir / "agent00_header_map.json")
-        return Agent00HeaderMapper(self.factory, self.llm, cache)
+        return Agent00HeaderMapper(self.runner, cache)
 
     @cached_property
     def budget(self) -> ContextBudget:
@@ -54,11 +59,11 @@ class Services:
 
     @cached_property
     def reranker(self) -> Reranker:
-        return build_reranker(self.settings, llm=self.llm, factory=self.factory)
+        return build_reranker(self.settings, runner=self.runner)
 
     @cached_property
     def memory(self) -> ConversationMemory:
-        return ConversationMemory(self.settings.data_dir / "history", self.settings.memory, self.factory, self.llm, self.budget)
+        return ConversationMemory(self.settings.data_dir / "history", self.settings.memory, self.runner, self.budget)
 
     def retrieval(self, project: str) -> RetrievalController:
         """One controller per project, reused across runs (it caches the index snapshot)."""

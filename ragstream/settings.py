@@ -126,6 +126,7 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(ge=0)
     backoff_initial_s: float = Field(ge=0)
     backoff_max_s: float = Field(ge=0)
+    max_concurrency: int = Field(default=4, gt=0)
     prices: dict[str, dict[Literal["input", "output"], float]] = Field(default_factory=dict)
 
     @property

@@ -1,38 +1,18 @@
-"""The typed SuperPrompt state, its parts, and the legal stage order.
+"""The typed SuperPrompt state, its parts, and the typed reports each stage records in `extras`.
 
-The stage order and the gating rules live here, once: the controller, the graph, the CLI and the GUI
-all ask `check_stage_allowed` / `allowed_stages` instead of keeping their own copies.
+The stage list and its rules live in `ragstream.stages`; `Stage` is re-exported here because
+checkpoints written by earlier versions name it as `ragstream.state.Stage`.
 """
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragstream.errors import StageOrderError
+from ragstream.stages import LEGACY_NAMES, SELECTING, Stage, rank
 
-
-class Stage(str, Enum):
-    """Pipeline stages in their legal order."""
-
-    RAW = "raw"
-    PREPROCESSED = "preprocessed"
-    A2 = "a2"
-    RETRIEVAL = "retrieval"
-    RERANKED = "reranked"
-    A3 = "a3"
-    A4 = "a4"
-    A5 = "a5"
-    BUILT = "built"
-
-    @property
-    def rank(self) -> int:
-        return STAGE_ORDER.index(self)
-
-
-STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
+__all__ = ["Stage"]
 
 
 class Span(BaseModel):
@@ -174,19 +154,183 @@ class Chunk(BaseModel):
     scores: dict[str, float] = Field(default_factory=dict)
 
 
+
 class ConversationTurn(BaseModel):
     role: Literal["user", "assistant", "summary", "note"]
     content: str
 
 
+# -- typed stage reports: what each stage records in `extras` ------------------------------------
+
+
+class Report(BaseModel):
+    """Base of the stage reports; a report describes how its stage decided, never the outputs twice."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Usage(Report):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class BudgetReport(Report):
+    ceiling: int
+    used: int
+    kept: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    method: str = ""
+
+
+class PreprocessReport(Report):
+    format: PromptFormat
+    format_note: str | None = None
+    task_rule: str
+    must_headers: dict[str, str] = Field(default_factory=dict)
+    normalized_map: dict[str, str] = Field(default_factory=dict)
+    unknown_headers: list[str] = Field(default_factory=list)
+    source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+    memory_turns: int = 0
+
+
+class A2Report(Report):
+    agent: str
+    provider: str
+    model: str = ""
+    labels: dict[str, str] = Field(default_factory=dict)
+    decisions: dict[str, str] = Field(default_factory=dict)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RetrievalReport(Report):
+    project: str
+    strategy: str
+    strategy_reason: str = ""
+    rung: str
+    generation: int = 0
+    pieces: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    failures: dict[str, str] = Field(default_factory=dict)
+    history_chunks: int = 0
+
+
+class RerankReport(Report):
+    kind: str
+    reranked: int
+    top_n: int
+
+
+class ChunkDecision(Report):
+    decision: str
+    reason: str
+
+
+class A3Report(Report):
+    agent: str
+    provider: str = ""
+    decisions: dict[str, ChunkDecision] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class A4Report(Report):
+    agent: str
+    provider: str = ""
+    budget: BudgetReport | None = None
+    dropped_for_budget: list[str] = Field(default_factory=list)
+    unsupported_lines: list[str] = Field(default_factory=list)
+    withheld_lines: list[str] = Field(default_factory=list)
+
+
+class A5Report(Report):
+    """The format spec A5 derived: what the Prompt Builder renders as the output format."""
+
+    kind: str
+    sections: list[str] = Field(default_factory=list)
+    requested: str = ""
+    example_shape: str = ""
+    rules: list[str] = Field(default_factory=list)
+    source: str = ""
+
+
+class BuildReport(Report):
+    budget: BudgetReport | None = None
+
+
+class EditRecord(Report):
+    stage: str
+    fields: list[str]
+    withdrawn_lines: list[str] = Field(default_factory=list)
+
+
+class Extras(BaseModel):
+    """Per-stage reports (one field per stage, written only by that stage) plus run bookkeeping.
+
+    Serialized under `extras` as the controller spec names it. Checkpoints of earlier versions held
+    an untyped dict with other key names; `_legacy` maps them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    project: str | None = None
+    preprocess: PreprocessReport | None = None
+    a2: A2Report | None = None
+    retrieval: RetrievalReport | None = None
+    rerank: RerankReport | None = None
+    a3: A3Report | None = None
+    a4: A4Report | None = None
+    a5: A5Report | None = None
+    build: BuildReport | None = None
+    edits: list[EditRecord] = Field(default_factory=list)
+    send: dict[str, Any] | None = None
+
+    def edited_fields(self) -> set[str]:
+        """Fields a person edited since the last PreProcessing."""
+        return {name for record in self.edits for name in record.fields}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not ({"decisions", "reranker", "format_enforcer", "builder"} & set(data)):
+            return data
+        old = dict(data)
+        decisions = old.get("decisions", {})
+        new: dict[str, Any] = {"project": old.get("project"), "edits": old.get("edits", []), "send": old.get("send")}
+        if decisions:
+            new["preprocess"] = {
+                "format": decisions.get("format", "plain"), "format_note": decisions.get("format_note"),
+                "task_rule": decisions.get("task_rule", ""), "must_headers": decisions.get("must_headers", {}),
+                "normalized_map": old.get("normalized_map", {}), "unknown_headers": old.get("unknown_headers", []),
+                "source_spans": old.get("source_spans", {}),
+            }
+        renamed = {"a2": "a2", "retrieval": "retrieval", "reranker": "rerank", "a3": "a3", "a4": "a4",
+                   "format_enforcer": "a5", "builder": "build"}
+        for key, target in renamed.items():
+            if isinstance(old.get(key), dict):
+                allowed = cls.model_fields[target].annotation.__args__[0].model_fields  # type: ignore[union-attr]
+                new[target] = {k: v for k, v in old[key].items() if k in allowed}
+        if "a2" in new:
+            new["a2"].setdefault("agent", "A2/v1")
+            new["a2"].setdefault("provider", "")
+        if "a3" in new:
+            new["a3"].setdefault("agent", "A3/v1")
+        if "a4" in new:
+            new["a4"].setdefault("agent", "A4/v1")
+        return new
+
+
 class SuperPrompt(BaseModel):
-    """The single state that flows through all eight stages and every checkpointer."""
+    """The single state that flows through all eight stages and every checkpointer.
+
+    `stage` is the furthest stage whose output is valid; `history_of_stages` lists what ran.
+    """
 
     stage: Stage = Stage.RAW
     history_of_stages: list[Stage] = Field(default_factory=list)
     raw_prompt: str = ""
     body: PromptBody = Field(default_factory=PromptBody)
-    extras: dict[str, Any] = Field(default_factory=dict)
+    extras: Extras = Field(default_factory=Extras)
     preprocessing: Preprocessing | None = None
     base_context_chunks: list[Chunk] = Field(default_factory=list)
     views_by_stage: dict[str, list[str]] = Field(default_factory=dict)
@@ -198,82 +342,29 @@ class SuperPrompt(BaseModel):
     prompt_ready: str = ""
     recentConversation: list[ConversationTurn] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_views(cls, data: Any) -> Any:
+        """Views keyed by an earlier stage name ('reranked') move to the stage's one name."""
+        if isinstance(data, dict) and isinstance(data.get("views_by_stage"), dict):
+            views = data["views_by_stage"]
+            if any(k in LEGACY_NAMES for k in views):
+                data = {**data, "views_by_stage": {LEGACY_NAMES.get(k, k): v for k, v in views.items()}}
+        return data
+
     def chunk_by_id(self) -> dict[str, Chunk]:
         return {c.id: c for c in self.base_context_chunks}
 
+    def current_view(self) -> tuple[str, list[str]] | None:
+        """The selection of the latest valid selecting stage, with that stage's name."""
+        for name in reversed(SELECTING):
+            if name in self.views_by_stage and rank(name) <= rank(self.stage):
+                return name, self.views_by_stage[name]
+        return None
 
-class _Rule(BaseModel):
-    min_reached: Stage
-    needs_selection_below: Stage | None = None
-    why: str
-
-
-# Minimum stage the run must have reached before each stage may run (controller spec §5).
-# A4 may follow the ReRanker directly when a selection exists; otherwise it needs A3.
-STAGE_RULES: dict[Stage, _Rule] = {
-    Stage.PREPROCESSED: _Rule(min_reached=Stage.RAW, why="PreProcessing runs on a fresh prompt"),
-    Stage.A2: _Rule(min_reached=Stage.PREPROCESSED, why="A2 needs a preprocessed prompt"),
-    Stage.RETRIEVAL: _Rule(min_reached=Stage.PREPROCESSED, why="retrieval needs query pieces"),
-    Stage.RERANKED: _Rule(min_reached=Stage.RETRIEVAL, why="the ReRanker needs retrieved chunks"),
-    Stage.A3: _Rule(min_reached=Stage.RETRIEVAL, why="the NLI gate needs retrieved chunks"),
-    Stage.A4: _Rule(
-        min_reached=Stage.RERANKED,
-        needs_selection_below=Stage.A3,
-        why="the Condenser needs A3, or the ReRanker with a non-empty selection",
-    ),
-    Stage.A5: _Rule(min_reached=Stage.A4, why="the Format Enforcer runs after the Condenser"),
-    Stage.BUILT: _Rule(min_reached=Stage.A4, why="the Prompt Builder needs the condensed context"),
-}
-
-
-def reached_stage(sp: SuperPrompt) -> Stage:
-    """The furthest stage whose outputs are still valid.
-
-    Re-running a stage invalidates everything after it, except A2, which only relabels the body
-    and so keeps later results (controller spec §5.2).
-    """
-    reached = Stage.RAW
-    for stage in sp.history_of_stages:
-        if stage is Stage.PREPROCESSED:
-            reached = Stage.PREPROCESSED
-        elif stage is Stage.A2:
-            reached = max(reached, Stage.A2, key=lambda s: s.rank)
-        else:
-            reached = stage
-    return reached
-
-
-def stage_blocker(sp: SuperPrompt, target: Stage, restart: bool = False) -> str | None:
-    """Why `target` may not run now, or None when it may."""
-    if target is Stage.RAW:
-        return "'raw' is the starting state, not a stage to run"
-    reached = reached_stage(sp)
-    rule = STAGE_RULES[target]
-    if target is Stage.PREPROCESSED:
-        return None if restart or reached is Stage.RAW else "the prompt is already preprocessed; restart to preprocess again"
-    if reached.rank < rule.min_reached.rank:
-        return rule.why
-    if (
-        rule.needs_selection_below is not None
-        and reached.rank < rule.needs_selection_below.rank
-        and not sp.final_selection_ids
-    ):
-        return rule.why
-    return None
-
-
-def check_stage_allowed(sp: SuperPrompt, target: Stage, restart: bool = False) -> None:
-    """Raise StageOrderError when `target` may not run on `sp`."""
-    blocker = stage_blocker(sp, target, restart)
-    if blocker is not None:
-        raise StageOrderError(target.value, reached_stage(sp).value, blocker)
-
-
-def allowed_stages(sp: SuperPrompt) -> list[Stage]:
-    """Stages that may run next, in pipeline order (for enabling buttons)."""
-    return [s for s in STAGE_ORDER[1:] if stage_blocker(sp, s) is None]
-
-
-def advance(sp: SuperPrompt, stage: Stage) -> dict[str, Any]:
-    """The stage/history fields every stage returns with its own outputs."""
-    return {"stage": stage, "history_of_stages": [*sp.history_of_stages, stage]}
+    def selection_before(self, stage: Stage) -> list[str]:
+        """The selection a selecting stage starts from: the latest valid view of a stage before it."""
+        for name in reversed(SELECTING):
+            if rank(name) < rank(stage) and rank(name) <= rank(self.stage) and name in self.views_by_stage:
+                return list(self.views_by_stage[name])
+        return []

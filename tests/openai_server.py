@@ -48,6 +48,8 @@ class FakeOpenAIServer:
         self.headers: list[dict[str, str]] = []
         self.script: deque[Reply] = deque()
         self.responder: Callable[[dict[str, Any]], str] = lambda req: "{}"
+        # A reply chosen from the request itself (say, a fault for one passage), before the script.
+        self.fault: Callable[[dict[str, Any]], Reply | None] = lambda req: None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -103,7 +105,7 @@ class FakeOpenAIServer:
                 if self.path.endswith("/embeddings"):
                     self._embeddings(body)
                     return
-                reply = server.script.popleft() if server.script else Reply()
+                reply = server.fault(body) or (server.script.popleft() if server.script else Reply())
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if body.get("stream") and reply.status == 200 and reply.raw_body is None:

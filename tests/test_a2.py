@@ -6,12 +6,11 @@ import json
 
 import pytest
 
-from ragstream.agents.a2_prompt_shaper import run_a2
 from ragstream.errors import AgentPromptValidationError
-from ragstream.preprocessing import preprocess
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Chunk, Span, Stage
+from tests.helpers import preprocessed, run_stage
 from tests.openai_server import FakeOpenAIServer, Reply
 
 LABELS = {"system": "Data_Scientist", "audience": "Manager", "tone": "formal", "response_depth": "exhaustive", "confidence": "low"}
@@ -19,20 +18,20 @@ LABELS = {"system": "Data_Scientist", "audience": "Manager", "tone": "formal", "
 
 def _preprocessed(settings: Settings, prompt: str):
     services = Services(settings)
-    return services, preprocess(prompt, settings, mapper=services.header_mapper, chunker=services.chunker)
+    return services, preprocessed(prompt, services)
 
 
 def test_a2_fills_body_and_extras(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
     services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models\n# Audience\nthe board")
     openai_server.push(Reply(content=json.dumps(LABELS)))
-    out = run_a2(sp, services.factory, services.llm)
-    assert out.stage is Stage.A2 and out.history_of_stages == [Stage.PREPROCESSED, Stage.A2]
+    out = run_stage(sp, "a2", services)
+    assert out.stage is Stage.A2 and out.history_of_stages == [Stage.PREPROCESS, Stage.A2]
     assert out.body.system == "You are an expert Data Scientist."
     assert out.body.audience == "the board"  # the user's own header wins
     assert (out.body.tone, out.body.depth, out.body.confidence) == ("formal", "exhaustive", "low")
-    assert out.extras["a2"]["decisions"]["audience"] == "kept_user_value"
-    assert out.extras["a2"]["confidence"] == "low"
-    assert out.extras["a2"]["usage"] == {"input_tokens": 11, "output_tokens": 7}
+    assert out.extras.a2.decisions["audience"] == "kept_user_value"
+    assert out.extras.a2.labels["confidence"] == "low"
+    assert out.extras.a2.usage.model_dump() == {"input_tokens": 11, "output_tokens": 7}
     assert "## System\nYou are an expert Data Scientist." in out.prompt_ready
     assert "- Tone: formal" in out.prompt_ready
     assert json.loads(openai_server.requests[0]["messages"][1]["content"].split("<<<INPUT\n")[1].split("\n")[0].split(" = ", 1)[1]) == "Compare churn models"
@@ -43,15 +42,15 @@ def test_a2_rerun_after_later_stages_keeps_retrieval(openai_settings: Settings, 
     chunk = Chunk(id="c1", source_path="a.md", sha256="x", chunk_index=0, text="t", span=Span(start=0, end=1))
     later = sp.model_copy(update={
         "stage": Stage.A4,
-        "history_of_stages": [Stage.PREPROCESSED, Stage.RETRIEVAL, Stage.RERANKED, Stage.A3, Stage.A4],
+        "history_of_stages": [Stage.PREPROCESS, Stage.RETRIEVAL, Stage.RERANK, Stage.A3, Stage.A4],
         "base_context_chunks": [chunk],
-        "views_by_stage": {"retrieval": ["c1"], "reranked": ["c1"], "a3": ["c1"], "a4": ["c1"]},
+        "views_by_stage": {"retrieval": ["c1"], "rerank": ["c1"], "a3": ["c1"], "a4": ["c1"]},
         "final_selection_ids": ["c1"],
         "S_CTX_MD": "- fact [c1]",
     })
     openai_server.push(Reply(content=json.dumps(LABELS)))
-    out = run_a2(later, services.factory, services.llm)
-    assert out.stage is Stage.A2
+    out = run_stage(later, "a2", services)
+    assert out.stage is Stage.A4  # the frontier: retrieval through A4 stay valid, only A5 and the build read labels
     assert out.history_of_stages[-1] is Stage.A2
     for name in ("base_context_chunks", "views_by_stage", "final_selection_ids", "S_CTX_MD"):
         assert getattr(out, name) == getattr(later, name)
@@ -62,12 +61,12 @@ def test_a2_broken_reply_is_typed_and_changes_nothing(openai_settings: Settings,
     before = sp.model_dump_json()
     openai_server.push(Reply(content="I think the system should be a data scientist."))
     with pytest.raises(AgentPromptValidationError):
-        run_a2(sp, services.factory, services.llm)
+        run_stage(sp, "a2", services)
     assert sp.model_dump_json() == before
 
 
 def test_a2_offline_default(settings: Settings) -> None:
     services, sp = _preprocessed(settings, "# Task\nWrite a Python function that parses CSV files, with pytest tests.")
-    out = run_a2(sp, services.factory, services.llm)
-    assert out.extras["a2"]["provider"] == "local"
-    assert out.extras["a2"]["labels"]["system"] == "Python_Programmer"
+    out = run_stage(sp, "a2", services)
+    assert out.extras.a2.provider == "local"
+    assert out.extras.a2.labels["system"] == "Python_Programmer"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import random
 import signal
@@ -17,6 +19,8 @@ from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.projects import project_paths
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+
+pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 
 WORDS = "retrieval fusion manifest chunk embedding checkpoint condenser excerpt budget ladder".split()
 
@@ -95,9 +99,9 @@ def test_kill_9_pipeline_then_resume_gives_the_same_prompt(indexed: Settings, tm
         ctl.config["pause_after"] = "none"
         if ctl.paused_before:
             sp = ctl.resume()
-        elif ctl.sp.stage.value == "built":
+        elif ctl.sp.stage.value == "build":
             sp = ctl.sp
         else:
             sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
-        assert sp.stage.value == "built"
+        assert sp.stage.value == "build"
         assert sp.prompt_ready == expected

@@ -12,7 +12,7 @@ from tests.fixtures_docs import SAMPLE
 
 APP = Path(__file__).resolve().parents[1] / "ragstream" / "app" / "ui_streamlit.py"
 PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
-STAGES = ["preprocessed", "a2", "retrieval", "reranked", "a3", "a4", "a5", "built"]
+STAGES = ["preprocess", "a2", "retrieval", "rerank", "a3", "a4", "a5", "build"]
 
 
 def _app(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
@@ -40,7 +40,7 @@ def test_full_manual_run(indexed: Settings, monkeypatch) -> None:
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert any(s.value == f"SuperPrompt - stage: {stage}" for s in at.subheader)
     ctl = at.session_state["controller"]
-    assert ctl.sp.stage.value == "built"
+    assert ctl.sp.stage.value == "build"
     assert _prompt_view(at) == ctl.sp.prompt_ready.rstrip("\n")
     assert '~~~~excerpt source="' in _prompt_view(at)
     assert at.get("download_button")
@@ -57,18 +57,18 @@ def test_run_all_pauses_for_review_and_the_edit_reaches_the_prompt(indexed: Sett
     at.text_area(key="sctx_edit").input("### Facts\n- EDITED IN THE GUI").run()
     _button(at, "continue").click().run()
     assert not at.exception
-    assert ctl.sp.stage.value == "built"
+    assert ctl.sp.stage.value == "build"
     assert "EDITED IN THE GUI" in _prompt_view(at) and original not in _prompt_view(at)
 
 
 def test_illegal_stage_buttons_are_disabled_and_the_controller_still_refuses(indexed: Settings, monkeypatch) -> None:
     at = _app(indexed.data_dir, monkeypatch)
-    assert _button(at, "stage_preprocessed").disabled  # no prompt yet
+    assert _button(at, "stage_preprocess").disabled  # no prompt yet
     at.text_area(key="prompt").input(PROMPT).run()
-    assert not _button(at, "stage_preprocessed").disabled
+    assert not _button(at, "stage_preprocess").disabled
     for stage in STAGES[1:]:
         assert _button(at, f"stage_{stage}").disabled
-    _button(at, "stage_preprocessed").click().run()
+    _button(at, "stage_preprocess").click().run()
     assert not _button(at, "stage_a2").disabled and not _button(at, "stage_retrieval").disabled
     assert _button(at, "stage_a4").disabled and _button(at, "continue").disabled
     ctl = at.session_state["controller"]

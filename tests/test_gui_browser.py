@@ -13,6 +13,8 @@ import pytest
 from ragstream.settings import Settings
 from tests.servers import free_port, wait_for_http
 
+pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "ragstream" / "app" / "ui_streamlit.py"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -57,7 +59,7 @@ def test_run_all_edit_at_pause_continue_in_a_real_browser(streamlit_url: str, tm
         review.fill("### Facts\n- EDITED IN A REAL BROWSER")
         review.press("Control+Enter")
         page.get_by_role("button", name="Continue").click()
-        expect(page.get_by_text("SuperPrompt - stage: built")).to_be_visible(timeout=180_000)
+        expect(page.get_by_text("SuperPrompt - stage: build")).to_be_visible(timeout=180_000)
         final = page.locator("code").first.inner_text()
         page.screenshot(path=str(tmp_path / "final_prompt.png"), full_page=True)
         browser.close()

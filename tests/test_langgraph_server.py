@@ -13,6 +13,8 @@ from langgraph_sdk import get_sync_client
 from ragstream.settings import Settings
 from tests.servers import free_port, wait_for_http
 
+pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
+
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = (ROOT / "examples" / "prompt.md").read_text(encoding="utf-8")
 
@@ -44,7 +46,7 @@ def test_sdk_runs_to_pause_edits_and_resumes(server: str) -> None:
     client = get_sync_client(url=server)
     thread = client.threads.create()
     tid = thread["thread_id"]
-    client.runs.wait(tid, "ragstream", input={"raw_prompt": PROMPT}, context={"project": "demo"})
+    client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo"})
     state = client.threads.get_state(tid)
     assert state["next"] == ["a5"]
     assert state["values"]["stage"] == "a4"
@@ -54,7 +56,7 @@ def test_sdk_runs_to_pause_edits_and_resumes(server: str) -> None:
     client.threads.update_state(tid, {"S_CTX_MD": "### Facts\n- EDITED THROUGH THE SDK"}, as_node="a4")
     client.runs.wait(tid, "ragstream", input=None, context={"project": "demo"})
     final = client.threads.get_state(tid)["values"]
-    assert final["stage"] == "built"
+    assert final["stage"] == "build"
     assert "EDITED THROUGH THE SDK" in final["prompt_ready"]
     assert original not in final["prompt_ready"]
     assert final["history_of_stages"].count("a4") == 1
@@ -66,11 +68,11 @@ def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
     events = [
         part.data
         for part in client.runs.stream(
-            tid, "ragstream", input={"raw_prompt": PROMPT}, context={"project": "demo"}, stream_mode="custom"
+            tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo"}, stream_mode="custom"
         )
         if part.event.startswith("custom")
     ]
     stages = [(e["event"], e["stage"]) for e in events if e.get("event", "").startswith("stage_")]
-    expected = [(kind, s) for s in ("preprocessed", "a2", "retrieval", "reranked", "a3", "a4") for kind in ("stage_start", "stage_finish")]
+    expected = [(kind, s) for s in ("preprocess", "a2", "retrieval", "rerank", "a3", "a4") for kind in ("stage_start", "stage_finish")]
     assert stages == expected  # the server pauses after A4
     assert any(e.get("event") == "llm_call" for e in events)

@@ -11,11 +11,11 @@ from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
-from ragstream.state import STAGE_ORDER, Stage
+from ragstream.stages import ORDER, Stage
 from tests.openai_server import Reply
 
 PROMPT = "# Task\nHow are changed documents re-embedded?\n# Odd heading\nbody\n# Format\nbullet list"
-LLM_STAGES = [Stage.PREPROCESSED, Stage.A2, Stage.A3, Stage.A4, Stage.A5]  # Agent 00 runs inside PreProcessing
+LLM_STAGES = [Stage.PREPROCESS, Stage.A2, Stage.A3, Stage.A4, Stage.A5]  # Agent 00 runs inside PreProcessing
 
 FAULTS = {
     "429_retry_after": ([Reply(status=429, headers={"retry-after": "0.05"})], "ok"),
@@ -41,9 +41,9 @@ def test_fault_at_stage(stage: Stage, fault: str, fault_env) -> None:
     server, settings = fault_env
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
-    if stage is not Stage.PREPROCESSED:
+    if stage is not Stage.PREPROCESS:
         ctl.preprocess(PROMPT)
-        for earlier in STAGE_ORDER[2 : STAGE_ORDER.index(stage)]:
+        for earlier in ORDER[2 : ORDER.index(stage)]:
             ctl.run_stage(earlier)
     before = ctl.sp.model_dump_json()
     replies, expected = FAULTS[fault]

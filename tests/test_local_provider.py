@@ -41,6 +41,7 @@ def _run_all(settings: Settings) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # starts a second process
 def test_local_output_valid_for_every_agent_and_identical_across_processes(base_settings: Settings) -> None:
     first = _run_all(base_settings)
     assert first == _run_all(base_settings)

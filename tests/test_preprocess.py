@@ -13,6 +13,7 @@ from ragstream.preprocessing import UnmappedHeader, preprocess
 from ragstream.preprocessing.schema import PromptSchema, load_prompt_schema, normalize_header
 from ragstream.settings import Settings
 from ragstream.state import Stage
+from tests.helpers import preprocessed
 
 # The alias table exactly as the PreProcessing spec lists it.
 SPEC_ALIASES = {
@@ -43,7 +44,7 @@ def test_every_spec_alias_maps_to_its_canon(alias: str, canon: str, settings: Se
     assert entry.canon == canon
     assert entry.mapped_by == "alias"
     assert entry.role == ("META" if canon in META else "CONTENT")
-    assert sp.extras["normalized_map"][header] == canon
+    assert sp.report.normalized_map[header] == canon
 
 
 def test_normalization_rule() -> None:
@@ -62,7 +63,7 @@ def test_task_from_user_prompt(settings: Settings, chunker: Chunker) -> None:
     sp = _run("# Context\nC\n# User prompt\nwhat is RRF?", settings, chunker)
     assert sp.preprocessing.task_rule == "FROM_USER_PROMPT"
     assert sp.body.task == "what is RRF?"
-    assert sp.extras["decisions"]["must_headers"]["TASK"].startswith("set by fallback")
+    assert sp.report.must_headers["TASK"].startswith("set by fallback")
 
 
 def test_task_from_first_content_section(settings: Settings, chunker: Chunker) -> None:
@@ -78,7 +79,7 @@ def test_meta_only_prompt_has_no_retrieval_pieces(settings: Settings, chunker: C
     assert sp.preprocessing.task_rule == "NO_CONTENT"
     assert sp.body.task is None
     assert sp.preprocessing.pieces == []
-    assert sp.extras["decisions"]["must_headers"]["TASK"] == "missing"
+    assert sp.report.must_headers["TASK"] == "missing"
 
 
 def test_plain_text_becomes_one_task_section(settings: Settings, chunker: Chunker) -> None:
@@ -105,7 +106,7 @@ def test_undecided_excluded_by_default_and_included_with_switch(settings: Settin
     default = _run(prompt, settings, chunker)
     row = default.preprocessing.segments[1]
     assert (row.canon_type, row.kept_for_retrieval, row.source_note) == ("UNDECIDED", False, "UNDECIDED")
-    assert default.extras["unknown_headers"] == ["Constraints"]
+    assert default.report.unknown_headers == ["Constraints"]
     assert all(p.parent_text_id != row.id for p in default.preprocessing.pieces)
 
     included = _run(prompt, settings, chunker, include_undecided=True)
@@ -160,12 +161,12 @@ def test_oversized_prompt_is_a_typed_error(settings: Settings, chunker: Chunker)
     assert isinstance(info.value, RagstreamError)
 
 
-def test_output_fields_and_prompt_ready(settings: Settings, chunker: Chunker) -> None:
-    sp = _run('{"TASK": "Explain fusion", "CONTEXT": "Chroma + BM25", "FORMAT": "bullets"}', settings, chunker)
-    assert sp.stage is Stage.PREPROCESSED
-    assert sp.history_of_stages == [Stage.PREPROCESSED]
-    assert sp.extras["decisions"]["format"] == "json"
-    assert sp.extras["source_spans"]["TASK"] == [[10, 24]]
+def test_output_fields_and_prompt_ready(settings: Settings) -> None:
+    sp = preprocessed('{"TASK": "Explain fusion", "CONTEXT": "Chroma + BM25", "FORMAT": "bullets"}', settings)
+    assert sp.stage is Stage.PREPROCESS
+    assert sp.history_of_stages == [Stage.PREPROCESS]
+    assert sp.extras.preprocess.format == "json"
+    assert sp.extras.preprocess.source_spans["TASK"] == [(10, 24)]
     assert "## Task\nExplain fusion" in sp.prompt_ready
     assert "## Context\nChroma + BM25" in sp.prompt_ready
     assert "- Format: bullets" in sp.prompt_ready

@@ -71,7 +71,7 @@ def _check(sp_prompt: str, settings: Settings, chunker: Chunker) -> str | None:
             assert p.piece_span.start <= covered, "a gap between pieces"
             covered = max(covered, p.piece_span.end)
         assert covered == len(seg.text)
-    return sp.model_dump_json()
+    return sp.preprocessing.model_dump_json() + sp.body.model_dump_json()
 
 
 @hyp_settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

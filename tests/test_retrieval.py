@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from ragstream.errors import RetrievalError
-from ragstream.preprocessing import preprocess
 from ragstream.retrieval.controller import Query
-from ragstream.retrieval.factory import build_controller, build_reranker
-from ragstream.retrieval.stage import run_reranker, run_retrieval
+from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.strategy import Strategy, choose_strategy
+from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Stage
+from tests.helpers import preprocessed, run_stage
 
 
 def _files(result) -> list[str]:
@@ -111,22 +111,23 @@ def test_strategy_chooser(query: str, strategy: Strategy) -> None:
 
 
 def test_retrieval_and_reranker_stages_update_the_superprompt(indexed: Settings) -> None:
-    sp = preprocess("# Task\nHow are documents re-embedded when they change?\n# Purpose\nonboarding", indexed)
-    controller = build_controller(indexed, "demo")
-    after = run_retrieval(sp, controller)
+    services = Services(indexed)
+    sp = preprocessed("# Task\nHow are documents re-embedded when they change?\n# Purpose\nonboarding", services)
+    after = run_stage(sp, "retrieval", services, project="demo")
     ids = after.views_by_stage["retrieval"]
     assert after.stage is Stage.RETRIEVAL and after.final_selection_ids == ids
     assert [c.id for c in after.base_context_chunks] == ids
-    assert after.extras["retrieval"]["strategy"] == "HYBRID" and after.extras["retrieval"]["rung"] == "hybrid"
+    assert after.extras.retrieval.strategy == "HYBRID" and after.extras.retrieval.rung == "hybrid"
+    assert after.extras.project == "demo"
     assert all("fused" in c.scores for c in after.base_context_chunks)
     assert "## Retrieved context (retrieval:" in after.prompt_ready
-    reranked = run_reranker(after, build_reranker(indexed), controller)
-    assert reranked.stage is Stage.RERANKED
-    assert sorted(reranked.views_by_stage["reranked"]) == sorted(ids)
-    assert reranked.final_selection_ids == reranked.views_by_stage["reranked"]
+    reranked = run_stage(after, "rerank", services)
+    assert reranked.stage is Stage.RERANK
+    assert sorted(reranked.views_by_stage["rerank"]) == sorted(ids)
+    assert reranked.final_selection_ids == reranked.views_by_stage["rerank"]
     assert reranked.views_by_stage["retrieval"] == ids
     assert reranked.final_selection_ids[0].startswith("ingestion.md@")
-    assert "## Retrieved context (reranked:" in reranked.prompt_ready
+    assert "## Retrieved context (rerank:" in reranked.prompt_ready
 
 
 def test_openai_embeddings_option_against_a_local_server(tmp_path) -> None:

@@ -21,6 +21,8 @@ from ragstream.settings import load_settings
 from tests.fixtures_docs import make_project
 from tests.servers import free_port, wait_for_http
 
+pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
+
 PROMPT = "# Task\nHow are changed documents re-embedded, and how are excerpts fenced?"
 PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
 

@@ -13,23 +13,15 @@ from langgraph.graph import END, START, StateGraph
 from ragstream.chunking import Chunker
 from ragstream.errors import StageOrderError
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
-from ragstream.preprocessing import preprocess
 from ragstream.settings import Settings
-from ragstream.state import (
-    Chunk,
-    ConversationTurn,
-    Span,
-    Stage,
-    SuperPrompt,
-    allowed_stages,
-    check_stage_allowed,
-    reached_stage,
-)
+from ragstream.stages import allowed_stages, check_stage_allowed, frontier_after
+from ragstream.state import Chunk, ConversationTurn, Span, Stage, SuperPrompt
+from tests.helpers import preprocessed
 
 
 @pytest.fixture()
 def full_sp(settings: Settings, chunker: Chunker) -> SuperPrompt:
-    sp = preprocess('{"TASK": "Explain \\"fusion\\"\\n now", "CONTEXT": {"n": 1}, "Odd": "ü"}', settings, chunker=chunker)
+    sp = preprocessed('{"TASK": "Explain \\"fusion\\"\\n now", "CONTEXT": {"n": 1}, "Odd": "ü"}', settings)
     chunk = Chunk(
         id="a.md:abc:0",
         source_path="docs/a.md",
@@ -46,7 +38,7 @@ def full_sp(settings: Settings, chunker: Chunker) -> SuperPrompt:
             "views_by_stage": {"retrieval": [chunk.id]},
             "final_selection_ids": [chunk.id],
             "S_CTX_MD": "- fact [a.md:abc:0]",
-            "extras": {**sp.extras, "nested": {"list": [1, 2.5, None, "x"]}},
+            "extras": sp.extras.model_copy(update={"send": {"nested": {"list": [1, 2.5, None, "x"]}}}),
             "recentConversation": [ConversationTurn(role="user", content="hi")],
         }
     )
@@ -94,45 +86,43 @@ def test_sqlite_checkpoint_round_trip_across_processes(full_sp: SuperPrompt, tmp
     assert "unregistered type" not in out.stderr
 
 
-def _after(*stages: Stage, selection: bool = True) -> SuperPrompt:
-    return SuperPrompt(
-        stage=stages[-1] if stages else Stage.RAW,
-        history_of_stages=list(stages),
-        final_selection_ids=["c1"] if selection else [],
-    )
+def _at(stage: Stage, selection: bool = True) -> SuperPrompt:
+    return SuperPrompt(stage=stage, final_selection_ids=["c1"] if selection else [])
 
 
 def test_stage_order_rules() -> None:
-    raw = _after()
-    assert allowed_stages(raw) == [Stage.PREPROCESSED]
+    raw = _at(Stage.RAW)
+    assert allowed_stages(raw) == [Stage.PREPROCESS]
     with pytest.raises(StageOrderError):
         check_stage_allowed(raw, Stage.RETRIEVAL)
 
-    pre = _after(Stage.PREPROCESSED)
-    assert allowed_stages(pre) == [Stage.A2, Stage.RETRIEVAL]
-    with pytest.raises(StageOrderError, match="already preprocessed"):
-        check_stage_allowed(pre, Stage.PREPROCESSED)
-    check_stage_allowed(pre, Stage.PREPROCESSED, restart=True)
-
-    retrieved = _after(Stage.PREPROCESSED, Stage.RETRIEVAL)
+    assert allowed_stages(_at(Stage.PREPROCESS)) == [Stage.PREPROCESS, Stage.A2, Stage.RETRIEVAL]
+    retrieved = _at(Stage.RETRIEVAL)
     assert Stage.A4 not in allowed_stages(retrieved)
-    assert {Stage.RERANKED, Stage.A3} <= set(allowed_stages(retrieved))
-
-    reranked = _after(Stage.PREPROCESSED, Stage.RETRIEVAL, Stage.RERANKED)
-    assert Stage.A4 in allowed_stages(reranked)
-    assert Stage.A4 not in allowed_stages(_after(Stage.PREPROCESSED, Stage.RETRIEVAL, Stage.RERANKED, selection=False))
-    assert Stage.BUILT not in allowed_stages(reranked)
-
-
-def test_rerunning_a2_keeps_later_results_but_other_reruns_invalidate() -> None:
-    built = [Stage.PREPROCESSED, Stage.A2, Stage.RETRIEVAL, Stage.RERANKED, Stage.A3, Stage.A4, Stage.A5, Stage.BUILT]
-    after_a2 = _after(*built, Stage.A2)
-    assert after_a2.stage is Stage.A2
-    assert reached_stage(after_a2) is Stage.BUILT
-    check_stage_allowed(after_a2, Stage.BUILT)
-
-    after_retrieval = _after(*built, Stage.RETRIEVAL)
-    assert reached_stage(after_retrieval) is Stage.RETRIEVAL
+    assert {Stage.RERANK, Stage.A3} <= set(allowed_stages(retrieved))
+    assert Stage.A4 in allowed_stages(_at(Stage.RERANK))
+    assert Stage.A4 not in allowed_stages(_at(Stage.RERANK, selection=False))
+    assert Stage.BUILD not in allowed_stages(_at(Stage.RERANK))
     with pytest.raises(StageOrderError) as info:
-        check_stage_allowed(after_retrieval, Stage.BUILT)
+        check_stage_allowed(retrieved, Stage.BUILD)
     assert info.value.reached == "retrieval"
+
+
+def test_what_a_rerun_invalidates_derives_from_reads_and_writes() -> None:
+    # A2 writes labels: only A5 and the build read them, so retrieval through A4 stay valid.
+    assert frontier_after(Stage.BUILD, Stage.A2) is Stage.A4
+    assert frontier_after(Stage.RETRIEVAL, Stage.A2) is Stage.RETRIEVAL
+    assert frontier_after(Stage.PREPROCESS, Stage.A2) is Stage.A2
+    # Retrieval, the ReRanker and A3 change the selection every later selecting stage reads.
+    for stage in (Stage.RETRIEVAL, Stage.RERANK, Stage.A3):
+        assert frontier_after(Stage.BUILD, stage) is stage
+    assert frontier_after(Stage.BUILD, Stage.PREPROCESS) is Stage.PREPROCESS
+    # A4's output is read by the build, not by A5.
+    assert frontier_after(Stage.BUILD, Stage.A4) is Stage.A5
+
+
+def test_old_stage_names_still_load() -> None:
+    assert Stage("preprocessed") is Stage.PREPROCESS and Stage("built") is Stage.BUILD
+    assert Stage("reranked") is Stage.RERANK
+    sp = SuperPrompt.model_validate({"stage": "reranked", "views_by_stage": {"reranked": ["c1"]}})
+    assert sp.stage is Stage.RERANK and sp.views_by_stage == {"rerank": ["c1"]}

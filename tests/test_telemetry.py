@@ -11,11 +11,13 @@ import pytest
 
 from ragstream.app.controller import AppController
 from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
-from ragstream.orchestration.graph import NODES, RunContext, build_graph
-from ragstream.orchestration.telemetry import summarize
+from ragstream.orchestration.graph import build_graph
+from ragstream.context.telemetry import summarize
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.state import STAGE_ORDER, SuperPrompt
+from ragstream.stage_io import RunContext
+from ragstream.stages import NAMES, ORDER
+from ragstream.state import SuperPrompt
 from tests.conftest import FAKE_KEY
 from tests.openai_server import FakeOpenAIServer, schema_responder
 
@@ -24,11 +26,11 @@ PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_t
 
 def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(indexed: Settings) -> None:
     services = Services(indexed)
-    context = RunContext(project="demo", user_text=PROMPT, services=services)
+    context = RunContext(project="demo", services=services)
     invoked_graph = build_graph(memory_checkpointer())
-    invoked = invoked_graph.invoke({"raw_prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
+    invoked = invoked_graph.invoke({"prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
     streamed_graph = build_graph(memory_checkpointer())
-    events = list(streamed_graph.stream({"raw_prompt": PROMPT}, {"configurable": {"thread_id": "s"}}, context=context, stream_mode="custom"))
+    events = list(streamed_graph.stream({"prompt": PROMPT}, {"configurable": {"thread_id": "s"}}, context=context, stream_mode="custom"))
     streamed = streamed_graph.get_state({"configurable": {"thread_id": "s"}}).values
 
     def clean(values: dict) -> dict:
@@ -38,11 +40,11 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
 
     assert clean(invoked) == clean(streamed)
     stage_events = [(e["event"], e["stage"]) for e in events if e["event"].startswith("stage_")]
-    expected = [(kind, stage.value) for stage in STAGE_ORDER[1:] for kind in ("stage_start", "stage_finish")]
+    expected = [(kind, stage.value) for stage in ORDER[1:] for kind in ("stage_start", "stage_finish")]
     assert stage_events == expected
     finish = {e["stage"]: e for e in events if e["event"] == "stage_finish"}
     assert finish["retrieval"]["retrieval"] == {"strategy": "HYBRID", "rung": "hybrid"}
-    assert finish["a4"]["counts"]["candidates"] > 0 and finish["built"]["prompt_tokens"] > 0
+    assert finish["a4"]["counts"]["candidates"] > 0 and finish["build"]["prompt_tokens"] > 0
     assert all(e["duration_ms"] >= 0 for e in finish.values())
 
 
@@ -66,7 +68,7 @@ def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Pa
     assert all(e["tokens_in"] == 11 and e["tokens_out"] == 7 for e in calls)
     assert all(e["cost_usd"] == pytest.approx(11 * 0.40 / 1e6 + 7 * 1.60 / 1e6) for e in calls)
     summary = summarize(events)
-    assert summary["llm"]["calls"] == len(calls) and list(summary["stages"]) == [s.value for s in STAGE_ORDER[1:]]
+    assert summary["llm"]["calls"] == len(calls) and list(summary["stages"]) == [s.value for s in ORDER[1:]]
 
     trace_text = ctl.traces.path(ctl.thread_id).read_text()
     state_text = ctl.sp.model_dump_json()
@@ -96,14 +98,14 @@ def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
     assert [e["event"] for e in ctl.trace()] == ["stage_start", "stage_finish"]
 
 
-def test_node_names_match_stage_order() -> None:
-    assert [stage for _, stage in NODES] == list(STAGE_ORDER[1:])
+def test_graph_nodes_are_the_registry() -> None:
+    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == list(NAMES)
 
 
 def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from ragstream.orchestration.otel import OtelSpans
+    from ragstream.context.otel import OtelSpans
 
     exporter = InMemorySpanExporter()
     ctl = AppController(indexed, checkpointer=memory_checkpointer(), services=Services(indexed))
@@ -111,7 +113,7 @@ def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
     ctl.select_project("demo")
     ctl.run_full_pipeline(PROMPT + "\n# Context\npassword: hunter2-very-secret", {"pause_after": "none"})
     names = [span.name for span in exporter.get_finished_spans()]
-    assert names == [f"stage.{s.value}" for s in STAGE_ORDER[1:]]
+    assert names == [f"stage.{s.value}" for s in ORDER[1:]]
     retrieval = next(s for s in exporter.get_finished_spans() if s.name == "stage.retrieval")
     assert retrieval.attributes["ragstream.retrieval.strategy"] == "HYBRID"
     ctl.traces.append(ctl.thread_id, [{"event": "note", "message": "password: hunter2-very-secret"}])

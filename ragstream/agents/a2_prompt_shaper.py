@@ -1,17 +1,15 @@
 """A2 PromptShaper: labels the prompt (system role, audience, tone, depth, confidence).
 
-Values the user wrote in the prompt win over A2's labels; A2 only fills what is missing, and records
-every decision. Re-running A2 after later stages relabels the body and leaves retrieval untouched.
+Values the user wrote in the prompt, and labels a person edited, win over A2's labels: A2 only
+fills what is missing and records every decision. Re-running A2 relabels the body and keeps
+retrieval through A4 (only A5 and the build read the labels).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
-from ragstream.prompt_view import render_prompt
-from ragstream.state import Stage, SuperPrompt, advance
+from ragstream.agents.runner import AgentRunner
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.state import A2Report, PromptBody, SuperPrompt, Usage
 
 AGENT = "A2"
 # A2 output field -> SuperPrompt body field.
@@ -24,47 +22,43 @@ LABEL_TO_BODY = {
 }
 
 
-def _user_given_fields(sp: SuperPrompt) -> set[str]:
-    if sp.preprocessing is None:
-        return set()
-    return {e.canon.lower() for e in sp.preprocessing.canon_entries if e.canon}
-
-
 def _body_value(field: str, label: str) -> str:
     if field == "system":
         return f"You are an expert {label.replace('_', ' ')}."
     return label.replace("_", " ")
 
 
-def run_a2(sp: SuperPrompt, factory: AgentFactory, llm: LLMClient, version: str = "v1") -> SuperPrompt:
-    payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
-    prompt = factory.create(AGENT, version, payload)
-    messages, response_format = prompt.compose(payload)
-    reply = llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-    labels = prompt.parse_and_validate(reply)
-
-    user_fields = _user_given_fields(sp)
-    body_update: dict[str, Any] = {}
-    applied: dict[str, str] = {}
+def shape(body: PromptBody, fixed: dict[str, str], runner: AgentRunner, version: str = "v1") -> tuple[PromptBody, A2Report]:
+    """The body relabelled, leaving `fixed` fields (field -> why: 'user' or 'edited') as they are."""
+    payload = {key: getattr(body, key) or "" for key in ("task", "purpose", "context")}
+    call = runner.run(AGENT, payload, version)
+    labels = call.output
+    update: dict[str, str] = {}
+    decisions: dict[str, str] = {}
     for label_field, body_field in LABEL_TO_BODY.items():
-        if body_field in user_fields:
-            applied[label_field] = "kept_user_value"
+        if body_field in fixed:
+            decisions[label_field] = f"kept_{fixed[body_field]}_value"
         else:
-            body_update[body_field] = _body_value(body_field, labels[label_field])
-            applied[label_field] = "a2"
-    extras = {
-        **sp.extras,
-        "a2": {
-            "labels": labels,
-            "decisions": applied,
-            "confidence": labels.get("confidence"),
-            "agent": f"{AGENT}/{version}",
-            "model": reply.model,
-            "provider": reply.provider,
-            "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
-        },
-    }
-    updated = sp.model_copy(
-        update={"body": sp.body.model_copy(update=body_update), "extras": extras, **advance(sp, Stage.A2)}
+            update[body_field] = _body_value(body_field, labels[label_field])
+            decisions[label_field] = "a2"
+    report = A2Report(
+        agent=f"{AGENT}/{version}",
+        provider=call.reply.provider,
+        model=call.reply.model,
+        labels={k: str(v) for k, v in labels.items()},
+        decisions=decisions,
+        usage=Usage(input_tokens=call.reply.usage.input_tokens, output_tokens=call.reply.usage.output_tokens),
     )
-    return updated.model_copy(update={"prompt_ready": render_prompt(updated)})
+    return body.model_copy(update=update), report
+
+
+def fixed_fields(sp: SuperPrompt) -> dict[str, str]:
+    """Body fields A2 must not touch: those the prompt gave, and labels a person edited."""
+    given = {e.canon.lower(): "user" for e in (sp.preprocessing.canon_entries if sp.preprocessing else []) if e.canon}
+    edited = {name: "edited" for name in sp.extras.edited_fields() if name in LABEL_TO_BODY.values()}
+    return {**given, **edited}
+
+
+def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    body, report = shape(sp.body, fixed_fields(sp), env.services.runner)
+    return StageOutput(updates={"body": body}, report=report)

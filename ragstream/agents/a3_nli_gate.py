@@ -7,12 +7,12 @@ LLM never spends a call on them and the better-ranked copy always survives.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
-from ragstream.prompt_view import normalized_ask, render_prompt
-from ragstream.state import Stage, SuperPrompt, advance
+from ragstream.agents.runner import AgentRunner
+from ragstream.prompt_view import normalized_ask
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.stages import Stage
+from ragstream.state import A3Report, Chunk, ChunkDecision, SuperPrompt
 
 AGENT = "A3"
 SHINGLE = 5
@@ -43,33 +43,25 @@ def near_duplicates(texts: list[tuple[str, str]]) -> dict[str, str]:
     return dupes
 
 
-def run_a3(sp: SuperPrompt, factory: AgentFactory, llm: LLMClient, version: str = "v1") -> SuperPrompt:
-    chunks = sp.chunk_by_id()
-    candidates = [cid for cid in sp.final_selection_ids if cid in chunks]
-    dupes = near_duplicates([(cid, chunks[cid].text) for cid in candidates])
-    ask = normalized_ask(sp)
-    decisions: dict[str, dict[str, Any]] = {}
-    for cid in candidates:
-        if cid in dupes:
-            decisions[cid] = {"decision": "drop_duplicate", "reason": f"near-duplicate of {dupes[cid]}"}
-            continue
-        payload = {"ask": ask, "passage": chunks[cid].text}
-        prompt = factory.create(AGENT, version, payload)
-        messages, response_format = prompt.compose(payload)
-        reply = llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-        decision = prompt.parse_and_validate(reply)["decision"]
-        decisions[cid] = {"decision": decision, "reason": f"{reply.provider}:{reply.model}"}
-    kept = [cid for cid in candidates if decisions[cid]["decision"] == "keep"]
+def gate(ask: str, candidates: list[Chunk], runner: AgentRunner, version: str = "v1") -> tuple[list[str], A3Report]:
+    """The candidates kept for the ask (in their order), with one decision and reason per candidate."""
+    dupes = near_duplicates([(c.id, c.text) for c in candidates])
+    judged = [c for c in candidates if c.id not in dupes]
+    calls = runner.run_many(AGENT, [{"ask": ask, "passage": c.text} for c in judged], version)
+    decisions = {cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}") for cid, other in dupes.items()}
+    for chunk, call in zip(judged, calls):
+        decisions[chunk.id] = ChunkDecision(decision=call.output["decision"], reason=call.source)
+    kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
     counts: dict[str, int] = {}
     for d in decisions.values():
-        counts[d["decision"]] = counts.get(d["decision"], 0) + 1
-    extras = {**sp.extras, "a3": {"decisions": decisions, "counts": counts, "agent": f"{AGENT}/{version}"}}
-    updated = sp.model_copy(
-        update={
-            "views_by_stage": {**sp.views_by_stage, Stage.A3.value: kept},
-            "final_selection_ids": kept,
-            "extras": extras,
-            **advance(sp, Stage.A3),
-        }
-    )
-    return updated.model_copy(update={"prompt_ready": render_prompt(updated)})
+        counts[d.decision] = counts.get(d.decision, 0) + 1
+    report = A3Report(agent=f"{AGENT}/{version}", provider=runner.provider_name,
+                      decisions={c.id: decisions[c.id] for c in candidates}, counts=counts)
+    return kept, report
+
+
+def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    chunks = sp.chunk_by_id()
+    candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
+    kept, report = gate(normalized_ask(sp), candidates, env.services.runner)
+    return StageOutput(report=report, selection=kept)

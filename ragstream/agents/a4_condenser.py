@@ -3,24 +3,49 @@
 S_CTX_MD has three parts (Facts, Constraints, Open issues); every line cites the chunk ids it
 rests on. Citations the model gives are checked against the selection; a line without a valid
 citation is matched to the chunk that contains it (or shares most words with it), and a line that
-matches nothing is dropped as unsupported.
+matches nothing is dropped as unsupported. A line addressed to the answering model (an injected
+instruction, a role to play) is withheld, whichever provider wrote it, and reported.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
-from ragstream.orchestration.budget import ContextBudget
-from ragstream.prompt_view import normalized_ask, render_prompt
-from ragstream.state import Chunk, Stage, SuperPrompt, advance
+from ragstream.agents.runner import AgentRunner
+from ragstream.context.budget import ContextBudget
+from ragstream.prompt_view import normalized_ask
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.stages import Stage
+from ragstream.state import A4Report, BudgetReport, Chunk, SuperPrompt
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
 _CITATION = re.compile(r"\[([^\[\]]+)\]")
 _WORD = re.compile(r"\w+")
+# Sentences addressed to the model reading the prompt, not statements about the subject: attempts to
+# change its instructions or role, talk about prompts and system messages, or dictate its reply.
+# Such a sentence may sit in a fenced excerpt (quoted, visibly a document's words) but is never
+# copied into the condensed context, where it would read as part of the prompt.
+_ADDRESSED_TO_READER = re.compile(
+    r"""(?ix)
+      \b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,60}\b(?:instructions?|prompts?|rules?|guidelines|everything|all)\b
+    | \byou\s+(?:are|must|should|will|shall)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:ai|assistant|model|chatbot|language\s+model|gpt|llm|dan)\b
+    | \bfrom\s+now\s+on\b
+    | \bas\s+an?\s+(?:ai|assistant|language\s+model)\b
+    | \b(?:developer\s+mode|jailbreak)
+    | ^\W*(?:assistant|system|user)\s*:
+    | \b(?:pretend\s+(?:to\s+be|you)|act\s+as|role-?\s?play)\b
+    | ^\W*(?:please\s+)?(?:respond|reply|answer|say)\b
+    | \b(?:respond|reply|answer)\s+only\s+with\b
+    | \b(?:do\s+not|don't|never)\s+(?:tell|mention|reveal)\s+(?:the\s+)?user\b
+    | \b(?:reveal|print|repeat|output|leak)\b[^.!?\n]{0,40}\b(?:instructions|prompt|api\s+keys?|passwords?|secrets?)\b
+    """
+)
+
+
+def addressed_to_reader(sentence: str) -> bool:
+    """True for a sentence that speaks to the answering model rather than about the documents' subject."""
+    return bool(_ADDRESSED_TO_READER.search(sentence))
 
 
 def _words(text: str) -> set[str]:
@@ -53,50 +78,41 @@ def render_sctx(sections: dict[str, list[tuple[str, list[str]]]]) -> str:
     return "\n\n".join(blocks)
 
 
-def run_a4(
-    sp: SuperPrompt, factory: AgentFactory, llm: LLMClient, budget: ContextBudget, version: str = "v1"
-) -> SuperPrompt:
-    by_id = sp.chunk_by_id()
-    selection = [by_id[cid] for cid in sp.final_selection_ids if cid in by_id]
-    ask = normalized_ask(sp)
+def condense(
+    ask: str, selection: list[Chunk], runner: AgentRunner, budget: ContextBudget, version: str = "v1"
+) -> tuple[str, list[str], A4Report]:
+    """S_CTX_MD for the ask from the selection that fits the budget, the ids kept, and the report."""
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
-    payload = {"ask": ask, "excerpts": {c.id: c.text for c in kept}}
-    prompt = factory.create(AGENT, version, payload)
-    messages, response_format = prompt.compose(payload)
-    reply = llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-    written = prompt.parse_and_validate(reply)
-
+    call = runner.run(AGENT, {"ask": ask, "excerpts": {c.id: c.text for c in kept}}, version)
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     unsupported: list[str] = []
+    withheld: list[str] = []
     seen: set[str] = set()
     for key, _ in SECTIONS:
-        for line in written.get(key, []):
+        for line in call.output.get(key, []):
             text, ids = cite(line, kept)
             if text in seen:
                 continue
             seen.add(text)
-            if text and ids:
+            if addressed_to_reader(text):
+                withheld.append(text)
+            elif text and ids:
                 sections.setdefault(key, []).append((text, ids))
             elif text:
                 unsupported.append(text)
-    kept_ids = [c.id for c in kept]
-    extras: dict[str, Any] = {
-        **sp.extras,
-        "a4": {
-            "budget": {**trim.as_dict(), "method": budget.method},
-            "dropped_for_budget": trim.removed,
-            "unsupported_lines": unsupported,
-            "agent": f"{AGENT}/{version}",
-            "provider": reply.provider,
-        },
-    }
-    updated = sp.model_copy(
-        update={
-            "S_CTX_MD": render_sctx(sections),
-            "final_selection_ids": kept_ids,
-            "views_by_stage": {**sp.views_by_stage, Stage.A4.value: kept_ids},
-            "extras": extras,
-            **advance(sp, Stage.A4),
-        }
+    report = A4Report(
+        agent=f"{AGENT}/{version}",
+        provider=call.reply.provider,
+        budget=BudgetReport(**trim.as_dict(), method=budget.method),
+        dropped_for_budget=trim.removed,
+        unsupported_lines=unsupported,
+        withheld_lines=withheld,
     )
-    return updated.model_copy(update={"prompt_ready": render_prompt(updated)})
+    return render_sctx(sections), [c.id for c in kept], report
+
+
+def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    by_id = sp.chunk_by_id()
+    selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
+    text, kept, report = condense(normalized_ask(sp), selection, env.services.runner, env.services.budget)
+    return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

@@ -1,6 +1,6 @@
 """A5 Format Enforcer: the requested format, normalized into a spec, an example shape and hard rules.
 
-It only writes `extras["format_enforcer"]`; the chunk selection and S_CTX_MD are never touched.
+It only writes its report (`extras.a5`); the chunk selection and S_CTX_MD are never touched.
 Section names the user listed explicitly (bullets, numbered lines, headings, or "sections: a, b")
 are read deterministically; otherwise the agent's sections are used only when the requested
 format itself names them, so no section is invented.
@@ -9,12 +9,10 @@ format itself names them, so no section is invented.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
-from ragstream.prompt_view import render_prompt
-from ragstream.state import Stage, SuperPrompt, advance
+from ragstream.agents.runner import AgentRunner
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.state import A5Report, PromptBody, SuperPrompt
 
 AGENT = "A5"
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(.+?)\s*$", re.MULTILINE)
@@ -55,20 +53,12 @@ def listed_sections(format_text: str) -> list[str]:
     return [s for s in items if s and len(s.split()) <= _MAX_SECTION_WORDS]
 
 
-def run_a5(sp: SuperPrompt, factory: AgentFactory, llm: LLMClient, version: str = "v1") -> SuperPrompt:
-    body = sp.body
-    payload = {
-        "format": body.format or "",
-        "depth": body.depth or "",
-        "audience": body.audience or "",
-        "tone": body.tone or "",
-    }
+def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Report:
+    """The output-format spec for the body's requested format, depth, tone and audience."""
     if body.format:
-        prompt = factory.create(AGENT, version, payload)
-        messages, response_format = prompt.compose(payload)
-        reply = llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-        chosen = prompt.parse_and_validate(reply)
-        source = f"{reply.provider}:{reply.model}"
+        payload = {"format": body.format, "depth": body.depth or "", "audience": body.audience or "", "tone": body.tone or ""}
+        call = runner.run(AGENT, payload, version)
+        chosen, source = call.output, call.source
     else:
         chosen, source = {"kind": "markdown", "sections": []}, "default (no format requested)"
     kind = chosen["kind"]
@@ -86,13 +76,9 @@ def run_a5(sp: SuperPrompt, factory: AgentFactory, llm: LLMClient, version: str 
     if body.audience:
         rules.append(f"Write for: {body.audience}.")
     rules.append("Cite the excerpt ids you rely on in square brackets.")
-    spec: dict[str, Any] = {
-        "kind": kind,
-        "sections": sections,
-        "requested": body.format or "",
-        "example_shape": EXAMPLES[kind],
-        "rules": rules,
-        "source": source,
-    }
-    updated = sp.model_copy(update={"extras": {**sp.extras, "format_enforcer": spec}, **advance(sp, Stage.A5)})
-    return updated.model_copy(update={"prompt_ready": render_prompt(updated)})
+    return A5Report(kind=kind, sections=sections, requested=body.format or "", example_shape=EXAMPLES[kind],
+                    rules=rules, source=source)
+
+
+def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    return StageOutput(report=enforce(sp.body, env.services.runner))

@@ -12,8 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
+from ragstream.agents.runner import AgentRunner
 from ragstream.preprocessing import UnmappedHeader
 from ragstream.preprocessing.schema import PromptSchema
 
@@ -47,19 +46,15 @@ class HeaderMappingCache:
 class Agent00HeaderMapper:
     """A `HeaderMapper` backed by the A00 agent config and any llm_client provider."""
 
-    def __init__(self, factory: AgentFactory, llm: LLMClient, cache: HeaderMappingCache, version: str = "v1") -> None:
-        self.factory = factory
-        self.llm = llm
+    def __init__(self, runner: AgentRunner, cache: HeaderMappingCache, version: str = "v1") -> None:
+        self.runner = runner
         self.cache = cache
         self.version = version
         self.calls = 0
 
     def _ask(self, payload: dict[str, str]) -> str:
-        prompt = self.factory.create(AGENT, self.version, payload)
-        messages, response_format = prompt.compose(payload)
         self.calls += 1
-        reply = self.llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-        return str(prompt.parse_and_validate(reply)["canon"])
+        return str(self.runner.run(AGENT, payload, self.version).output["canon"])
 
     def map_headers(
         self, headers: list[UnmappedHeader], schema: PromptSchema, missing_must: list[str]
@@ -77,7 +72,7 @@ class Agent00HeaderMapper:
             if canon in schema.canon:
                 self.cache.store(
                     header.normalized,
-                    {"canon": canon, "via": via, "agent": f"{AGENT}/{self.version}", "provider": self.llm.provider_name},
+                    {"canon": canon, "via": via, "agent": f"{AGENT}/{self.version}", "provider": self.runner.provider_name},
                 )
                 result[header.normalized] = canon
             else:

@@ -9,43 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from ragstream.agents.providers.base import LLMResponse, Provider, TokenUsage
 from ragstream.errors import LLMError, LLMNotConfiguredError
-from ragstream.orchestration.telemetry import cost_estimate, emit
+from ragstream.context.telemetry import cost_estimate, emit
 from ragstream.settings import Settings, default_settings
 
 log = logging.getLogger("ragstream.llm")
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class LLMResponse:
-    text: str
-    model: str
-    provider: str
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    attempts: int = 1
-    latency_s: float = 0.0
-
-
-class Provider(Protocol):
-    name: str
-
-    def complete(
-        self,
-        model: str,
-        messages: list[dict[str, str]],
-        response_format: dict[str, Any] | None,
-        temperature: float,
-        max_tokens: int | None,
-    ) -> LLMResponse: ...
 
 
 class LLMClient:
@@ -133,6 +104,9 @@ class LLMClient:
                 "attempts": response.attempts,
             }
         )
+
+
+__all__ = ["LLMClient", "LLMResponse", "Provider", "TokenUsage", "call"]
 
 
 def call(

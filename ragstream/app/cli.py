@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Callable
 
 from ragstream.errors import InputError, RagstreamError
+from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
+from ragstream.stages import NAMES, SKIPPABLE
 from ragstream.state import SuperPrompt
 
 
@@ -68,18 +70,18 @@ def _print_sp(sp: SuperPrompt, as_json: bool) -> None:
         print(sp.prompt_ready, end="")
 
 
-def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.preprocessing import preprocess
+def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str | None = None, **options: object) -> SuperPrompt:
+    from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
+    from ragstream.stage_io import RunContext, StageEnv
+    from ragstream.stages import Stage
 
-    services = Services(settings)
-    sp = preprocess(
-        _read_prompt(args),
-        settings,
-        mapper=services.header_mapper,
-        include_undecided=args.include_undecided or None,
-        chunker=services.chunker,
-    )
+    env = StageEnv(Services(settings), RunContext.coerce(RunContext(manual=True, **options)), prompt)
+    return run_alone(sp, Stage(stage_name), env)
+
+
+def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
+    sp = _run_alone(settings, SuperPrompt(), "preprocess", _read_prompt(args), include_undecided=args.include_undecided or None)
     _print_sp(sp, args.json)
     return 0
 
@@ -98,19 +100,13 @@ def _read_sp(source: str) -> SuperPrompt:
 
 
 def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.agents.a2_prompt_shaper import run_a2
-    from ragstream.services import Services
-    from ragstream.state import Stage, check_stage_allowed
-
-    sp = _read_sp(args.sp)
-    check_stage_allowed(sp, Stage.A2)
-    services = Services(settings)
-    sp = run_a2(sp, services.factory, services.llm, version=args.version)
+    sp = _run_alone(settings, _read_sp(args.sp), "a2")
     if args.json:
         print(sp.model_dump_json(indent=2))
     else:
-        labels = sp.extras["a2"]["labels"]
-        print("\n".join(f"{k}: {v} ({sp.extras['a2']['decisions'][k]})" for k, v in labels.items()))
+        report = sp.extras.a2
+        assert report is not None
+        print("\n".join(f"{k}: {v} ({report.decisions[k]})" for k, v in report.labels.items()))
         print("\n=== prompt_ready ===")
         print(sp.prompt_ready, end="")
     return 0
@@ -193,7 +189,7 @@ def _controller(settings: Settings, thread: str | None, project: str | None):
 
     ctl = AppController(settings, thread_id=thread)
     ctl.on_event = _progress
-    project = project or ctl.sp.extras.get("project")
+    project = project or ctl.sp.extras.project
     if project:
         ctl.select_project(project)
     return ctl
@@ -253,11 +249,11 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.app.controller import AppController
+    from ragstream.stages import Stage, stage_named
 
     ctl = _controller(settings, args.thread, args.project)
-    stage = AppController.stage_of(args.stage)
-    text = _read_prompt(args) if stage.value == "preprocessed" else None
+    stage = stage_named(args.stage)
+    text = _read_prompt(args) if stage is Stage.PREPROCESS else None
     _report(ctl, ctl.run_stage(stage, text))
     return 0
 
@@ -324,7 +320,7 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
-    from ragstream.orchestration.telemetry import summarize
+    from ragstream.context.telemetry import summarize
 
     ctl = _controller(settings, args.thread, None)
     events = ctl.trace()
@@ -379,8 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
-    run.add_argument("--strategy", choices=["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"])
-    run.add_argument("--skip", nargs="*", choices=["a2", "reranker", "a3", "a5"], help="stages to skip")
+    run.add_argument("--strategy", choices=list(Strategy.__members__))
+    run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.set_defaults(handler=cmd_run)
 
@@ -391,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=cmd_demo, strategy=None, skip=None)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
-    step.add_argument("stage", choices=["preprocess", "a2", "retrieval", "reranker", "a3", "a4", "a5", "build"])
+    step.add_argument("stage", choices=list(NAMES))
     step.add_argument("prompt", nargs="?", help="the prompt text (for preprocess)")
     step.add_argument("--file", help="read the prompt from this UTF-8 file (for preprocess)")
     step.add_argument("--thread", required=True)

@@ -15,36 +15,26 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from ragstream.errors import InputError, ProjectError, RagstreamError
+from langgraph.graph import END
+from langgraph.types import Command
+
+from ragstream.context.otel import OtelSpans
+from ragstream.context.telemetry import TraceStore
+from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
 from ragstream.ingestion.manager import IngestionManager, IngestionStats, Progress
 from ragstream.ingestion.manifest import Manifest
+from ragstream.orchestration.apply import apply_edit
 from ragstream.orchestration.checkpoint import open_checkpointer
-from ragstream.orchestration.otel import OtelSpans
-from ragstream.orchestration.telemetry import TraceStore
-from ragstream.orchestration.graph import NODE_FOR_STAGE, NODES, PREVIOUS_NODE, STAGE_FOR_NODE, RunContext, build_graph
+from ragstream.orchestration.graph import build_graph, preflight
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import project_paths
-from ragstream.prompt_view import render_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.state import PromptBody, Stage, SuperPrompt, check_stage_allowed
+from ragstream.stage_io import RunContext
+from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, pause_points, stage_named
+from ragstream.state import SuperPrompt
 
 log = logging.getLogger("ragstream.controller")
-
-EDITABLE = {"S_CTX_MD", "final_selection_ids", "body"}
-PAUSE_POLICIES = ("a4", "none", "all")
-
-
-def pause_nodes(policy: str | list[str]) -> list[str] | None:
-    """`a4` (default): pause after the Condenser; `all`: after every stage; `none`; or node names."""
-    if isinstance(policy, list):
-        unknown = set(policy) - {name for name, _ in NODES}
-        if unknown:
-            raise InputError(f"unknown pause points {sorted(unknown)}")
-        return policy or None
-    if policy not in PAUSE_POLICIES:
-        raise InputError(f"pause_after must be one of {PAUSE_POLICIES} or a list of stages, not {policy!r}")
-    return {"a4": ["a4"], "none": None, "all": [name for name, _ in NODES]}[policy]
 
 
 class AppController:
@@ -90,28 +80,38 @@ class AppController:
 
     @property
     def paused_before(self) -> list[str]:
-        """Nodes the thread will run next when resumed (empty when finished or never started)."""
+        """Stages the thread will run next when resumed (empty when finished or never started)."""
         return list(self.graph.get_state(self._cfg).next)
 
-    def _context(self, auto: bool, user_text: str | None = None) -> RunContext:
-        ctx = RunContext(
-            project=self.active_project,
-            user_text=user_text,
-            strategy=self.config["strategy"],
-            skip=list(self.config["skip"]) if auto else [],
-            include_undecided=self.config["include_undecided"],
-            history_profile=self.history_profile,
-            services=self.services,
+    def _context(self, manual: bool) -> RunContext:
+        return RunContext.coerce(
+            RunContext(
+                project=self.active_project,
+                strategy=self.config["strategy"],
+                skip=[] if manual else list(self.config["skip"]),
+                include_undecided=self.config["include_undecided"],
+                history_profile=self.history_profile,
+                manual=manual,
+                services=self.services,
+            )
         )
-        ctx.validate()
-        return ctx
 
-    def _run_graph(self, graph_input: Any, context: RunContext, interrupt_after: list[str] | None, label: str) -> None:
-        """Run the graph through its stream, so stage events reach `on_event` live and the trace."""
+    def _run_graph(self, graph_input: Any, context: RunContext, stage: Stage, pause: list[str], label: str) -> None:
+        """Check the first stage, then run the graph from it through its stream.
+
+        The check runs before the graph is touched, so a refused call leaves the thread exactly as it
+        was; stage events reach `on_event` live and the trace.
+        """
+        prompt = graph_input.get("prompt") if isinstance(graph_input, dict) else None
+        if isinstance(graph_input, Command) and isinstance(graph_input.update, dict):
+            prompt = graph_input.update.get("prompt")
+        preflight(self.sp, stage, context, self.services, prompt)
+        if self.paused_before:  # a pending pause or a failed stage: the state decides where to go now
+            self.graph.update_state(self._cfg, None, as_node=END)
         events: list[dict[str, Any]] = []
         try:
             for event in self.graph.stream(
-                graph_input, self._cfg, context=context, interrupt_after=interrupt_after, stream_mode="custom"
+                graph_input, self._cfg, context=context, interrupt_after=pause or None, stream_mode="custom"
             ):
                 event = {**event, "call": label}
                 events.append(event)
@@ -148,55 +148,27 @@ class AppController:
     # -- stages ---------------------------------------------------------------------------
 
     def preprocess(self, user_text: str, restart: bool = True) -> SuperPrompt:
+        """PreProcessing on a new prompt (a new run on this thread; `restart=False` refuses once preprocessed)."""
+
         def run() -> None:
-            if not restart:
-                check_stage_allowed(self.sp, Stage.PREPROCESSED)
-            validate_prompt(user_text, self.settings)
-            context = self._context(auto=False, user_text=user_text)
-            self.graph.update_state(self._cfg, None, as_node=PREVIOUS_NODE["preprocess"])
-            self._run_graph(None, context, ["preprocess"], "preprocess")
+            if not restart and self.sp.stage is not Stage.RAW:
+                raise StageOrderError("preprocess", self.sp.stage.value, "the prompt is already preprocessed; restart to preprocess again")
+            goto = Command(goto=Stage.PREPROCESS.value, update={"prompt": user_text})
+            self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, [Stage.PREPROCESS.value], "preprocess")
 
         return self._execute("preprocess", run)
 
     def _step(self, stage: Stage) -> SuperPrompt:
-        node = NODE_FOR_STAGE[stage]
-
         def run() -> None:
-            check_stage_allowed(self.sp, stage)
-            context = self._context(auto=False)
-            self.graph.update_state(self._cfg, None, as_node=PREVIOUS_NODE[node])
-            self._run_graph(None, context, [node], node)
+            self._run_graph(Command(goto=stage.value), self._context(manual=True), stage, [stage.value], stage.value)
 
-        return self._execute(node, run)
-
-    def run_a2(self) -> SuperPrompt:
-        return self._step(Stage.A2)
-
-    def run_retrieval(self) -> SuperPrompt:
-        return self._step(Stage.RETRIEVAL)
-
-    def run_reranker(self) -> SuperPrompt:
-        return self._step(Stage.RERANKED)
-
-    def run_a3(self) -> SuperPrompt:
-        return self._step(Stage.A3)
-
-    def run_a4(self) -> SuperPrompt:
-        return self._step(Stage.A4)
-
-    def run_a5(self) -> SuperPrompt:
-        return self._step(Stage.A5)
-
-    def build_prompt(self) -> SuperPrompt:
-        return self._step(Stage.BUILT)
+        return self._execute(stage.value, run)
 
     def run_stage(self, stage: Stage | str, user_text: str | None = None) -> SuperPrompt:
         """One stage by name (what the GUI's buttons and `ragstream step` call)."""
-        stage = Stage(stage) if not isinstance(stage, Stage) else stage
-        if stage is Stage.PREPROCESSED:
+        stage = stage if isinstance(stage, Stage) else stage_named(stage)
+        if stage is Stage.PREPROCESS:
             return self.preprocess(user_text if user_text is not None else self.sp.raw_prompt)
-        if stage is Stage.RAW:
-            raise InputError("'raw' is the starting state, not a stage")
         return self._step(stage)
 
     def run_full_pipeline(self, user_text: str, options: dict[str, Any] | None = None) -> SuperPrompt:
@@ -204,58 +176,40 @@ class AppController:
         opts = {**self.config, **(options or {})}
         if "project" in opts and opts["project"]:
             self.select_project(opts["project"])
+        pause = pause_points(opts["pause_after"])
         self.config.update({k: opts[k] for k in ("pause_after", "skip", "strategy", "include_undecided") if k in opts})
 
         def run() -> None:
             validate_prompt(user_text, self.settings)
-            context = self._context(auto=True, user_text=user_text)
-            self.graph.update_state(self._cfg, None, as_node=PREVIOUS_NODE["preprocess"])
-            self._run_graph(None, context, pause_nodes(self.config["pause_after"]), "run_full_pipeline")
+            self._run_graph({"prompt": user_text}, self._context(manual=False), Stage.PREPROCESS, pause, "run_full_pipeline")
 
         return self._execute("run_full_pipeline", run)
 
     def resume(self) -> SuperPrompt:
-        """Continue an auto run from its pause (edits made at the pause are already applied)."""
-        if not self.paused_before:
+        """Continue an auto run from the frontier (edits made at a pause are already applied)."""
+        sp = self.sp
+        context = self._context(manual=False)
+        target = next_stage(sp.stage, set(context.skip)) if sp.stage is not Stage.RAW else None
+        if target is None:
             raise InputError("nothing to resume: the run is finished or has not started")
 
         def run() -> None:
-            self._run_graph(None, self._context(auto=True), pause_nodes(self.config["pause_after"]), "resume")
+            self._run_graph(Command(goto=target.value), context, target, pause_points(self.config["pause_after"]), "resume")
 
         return self._execute("resume", run)
 
     def edit(self, **fields: Any) -> SuperPrompt:
-        """A person's edits, recorded as the output of the current stage (e.g. A4's, at the pause)."""
-        sp = self.sp
-        if sp.stage is Stage.RAW:
-            raise InputError("nothing to edit yet: preprocess a prompt first")
-        body_fields = set(PromptBody.model_fields)
-        update: dict[str, Any] = {}
-        body = sp.body.model_dump()
-        for key, value in fields.items():
-            if key in body_fields:
-                body[key] = value
-            elif key == "body":
-                body.update(value.model_dump() if isinstance(value, PromptBody) else dict(value))
-            elif key in EDITABLE:
-                update[key] = value
-            else:
-                raise InputError(f"'{key}' cannot be edited; editable: {sorted(EDITABLE | body_fields)}")
-        update["body"] = PromptBody.model_validate(body)
-        if "final_selection_ids" in update:
-            known = {c.id for c in sp.base_context_chunks}
-            unknown = [cid for cid in update["final_selection_ids"] if cid not in known]
-            if unknown:
-                raise InputError(f"unknown chunk ids in final_selection_ids: {unknown}")
-            if sp.stage.value in sp.views_by_stage:
-                update["views_by_stage"] = {**sp.views_by_stage, sp.stage.value: list(update["final_selection_ids"])}
-        edits = [*sp.extras.get("edits", []), {"stage": sp.stage.value, "fields": sorted(fields)}]
-        update["extras"] = {**sp.extras, "edits": edits}
-        edited = sp.model_copy(update=update)
-        update["prompt_ready"] = render_prompt(edited)
-        return self._execute(
-            "edit", lambda: self.graph.update_state(self._cfg, update, as_node=NODE_FOR_STAGE[sp.stage])
-        )
+        """A person's edits, recorded as the output of the stage that owns them (e.g. A4's, at the pause).
+
+        An edit invalidates what depends on it, like a re-run of that stage: editing the condensed
+        context after the build re-opens the build, editing a label re-opens A5.
+        """
+
+        def run() -> None:
+            updates, frontier = apply_edit(self.sp, fields)
+            self.graph.update_state(self._cfg, updates, as_node=frontier.value)
+
+        return self._execute("edit", run)
 
     # -- send and memory ------------------------------------------------------------------
 
@@ -265,14 +219,14 @@ class AppController:
         The result lands in `extras["send"]` (recorded after the build) and in the trace, and the pair
         goes to the project's conversation memory unless history is switched off.
         """
-        from ragstream.orchestration.send import send
+        from ragstream.context.send import send
 
         sp = self.sp
         result: dict[str, Any] = {}
 
         def run() -> None:
-            result.update(send(sp, self.services.llm, self.services.factory, self.services.budget, self.settings.send, on_token))
-            self.graph.update_state(self._cfg, {"extras": {**sp.extras, "send": result}}, as_node="build")
+            result.update(send(sp, self.services.llm, self.services.runner, self.services.budget, self.settings.send, on_token))
+            self.graph.update_state(self._cfg, {"extras": sp.extras.model_copy(update={"send": result})}, as_node=Stage.BUILD.value)
             self.traces.append(
                 self.thread_id,
                 [{"event": "send", "retries": result["retries"], "accepted": result["accepted"], **result["usage"],
@@ -314,7 +268,7 @@ class AppController:
         for snap in self.graph.get_state_history(self._cfg):
             if snap.config["configurable"]["checkpoint_id"] == checkpoint_id:
                 values = SuperPrompt.model_validate(snap.values) if snap.values else SuperPrompt()
-                node = NODE_FOR_STAGE.get(values.stage, "__start__")
+                node = values.stage.value if values.stage is not Stage.RAW else Stage.PREPROCESS.value
                 self.graph.update_state(self._cfg, dict(values), as_node=node)
                 return self.sp
         raise InputError(f"no checkpoint {checkpoint_id!r} on thread {self.thread_id}")
@@ -351,6 +305,18 @@ class AppController:
             self.last_error = f"ingest: {exc}"
             raise
 
-    @staticmethod
-    def stage_of(node: str) -> Stage:
-        return STAGE_FOR_NODE[node]
+
+def _manual_method(spec: StageSpec) -> Callable[[AppController], SuperPrompt]:
+    stage = Stage(spec.name)
+
+    def method(self: AppController) -> SuperPrompt:
+        return self._step(stage)
+
+    method.__name__ = spec.method
+    method.__doc__ = f"Run {spec.label} by hand on this thread (refused, changing nothing, when not legal yet)."
+    return method
+
+
+# The manual stage methods the controller spec names (run_a2 ... build_prompt), one per registered stage.
+for _spec in REGISTRY[1:]:
+    setattr(AppController, _spec.method, _manual_method(_spec))

@@ -15,20 +15,11 @@ from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.ingestion.manifest import Manifest
-from ragstream.orchestration.telemetry import summarize
+from ragstream.context.telemetry import summarize
 from ragstream.projects import list_projects, project_paths, validate_project_name
-from ragstream.state import Stage, allowed_stages
+from ragstream.stages import REGISTRY, Stage, allowed_stages
 
-STAGE_BUTTONS = (
-    (Stage.PREPROCESSED, "PreProcessing"),
-    (Stage.A2, "A2 PromptShaper"),
-    (Stage.RETRIEVAL, "Retrieval"),
-    (Stage.RERANKED, "ReRanker"),
-    (Stage.A3, "A3 NLI Gate"),
-    (Stage.A4, "A4 Condenser"),
-    (Stage.A5, "A5 Format Enforcer"),
-    (Stage.BUILT, "Prompt Builder"),
-)
+STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)
 
 
@@ -106,7 +97,7 @@ def stage_buttons(ctl: AppController, prompt: str) -> None:
     legal = set(allowed_stages(sp))
     columns = st.columns(len(STAGE_BUTTONS))
     for column, (stage, label) in zip(columns, STAGE_BUTTONS):
-        enabled = bool(prompt.strip()) if stage is Stage.PREPROCESSED else stage in legal
+        enabled = bool(prompt.strip()) if stage is Stage.PREPROCESS else stage in legal
         if column.button(label, key=f"stage_{stage.value}", disabled=not enabled, use_container_width=True):
             attempt(ctl.run_stage, stage, prompt)
             st.session_state.auto_run = False
@@ -193,7 +184,7 @@ def main() -> None:
     sp = ctl.sp
     st.subheader(f"SuperPrompt - stage: {sp.stage.value}")
     st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown")
-    if sp.stage is Stage.BUILT:
+    if sp.stage is Stage.BUILD:
         st.download_button("Download prompt", sp.prompt_ready, file_name="superprompt.md", key="download")
     telemetry_panel(ctl)
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from ragstream.chunking import Chunker
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document
-from ragstream.ingestion.manifest import FileEntry, Manifest
-from ragstream.ingestion.snapshot import generation_dir, load_snapshot, prune_generations, write_snapshot
+from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
+from ragstream.ingestion.snapshot import load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
 from ragstream.projects import ProjectPaths, project_paths
 from ragstream.settings import Settings

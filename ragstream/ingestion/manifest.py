@@ -4,11 +4,19 @@ generation is current. Written atomically and last, so it is the commit point of
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
 from ragstream.atomic import write_atomic
+from ragstream.errors import ProjectError
+from ragstream.projects import ProjectPaths, project_paths
+from ragstream.settings import Settings
+
+
+def generation_dir(index_dir: Path, generation: int) -> Path:
+    return index_dir / f"g{generation:06d}"
 
 
 class FileEntry(BaseModel):
@@ -36,3 +44,46 @@ class Manifest(BaseModel):
 
     def chunk_ids(self) -> set[str]:
         return {cid for entry in self.files.values() for cid in entry.chunk_ids}
+
+
+_GENERATIONS: dict[Path, tuple[tuple[int, int], int]] = {}
+_GENERATIONS_LOCK = threading.Lock()
+
+
+def committed_generation(path: Path) -> int:
+    """The manifest's generation (0: none), re-read only when the file changed since the last call.
+
+    Readers call this on every query; a project's manifest lists every file, so parsing it each
+    time would cost more than the query.
+    """
+    try:
+        stat = path.stat()
+    except OSError:
+        return 0
+    signature = (stat.st_mtime_ns, stat.st_size)
+    with _GENERATIONS_LOCK:
+        cached = _GENERATIONS.get(path)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    generation = Manifest.load(path).generation
+    with _GENERATIONS_LOCK:
+        _GENERATIONS[path] = (signature, generation)
+    return generation
+
+
+def indexed_project(settings: Settings, name: str | None) -> ProjectPaths:
+    """The project's paths when it exists and has a committed index; a ProjectError saying what to do otherwise.
+
+    Cheap (a stat and a cached generation number), so every run can check it before any work.
+    """
+    if not name:
+        raise ProjectError("no project selected: pass the project whose documents ground the prompt")
+    paths = project_paths(settings, name)
+    generation = committed_generation(paths.manifest_path)
+    if generation and generation_dir(paths.index_dir, generation).is_dir():
+        return paths
+    if paths.raw_dir.is_dir() or paths.store_dir.is_dir():
+        raise ProjectError(f"project '{name}' has no index yet: run `ragstream ingest {name}`")
+    raise ProjectError(
+        f"no project '{name}' under {settings.data_dir}: create it with `ragstream ingest {name} --path <folder>`"
+    )

@@ -17,6 +17,7 @@ from pathlib import Path
 import bm25s
 import Stemmer
 
+from ragstream.ingestion.manifest import generation_dir
 from ragstream.state import Chunk
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -25,10 +26,6 @@ _TOKEN_FILE = re.compile(r"[\w./\-]+\.\w{1,8}")
 
 def bm25_tokens(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
-
-
-def generation_dir(index_dir: Path, generation: int) -> Path:
-    return index_dir / f"g{generation:06d}"
 
 
 @dataclass

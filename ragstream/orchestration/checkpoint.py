@@ -16,21 +16,27 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
-from ragstream import state
+from ragstream import stages, state
 from ragstream.errors import ConfigError
 from ragstream.settings import Settings
 
 
-def _state_types() -> list[tuple[str, str]]:
-    return [
+def state_types() -> list[tuple[str, str]]:
+    """Every type a checkpoint of the SuperPrompt may hold: the state's models and the Stage enum.
+
+    `Stage` is listed under both modules: earlier versions defined it in `ragstream.state`, and their
+    checkpoints name it there.
+    """
+    models = [
         (state.__name__, name)
         for name, obj in inspect.getmembers(state, inspect.isclass)
-        if obj.__module__ == state.__name__ and (issubclass(obj, BaseModel) or obj is state.Stage)
+        if obj.__module__ == state.__name__ and issubclass(obj, BaseModel)
     ]
+    return [*models, (stages.__name__, "Stage"), (state.__name__, "Stage")]
 
 
 def state_serializer() -> JsonPlusSerializer:
-    return JsonPlusSerializer(allowed_msgpack_modules=_state_types())
+    return JsonPlusSerializer(allowed_msgpack_modules=state_types())
 
 
 def memory_checkpointer() -> InMemorySaver:

@@ -1,6 +1,8 @@
-"""Tasks 1-4 in sequence, producing the SuperPrompt at stage `preprocessed`."""
+"""Tasks 1-4 in sequence: raw text to a canonical body, a segment table and query pieces."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ragstream.chunking import Chunker
 from ragstream.errors import EmptyPromptError, PromptTooLargeError
@@ -16,9 +18,8 @@ from ragstream.preprocessing.parse import parse_prompt
 from ragstream.preprocessing.pieces import build_pieces
 from ragstream.preprocessing.schema import PromptSchema, load_prompt_schema
 from ragstream.preprocessing.segments import build_segments
-from ragstream.prompt_view import render_prompt
 from ragstream.settings import Settings
-from ragstream.state import Preprocessing, PromptBody, Stage, SuperPrompt
+from ragstream.state import Preprocessing, PreprocessReport, PromptBody
 
 
 def validate_prompt(user_text: object, settings: Settings) -> str:
@@ -32,20 +33,26 @@ def validate_prompt(user_text: object, settings: Settings) -> str:
     return user_text
 
 
+@dataclass(frozen=True)
+class Preprocessed:
+    """Tasks 1-4's result: the canonical body, the typed PreProcessing record and its report."""
+
+    raw_prompt: str
+    body: PromptBody
+    preprocessing: Preprocessing
+    report: PreprocessReport
+
+
 def preprocess(
     user_text: str,
     settings: Settings,
     *,
-    previous: SuperPrompt | None = None,
     mapper: HeaderMapper | None = None,
     include_undecided: bool | None = None,
     schema: PromptSchema | None = None,
     chunker: Chunker | None = None,
-) -> SuperPrompt:
-    """Turn raw text into a fresh SuperPrompt at stage `preprocessed`.
-
-    Only the conversation carried by `previous` survives: a new prompt starts a new run.
-    """
+) -> Preprocessed:
+    """Turn raw text into the canonical body, the segment table and the query pieces."""
     validate_prompt(user_text, settings)
     schema = schema or load_prompt_schema(settings.prompt_schema_path)
     chunker = chunker or Chunker.from_settings(settings)
@@ -65,27 +72,13 @@ def preprocess(
         pieces=pieces,
         include_undecided=undecided,
     )
-    decisions = {
-        "format": parsed.format,
-        "task_rule": canon.task_rule,
-        "must_headers": must_header_status(canon, schema),
-    }
-    if parsed.note:
-        decisions["format_note"] = parsed.note
-    sp = SuperPrompt(
-        stage=Stage.PREPROCESSED,
-        history_of_stages=[Stage.PREPROCESSED],
-        raw_prompt=user_text,
-        body=PromptBody(**body_fields(user_text, parsed, canon)),
-        extras={
-            "normalized_map": result.canon_map,
-            "unknown_headers": unknown_headers(canon),
-            "decisions": decisions,
-            "source_spans": {
-                k: [[s.start, s.end] for s in v] for k, v in source_spans(canon).items()
-            },
-        },
-        preprocessing=result,
-        recentConversation=list(previous.recentConversation) if previous else [],
+    report = PreprocessReport(
+        format=parsed.format,
+        format_note=parsed.note,
+        task_rule=canon.task_rule,
+        must_headers=must_header_status(canon, schema),
+        normalized_map=result.canon_map,
+        unknown_headers=unknown_headers(canon),
+        source_spans={k: [(s.start, s.end) for s in v] for k, v in source_spans(canon).items()},
     )
-    return sp.model_copy(update={"prompt_ready": render_prompt(sp)})
+    return Preprocessed(user_text, PromptBody(**body_fields(user_text, parsed, canon)), result, report)

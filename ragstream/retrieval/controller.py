@@ -19,8 +19,8 @@ import numpy as np
 
 from ragstream.embedding import Embedder
 from ragstream.errors import RetrievalError
-from ragstream.ingestion.manifest import Manifest
-from ragstream.ingestion.snapshot import Snapshot, generation_dir, load_snapshot
+from ragstream.ingestion.manifest import committed_generation, generation_dir
+from ragstream.ingestion.snapshot import Snapshot, load_snapshot
 from ragstream.ingestion.store import ChromaStore
 from ragstream.projects import ProjectPaths
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
@@ -60,24 +60,15 @@ class RetrievalController:
         self.settings = settings
         self.embedder = embedder
         self.store = store
-        self._manifest_signature: tuple[int, int] | None = None
-        self._generation = 0
 
     def snapshot(self) -> Snapshot:
         """The committed index generation; the manifest is re-read only when its file changed."""
-        try:
-            stat = self.paths.manifest_path.stat()
-            signature: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            signature = None
-        if signature is None or signature != self._manifest_signature:
-            self._generation = Manifest.load(self.paths.manifest_path).generation if signature else 0
-            self._manifest_signature = signature
-        if not self._generation or not generation_dir(self.paths.index_dir, self._generation).is_dir():
+        generation = committed_generation(self.paths.manifest_path)
+        if not generation or not generation_dir(self.paths.index_dir, generation).is_dir():
             raise RetrievalError(
                 f"project '{self.paths.name}' has no index yet: run `ragstream ingest {self.paths.name}`"
             )
-        return load_snapshot(self.paths.index_dir, self._generation)
+        return load_snapshot(self.paths.index_dir, generation)
 
     # -- sub-retrievers: each returns one ranked list per query piece -------------------------
 

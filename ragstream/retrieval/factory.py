@@ -16,5 +16,5 @@ def build_controller(settings: Settings, project: str) -> RetrievalController:
     return RetrievalController(paths, settings.retrieval, embedder, ChromaStore(paths, settings.embedding, settings.chroma_url))
 
 
-def build_reranker(settings: Settings, llm=None, factory=None) -> Reranker:
-    return reranker_from_settings(settings, llm=llm, factory=factory)
+def build_reranker(settings: Settings, runner=None) -> Reranker:
+    return reranker_from_settings(settings, runner=runner)

@@ -113,39 +113,35 @@ class CrossEncoderReranker(_RerankerBase):
 
 
 class LLMReranker(_RerankerBase):
-    """Grades each candidate with the `RR` agent (relevance high/medium/low), ties kept in input order."""
+    """Grades each candidate with the `RR` agent (relevance high/medium/low), ties kept in input order.
+
+    The candidates are graded concurrently (the runner's bounded pool); results keep input order.
+    """
 
     name = "llm"
     _GRADE = {"high": 2.0, "medium": 1.0, "low": 0.0}
 
-    def __init__(self, factory: Any, llm: Any, top_n: int, version: str = "v1") -> None:
-        self.factory = factory
-        self.llm = llm
+    def __init__(self, runner: Any, top_n: int, version: str = "v1") -> None:
+        self.runner = runner
         self.top_n = top_n
         self.version = version
 
     def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
-        graded = []
-        for position, chunk in enumerate(chunks):
-            payload = {"query": query, "passage": chunk.text}
-            prompt = self.factory.create("RR", self.version, payload)
-            messages, response_format = prompt.compose(payload)
-            reply = self.llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-            grade = self._GRADE[prompt.parse_and_validate(reply)["relevance"]]
-            graded.append((chunk.id, grade - position * 1e-6))
+        calls = self.runner.run_many("RR", [{"query": query, "passage": c.text} for c in chunks], self.version)
+        graded = [(c.id, self._GRADE[call.output["relevance"]] - i * 1e-6) for i, (c, call) in enumerate(zip(chunks, calls))]
         return sorted(graded, key=lambda g: -g[1])
 
 
-def reranker_from_settings(settings: Settings, llm: Any = None, factory: Any = None) -> Reranker:
+def reranker_from_settings(settings: Settings, runner: Any = None) -> Reranker:
     cfg = settings.reranker
     if cfg.kind == "cross_encoder":
         if not cfg.model:
             raise ConfigError("reranker.model must name a CrossEncoder model (name or path) for kind 'cross_encoder'")
         return CrossEncoderReranker(cfg.model, cfg.top_n)
     if cfg.kind == "llm":
-        if llm is None or factory is None:
-            raise ConfigError("the llm reranker needs the agent factory and LLM client")
-        return LLMReranker(factory, llm, cfg.top_n)
+        if runner is None:
+            raise ConfigError("the llm reranker needs an agent runner")
+        return LLMReranker(runner, cfg.top_n)
     if cfg.kind == "none":
         return NoReranker()
     return EmbeddingReranker(cfg.dense_weight, cfg.top_n)

@@ -1,13 +1,15 @@
-"""The Retrieval and ReRanker stages: SuperPrompt in, SuperPrompt out (controller spec §5.3-5.4)."""
+"""The Retrieval and ReRanker stages (controller spec §5.3-5.4): pure functions over the index."""
 
 from __future__ import annotations
 
 from ragstream.errors import RetrievalError
-from ragstream.prompt_view import normalized_ask, render_prompt
+from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.controller import Query, RetrievalController
 from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
-from ragstream.state import Chunk, Stage, SuperPrompt, advance
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.stages import Stage
+from ragstream.state import Chunk, RerankReport, RetrievalReport, SuperPrompt
 
 
 def query_pieces(sp: SuperPrompt) -> list[Query]:
@@ -15,16 +17,10 @@ def query_pieces(sp: SuperPrompt) -> list[Query]:
     return [Query(p.text_piece, p.weight) for p in pieces if p.kept_for_retrieval]
 
 
-def _finish(sp: SuperPrompt, stage: Stage, update: dict) -> SuperPrompt:
-    updated = sp.model_copy(update={**update, **advance(sp, stage)})
-    return updated.model_copy(update={"prompt_ready": render_prompt(updated)})
-
-
-def run_retrieval(
-    sp: SuperPrompt, controller: RetrievalController, strategy: Strategy | None = None, history: list[Chunk] | None = None
-) -> SuperPrompt:
+def retrieve(
+    pieces: list[Query], controller: RetrievalController, strategy: Strategy | None = None, history: list[Chunk] | None = None
+) -> tuple[list[Chunk], RetrievalReport]:
     """Documents first, then (when the history profile asks for it) relevant past turns."""
-    pieces = query_pieces(sp)
     if not pieces:
         raise RetrievalError("the prompt has no content kept for retrieval (only META or unknown sections)")
     result = controller.retrieve(pieces, strategy)
@@ -37,45 +33,62 @@ def run_retrieval(
             scores["similarity"] = result.similarity[item.chunk_id]
         chunks.append(chunk.model_copy(update={"scores": scores}))
     chunks += history or []
-    ids = [c.id for c in chunks]
-    extras = {
-        **sp.extras,
-        "retrieval": {
-            "project": controller.paths.name,
-            "strategy": result.strategy.value,
-            "rung": result.rung,
-            "generation": result.generation,
-            "pieces": len(pieces),
-            "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
-            "counts": result.counts,
-            "failures": result.failures,
-            "history_chunks": len(history or []),
-        },
-    }
-    views = {**sp.views_by_stage, Stage.RETRIEVAL.value: ids}
-    return _finish(
-        sp, Stage.RETRIEVAL,
-        {"base_context_chunks": chunks, "views_by_stage": views, "final_selection_ids": ids, "extras": extras},
+    report = RetrievalReport(
+        project=controller.paths.name,
+        strategy=result.strategy.value,
+        rung=result.rung,
+        generation=result.generation,
+        pieces=len(pieces),
+        timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
+        counts=result.counts,
+        failures=result.failures,
+        history_chunks=len(history or []),
+    )
+    return chunks, report
+
+
+def rerank(ask: str, chunks: list[Chunk], reranker: Reranker, controller: RetrievalController) -> tuple[list[Chunk], RerankReport]:
+    """The first `top_n` chunks reordered (and scored) by the reranker; the rest keep their order behind them."""
+    head, tail = chunks[: reranker.top_n], chunks[reranker.top_n :]
+    ranked = reranker.rerank(ask, head, controller)
+    by_id = {c.id: c for c in head}
+    key = f"rerank_{reranker.name}"
+    rescored = [by_id[cid].model_copy(update={"scores": {**by_id[cid].scores, key: score}}) for cid, score in ranked]
+    return rescored + tail, RerankReport(kind=reranker.name, reranked=len(ranked), top_n=reranker.top_n)
+
+
+def _project(sp: SuperPrompt, env: StageEnv) -> str:
+    project = env.context.project or sp.extras.project
+    if not project:
+        raise RetrievalError("no project selected: choose the project whose documents to retrieve from")
+    return project
+
+
+def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    services, ctx = env.services, env.context
+    controller = services.retrieval(_project(sp, env))
+    history: list[Chunk] = []
+    if ctx.history_profile == "relevant":
+        history = services.memory.relevant_chunks(
+            controller.paths.name, normalized_ask(sp), controller.embedder, 3, services.settings.retrieval.fallback_min_score
+        )
+    strategy = Strategy(ctx.strategy) if ctx.strategy else None
+    chunks, report = retrieve(query_pieces(sp), controller, strategy, history)
+    return StageOutput(
+        updates={"base_context_chunks": chunks, "extras": sp.extras.model_copy(update={"project": controller.paths.name})},
+        report=report,
+        selection=[c.id for c in chunks],
     )
 
 
-def run_reranker(sp: SuperPrompt, reranker: Reranker, controller: RetrievalController) -> SuperPrompt:
+def rerank_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
-    view = [cid for cid in sp.views_by_stage.get(Stage.RETRIEVAL.value, []) if cid in by_id]
-    head, tail = view[: reranker.top_n], view[reranker.top_n :]
-    ranked = reranker.rerank(normalized_ask(sp), [by_id[cid] for cid in head], controller)
-    key = f"rerank_{reranker.name}"
-    rescored = dict(by_id)
-    for cid, score in ranked:
-        rescored[cid] = by_id[cid].model_copy(update={"scores": {**by_id[cid].scores, key: score}})
-    ids = [cid for cid, _ in ranked] + tail
-    extras = {**sp.extras, "reranker": {"kind": reranker.name, "reranked": len(ranked), "top_n": reranker.top_n}}
-    return _finish(
-        sp, Stage.RERANKED,
-        {
-            "base_context_chunks": [rescored[c.id] for c in sp.base_context_chunks],
-            "views_by_stage": {**sp.views_by_stage, Stage.RERANKED.value: ids},
-            "final_selection_ids": ids,
-            "extras": extras,
-        },
+    view = [by_id[cid] for cid in sp.selection_before(Stage.RERANK) if cid in by_id]
+    controller = env.services.retrieval(_project(sp, env))
+    ranked, report = rerank(normalized_ask(sp), view, env.services.reranker, controller)
+    rescored = {c.id: c for c in ranked}
+    return StageOutput(
+        updates={"base_context_chunks": [rescored.get(c.id, c) for c in sp.base_context_chunks]},
+        report=report,
+        selection=[c.id for c in ranked],
     )

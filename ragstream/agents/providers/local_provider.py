@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ragstream.agents.agent_prompt import parse_payload_block
-from ragstream.agents.llm_client import LLMResponse, TokenUsage
+from ragstream.agents.providers.base import LLMResponse, TokenUsage
 from ragstream.embedding import Embedder, get_embedder
 from ragstream.settings import EmbeddingSettings
 

@@ -1,12 +1,14 @@
 """The `openai` provider: langchain-openai's ChatOpenAI against OpenAI or any compatible server.
 
-Retries are ours, not the SDK's, so that their number, backoff and Retry-After handling follow
-settings and every attempt has a deadline. Error messages are redacted: the key never leaves.
+Retries are ours, not the SDK's, and the only retry layer in RAGstream (graph nodes do not retry):
+their number, jittered exponential backoff and Retry-After handling follow settings, and every
+attempt has a deadline. Error messages are redacted: the key never leaves.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +17,7 @@ import openai
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from ragstream.agents.llm_client import LLMResponse, TokenUsage
+from ragstream.agents.providers.base import LLMResponse, TokenUsage
 from ragstream.errors import LLMCallError, LLMTimeoutError
 from ragstream.redact import redact
 from ragstream.settings import LLMSettings
@@ -64,10 +66,15 @@ class OpenAIProvider:
         return redact(text, [self._key])
 
     def _backoff(self, attempt: int, hint: float | None) -> float:
-        delay = self.settings.backoff_initial_s * (2**attempt)
+        """Exponential backoff with jitter (half fixed, half random), never below the server's Retry-After.
+
+        The jitter spreads out clients that a rate limit stopped at the same moment.
+        """
+        ceiling = min(self.settings.backoff_initial_s * (2**attempt), self.settings.backoff_max_s)
+        delay = ceiling / 2 + random.uniform(0, ceiling / 2)
         if hint is not None:
-            delay = max(delay, hint)
-        return min(delay, self.settings.backoff_max_s)
+            delay = max(delay, min(hint, self.settings.backoff_max_s))
+        return delay
 
     def complete(
         self,

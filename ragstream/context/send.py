@@ -9,34 +9,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient, LLMResponse
+from ragstream.context.budget import ContextBudget
+from ragstream.context.memory import Agents
 from ragstream.errors import InputError
-from ragstream.orchestration.budget import ContextBudget
 from ragstream.settings import SendSettings
-from ragstream.state import Stage, SuperPrompt
+from ragstream.stages import Stage
+from ragstream.state import SuperPrompt
 
 CHECKS = ("grounded", "complete", "follows_format")
 
 
-def _critique(factory: AgentFactory, llm: LLMClient, prompt_text: str, answer: str) -> tuple[dict[str, Any], LLMResponse]:
-    payload = {"prompt": prompt_text, "answer": answer}
-    prompt = factory.create("CRITIC", "v1", payload)
-    messages, response_format = prompt.compose(payload)
-    reply = llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-    return prompt.parse_and_validate(reply), reply
-
-
 def send(
     sp: SuperPrompt,
-    llm: LLMClient,
-    factory: AgentFactory,
+    llm: Any,
+    agents: Agents,
     budget: ContextBudget,
     settings: SendSettings,
     on_token: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The answer, every critique and the number of regenerations (what lands in extras["send"])."""
-    if sp.stage is not Stage.BUILT:
+    if sp.stage is not Stage.BUILD:
         raise InputError("build the prompt before sending it (stage must be 'built')")
     tokens = budget.count(sp.prompt_ready)
     if tokens > budget.ceiling("send"):
@@ -46,8 +38,9 @@ def send(
     usage = {"input_tokens": 0, "output_tokens": 0}
     for attempt in range(settings.critic_max_retries + 1):
         reply = llm.stream(settings.model, messages, on_token or (lambda _t: None), settings.temperature, settings.max_tokens)
-        verdict, critic_reply = _critique(factory, llm, sp.prompt_ready, reply.text)
-        for r in (reply, critic_reply):
+        critic = agents.run("CRITIC", {"prompt": sp.prompt_ready, "answer": reply.text})
+        verdict = critic.output
+        for r in (reply, critic.reply):
             usage["input_tokens"] += r.usage.input_tokens
             usage["output_tokens"] += r.usage.output_tokens
         accepted = all(verdict[check] == "yes" for check in CHECKS)

@@ -18,14 +18,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
+from typing import Protocol
+
 from ragstream.atomic import write_atomic
-from ragstream.orchestration.budget import ContextBudget
+from ragstream.context.budget import ContextBudget
 from ragstream.projects import validate_project_name
 from ragstream.settings import MemorySettings
-from ragstream.embedding import Embedder
 from ragstream.state import Chunk, ConversationTurn, Span
+
+
+class Agents(Protocol):
+    """What memory needs of the agent layer (an `AgentRunner`), without importing it."""
+
+    def run(self, agent: str, payload: dict[str, Any], version: str = "v1") -> Any: ...
+
+
+class Embeds(Protocol):
+    def embed(self, texts: list[str]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -40,13 +49,10 @@ class Turn:
 
 
 class ConversationMemory:
-    def __init__(
-        self, folder: Path, settings: MemorySettings, factory: AgentFactory, llm: LLMClient, budget: ContextBudget
-    ) -> None:
+    def __init__(self, folder: Path, settings: MemorySettings, agents: Agents, budget: ContextBudget) -> None:
         self.folder = folder
         self.settings = settings
-        self.factory = factory
-        self.llm = llm
+        self.agents = agents
         self.budget = budget
         self._lock = threading.Lock()
 
@@ -78,10 +84,7 @@ class ConversationMemory:
             return {}
 
     def _agent(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        prompt = self.factory.create(name, "v1", payload)
-        messages, response_format = prompt.compose(payload)
-        reply = self.llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
-        return prompt.parse_and_validate(reply)
+        return self.agents.run(name, payload).output
 
     def record(self, project: str, prompt: str, answer: str, thread: str = "") -> bool:
         """Append a pair and update summary and notes; False when history is switched off."""
@@ -141,7 +144,7 @@ class ConversationMemory:
             out += [ConversationTurn(role="user", content=turn.prompt), ConversationTurn(role="assistant", content=turn.answer)]
         return out
 
-    def relevant_chunks(self, project: str, ask: str, embedder: Embedder, k: int, min_similarity: float) -> list[Chunk]:
+    def relevant_chunks(self, project: str, ask: str, embedder: Embeds, k: int, min_similarity: float) -> list[Chunk]:
         """Past turns most similar to the ask, as chunks that cite the history log (for retrieval)."""
         turns = self.turns(project)
         if not turns or not ask.strip():

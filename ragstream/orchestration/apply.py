@@ -1,0 +1,186 @@
+"""The one place where stage outputs and a person's edits become SuperPrompt updates.
+
+Every write goes through `settle`, which enforces the state's invariants:
+
+- no output of a stage after the frontier (`SuperPrompt.stage`) is in the state or the prompt;
+- `final_selection_ids` is the view of the latest valid selecting stage;
+- every chunk cited in `S_CTX_MD` is in `final_selection_ids` (a line whose every citation was
+  withdrawn is withdrawn with it; lines a person wrote without citations stay);
+- `prompt_ready` is the render of the state.
+
+Functions here return the fields to write (the node's return value, or the values of an
+`update_state`), never whole models, so a checkpoint stores only what changed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ragstream.errors import InputError
+from ragstream.prompt_view import render_prompt
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.stages import (
+    CONDENSED,
+    FORMAT,
+    LABELS,
+    REGISTRY,
+    SELECTING,
+    SELECTION,
+    Stage,
+    check_stage_allowed,
+    frontier_after,
+    rank,
+    spec_of,
+)
+from ragstream.state import EditRecord, PromptBody, SuperPrompt
+
+CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
+LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")
+# Fields a person may edit, and the facet each belongs to (what it invalidates follows from the registry).
+EDITABLE: dict[str, str] = {"S_CTX_MD": CONDENSED, "final_selection_ids": SELECTION, "format": FORMAT,
+                            **{name: LABELS for name in LABEL_FIELDS}}
+
+
+def prune_citations(text: str, selection: list[str]) -> tuple[str, list[str]]:
+    """`text` with citations of unselected chunks removed, and the lines withdrawn because none was left."""
+    keep = set(selection)
+    lines: list[str] = []
+    withdrawn: list[str] = []
+    for line in text.split("\n"):
+        cited = CITATION.findall(line)
+        gone = [cid for cid in cited if cid not in keep]
+        if not gone:
+            lines.append(line)
+        elif len(gone) == len(cited):
+            withdrawn.append(line)
+        else:
+            lines.append(" ".join(CITATION.sub(lambda m: m.group(0) if m.group(1) in keep else "", line).split()))
+    return "\n".join(lines), withdrawn
+
+
+def _default(name: str) -> Any:
+    return SuperPrompt.model_fields[name].get_default(call_default_factory=True)
+
+
+def settle(sp: SuperPrompt) -> dict[str, Any]:
+    """The updates that make `sp` consistent (see the module docstring); empty when it already is."""
+    frontier = sp.stage
+    updates: dict[str, Any] = {}
+    invalid = [spec for spec in REGISTRY if rank(spec.name) > rank(frontier)]
+    for spec in invalid:
+        for name in spec.fields:
+            if getattr(sp, name) != _default(name):
+                updates[name] = _default(name)
+    views = {k: v for k, v in sp.views_by_stage.items() if k in SELECTING and rank(k) <= rank(frontier)}
+    if views != sp.views_by_stage:
+        updates["views_by_stage"] = views
+    extras = sp.extras.model_copy(
+        update={
+            **{spec.name: None for spec in invalid},
+            "edits": [e for e in sp.extras.edits if rank(e.stage) <= rank(frontier)],
+            "send": sp.extras.send if frontier is Stage.BUILD else None,
+        }
+    )
+    if extras != sp.extras:
+        updates["extras"] = extras
+    settled = sp.model_copy(update=updates)
+    view = settled.current_view()
+    selection = list(view[1]) if view else []
+    if selection != sp.final_selection_ids:
+        updates["final_selection_ids"] = selection
+    condensed, _ = prune_citations(settled.S_CTX_MD, selection)
+    if condensed != settled.S_CTX_MD:
+        updates["S_CTX_MD"] = condensed
+    settled = sp.model_copy(update=updates)
+    rendered = render_prompt(settled)
+    if rendered != sp.prompt_ready:
+        updates["prompt_ready"] = rendered
+    return updates
+
+
+def apply_output(sp: SuperPrompt, stage: Stage, output: StageOutput) -> dict[str, Any]:
+    """A stage's output applied: its fields, its report, its view, the new frontier and history, settled."""
+    updates: dict[str, Any] = dict(output.updates)
+    updates["stage"] = frontier_after(sp.stage, stage)
+    updates["history_of_stages"] = [*sp.history_of_stages, stage]
+    extras = updates.get("extras", sp.extras)
+    updates["extras"] = extras.model_copy(update={stage.value: output.report})
+    if output.selection is not None:
+        updates["views_by_stage"] = {**sp.views_by_stage, stage.value: list(output.selection)}
+    applied = sp.model_copy(update=updates)
+    return {**updates, **settle(applied)}
+
+
+def _edit_owner(sp: SuperPrompt, facet: str) -> Stage:
+    """The stage whose output an edit of `facet` changes, given the frontier."""
+    if facet == SELECTION:
+        view = sp.current_view()
+        if view is None:
+            raise InputError("there is no chunk selection to edit yet: run retrieval first")
+        return Stage(view[0])
+    if facet == CONDENSED:
+        if rank(sp.stage) < rank(Stage.A4):
+            raise InputError("there is no condensed context to edit yet: run the A4 Condenser first")
+        return Stage.A4
+    if facet == LABELS and sp.extras.a2 is not None:
+        return Stage.A2
+    return Stage.PREPROCESS
+
+
+def apply_edit(sp: SuperPrompt, fields: dict[str, Any]) -> tuple[dict[str, Any], Stage]:
+    """A person's edits as updates, and the stage they are recorded under (the new frontier).
+
+    An edit invalidates what depends on it, exactly like a re-run of the stage that owns the field:
+    editing the condensed context after the build re-opens the build; editing a label or the format
+    re-opens A5. Prompt content (task, context, purpose) is not editable here: it is the prompt,
+    and changing it means running PreProcessing on the changed prompt.
+    """
+    if sp.stage is Stage.RAW:
+        raise InputError("nothing to edit yet: preprocess a prompt first")
+    flat = dict(fields)
+    body = flat.pop("body", None)
+    if body is not None:
+        flat.update(body.model_dump(exclude_unset=True) if isinstance(body, PromptBody) else dict(body))
+    unknown = sorted(set(flat) - set(EDITABLE))
+    if unknown:
+        raise InputError(
+            f"{unknown} cannot be edited; editable: {sorted(EDITABLE)} (to change the task, context or purpose, "
+            "edit the prompt and run PreProcessing again)"
+        )
+    frontier = sp.stage
+    for name in flat:
+        owner = _edit_owner(sp, EDITABLE[name])
+        frontier = min(frontier, frontier_after(sp.stage, owner, frozenset({EDITABLE[name]})), key=rank)
+    updates: dict[str, Any] = {"stage": frontier}
+    labels = {k: v for k, v in flat.items() if k in PromptBody.model_fields}
+    if labels:
+        updates["body"] = sp.body.model_copy(update=labels)
+    if "S_CTX_MD" in flat:
+        if not isinstance(flat["S_CTX_MD"], str):
+            raise InputError("S_CTX_MD must be text")
+        updates["S_CTX_MD"] = flat["S_CTX_MD"]
+    withdrawn: list[str] = []
+    if "final_selection_ids" in flat:
+        chosen = list(flat["final_selection_ids"])
+        known = {c.id for c in sp.base_context_chunks}
+        strangers = [cid for cid in chosen if cid not in known]
+        if strangers:
+            raise InputError(f"unknown chunk ids in final_selection_ids: {strangers}")
+        owner = _edit_owner(sp, SELECTION)
+        updates["views_by_stage"] = {**sp.views_by_stage, owner.value: chosen}
+        _, withdrawn = prune_citations(updates.get("S_CTX_MD", sp.S_CTX_MD), chosen)
+    record = EditRecord(stage=frontier.value, fields=sorted(flat), withdrawn_lines=withdrawn)
+    updates["extras"] = sp.extras.model_copy(update={"edits": [*sp.extras.edits, record]})
+    edited = sp.model_copy(update=updates)
+    return {**updates, **settle(edited)}, frontier
+
+
+def run_alone(sp: SuperPrompt, stage: Stage, env: StageEnv) -> SuperPrompt:
+    """One stage on a SuperPrompt outside any graph run (`ragstream preprocess`, `ragstream a2 < sp.json`).
+
+    The same rules and the same application as the graph node, without a checkpoint.
+    """
+    if stage is not Stage.PREPROCESS:
+        check_stage_allowed(sp, stage)
+    return sp.model_copy(update=apply_output(sp, stage, spec_of(stage).run()(sp, env)))

@@ -1,0 +1,36 @@
+"""The PreProcessing stage: a new prompt starts a new run (Tasks 1-4, plus the project's memory)."""
+
+from __future__ import annotations
+
+from ragstream.preprocessing.pipeline import preprocess
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.state import Extras, SuperPrompt
+
+
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    """The prompt from the run's input (or the thread's own, when re-run), preprocessed.
+
+    The project's conversation memory joins the prompt unless the history profile is `none`.
+    """
+    services, ctx = env.services, env.context
+    text = env.prompt if env.prompt is not None else sp.raw_prompt
+    done = preprocess(
+        text,
+        services.settings,
+        mapper=services.header_mapper,
+        include_undecided=ctx.include_undecided,
+        chunker=services.chunker,
+    )
+    project = ctx.project or sp.extras.project
+    memory = services.memory.context(project) if project and ctx.history_profile != "none" else []
+    report = done.report.model_copy(update={"memory_turns": len(memory)})
+    return StageOutput(
+        updates={
+            "raw_prompt": done.raw_prompt,
+            "body": done.body,
+            "preprocessing": done.preprocessing,
+            "recentConversation": memory,
+            "extras": Extras(project=project),
+        },
+        report=report,
+    )

@@ -1,0 +1,196 @@
+"""The stage registry: the one list of RAGstream's stages and everything derived from it.
+
+Each stage has one name (the node name, the value of `SuperPrompt.stage`, the CLI choice), a label
+(the GUI button), a gating rule, whether an auto run may skip it, what it reads and writes, and the
+function that computes it. Edges, skip rules, pause policies, CLI choices, GUI buttons and the
+controller's `run_*` methods all derive from `REGISTRY`.
+
+`SuperPrompt.stage` is the *frontier*: the furthest stage whose output is still valid. Re-running a
+stage invalidates every later stage that reads what it writes (and everything after that), so
+re-running A2 keeps retrieval through A4 and only invalidates A5 and the build. Edits made by a
+person invalidate the same way. The functions here are pure and import nothing heavy: the stage
+functions load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from ragstream.errors import InputError, StageOrderError
+
+if TYPE_CHECKING:
+    from ragstream.state import SuperPrompt
+
+# What a stage reads and writes, in coarse facets: enough to derive what a re-run or an edit invalidates.
+PROMPT, LABELS, FORMAT = "prompt", "labels", "format"
+CANDIDATES, SELECTION, CONDENSED, FORMAT_SPEC, FINAL = "candidates", "selection", "condensed", "format_spec", "final"
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    label: str
+    after: str | None  # the frontier this stage needs at least (None: may always run)
+    why: str  # the gating rule, as the user reads it when a call is refused
+    skippable: bool
+    reads: frozenset[str]
+    writes: frozenset[str]
+    function: str  # "module:function"; the function loads on first use
+    selects: bool = False  # writes a view of the chunk selection (views_by_stage[name])
+    fields: tuple[str, ...] = ()  # SuperPrompt fields holding its output, reset when it is invalid
+    method: str = ""  # the AppController method that runs it by hand (names from the controller spec)
+
+    def run(self) -> Callable[..., Any]:
+        module, _, attr = self.function.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+def _spec(name: str, label: str, after: str | None, why: str, reads: set[str], writes: set[str], function: str,
+          skippable: bool = False, selects: bool = False, fields: tuple[str, ...] = (), method: str = "") -> StageSpec:
+    return StageSpec(name, label, after, why, skippable, frozenset(reads), frozenset(writes), function, selects, fields,
+                     method or f"run_{name}")
+
+
+REGISTRY: tuple[StageSpec, ...] = (
+    _spec("preprocess", "PreProcessing", None, "PreProcessing starts a new run on a prompt",
+          set(), {PROMPT, LABELS, FORMAT}, "ragstream.preprocessing.stage:run", method="preprocess"),
+    _spec("a2", "A2 PromptShaper", "preprocess", "A2 needs a preprocessed prompt",
+          {PROMPT}, {LABELS}, "ragstream.agents.a2_prompt_shaper:stage", skippable=True),
+    _spec("retrieval", "Retrieval", "preprocess", "retrieval needs query pieces",
+          {PROMPT}, {CANDIDATES, SELECTION}, "ragstream.retrieval.stage:retrieval_stage", selects=True,
+          fields=("base_context_chunks",)),
+    _spec("rerank", "ReRanker", "retrieval", "the ReRanker needs retrieved chunks",
+          {PROMPT, CANDIDATES}, {SELECTION}, "ragstream.retrieval.stage:rerank_stage", skippable=True, selects=True,
+          method="run_reranker"),
+    _spec("a3", "A3 NLI Gate", "retrieval", "the NLI gate needs retrieved chunks",
+          {PROMPT, SELECTION}, {SELECTION}, "ragstream.agents.a3_nli_gate:stage", skippable=True, selects=True),
+    _spec("a4", "A4 Condenser", "rerank", "the Condenser needs A3, or the ReRanker with a non-empty selection",
+          {PROMPT, SELECTION}, {CONDENSED, SELECTION}, "ragstream.agents.a4_condenser:stage", selects=True,
+          fields=("S_CTX_MD",)),
+    _spec("a5", "A5 Format Enforcer", "a4", "the Format Enforcer runs after the Condenser",
+          {LABELS, FORMAT}, {FORMAT_SPEC}, "ragstream.agents.a5_format_enforcer:stage", skippable=True),
+    _spec("build", "Prompt Builder", "a4", "the Prompt Builder needs the condensed context",
+          {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC}, {FINAL},
+          "ragstream.orchestration.prompt_builder:stage", fields=("System_MD", "Prompt_MD", "Attachments_MD"),
+          method="build_prompt"),
+)
+SPECS: dict[str, StageSpec] = {spec.name: spec for spec in REGISTRY}
+
+# The values of `SuperPrompt.stage`: "raw" (nothing run yet), then one member per registered stage.
+Stage = Enum("Stage", [("RAW", "raw"), *((spec.name.upper(), spec.name) for spec in REGISTRY)], type=str)
+Stage.__doc__ = "Pipeline stages in their legal order; the value is the stage's one name."
+# Names an earlier version used for three stages: checkpoints and callers using them still work.
+LEGACY_NAMES = {"preprocessed": "preprocess", "reranked": "rerank", "reranker": "rerank", "built": "build"}
+Stage._missing_ = classmethod(  # type: ignore[method-assign]
+    lambda cls, value: cls(LEGACY_NAMES[value]) if isinstance(value, str) and value in LEGACY_NAMES else None
+)
+ORDER: tuple[Stage, ...] = tuple(Stage)
+NAMES: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
+SKIPPABLE: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.skippable)
+SELECTING: tuple[str, ...] = tuple(spec.name for spec in REGISTRY if spec.selects)
+
+
+def rank(stage: Stage | str) -> int:
+    return ORDER.index(Stage(stage))
+
+
+def stage_named(name: str) -> Stage:
+    """The stage for a user-given name (old names accepted); a clear InputError otherwise."""
+    try:
+        stage = Stage(name)
+    except ValueError:
+        stage = None
+    if stage is None or stage is Stage.RAW:
+        raise InputError(f"unknown stage {name!r}: use one of {list(NAMES)}")
+    return stage
+
+
+def spec_of(stage: Stage | str) -> StageSpec:
+    return SPECS[Stage(stage).value]
+
+
+def previous(stage: Stage) -> Stage:
+    return ORDER[max(rank(stage) - 1, 0)]
+
+
+def first_invalidated(written: frozenset[str], after: Stage) -> Stage | None:
+    """The first stage after `after` that reads any of the facets `written`.
+
+    Validity is a prefix of the stage order, so everything from the returned stage on is invalid.
+    """
+    for stage in ORDER[rank(after) + 1 :]:
+        if spec_of(stage).reads & written:
+            return stage
+    return None
+
+
+def frontier_after(current: Stage, ran: Stage, written: frozenset[str] | None = None) -> Stage:
+    """The frontier once `ran` produced new output (or a person edited `written` facets at `ran`).
+
+    Stages after `ran` stay valid until the first one that reads what changed.
+    """
+    spec_written = spec_of(ran).writes if written is None else written
+    stop = first_invalidated(spec_written, ran)
+    keep_until = current if stop is None else min(current, previous(stop), key=rank)
+    return max(ran, keep_until, key=rank)
+
+
+def stage_blocker(sp: SuperPrompt, target: Stage) -> str | None:
+    """Why `target` may not run on `sp` now, or None when it may."""
+    if target is Stage.RAW:
+        return "'raw' is the starting state, not a stage to run"
+    spec = spec_of(target)
+    if spec.after is None:
+        return None
+    if rank(sp.stage) < rank(spec.after):
+        return spec.why
+    if target is Stage.A4 and rank(sp.stage) < rank(Stage.A3) and not sp.final_selection_ids:
+        return spec.why
+    return None
+
+
+def check_stage_allowed(sp: SuperPrompt, target: Stage) -> None:
+    """Raise StageOrderError when `target` may not run on `sp`."""
+    blocker = stage_blocker(sp, target)
+    if blocker is not None:
+        raise StageOrderError(target.value, sp.stage.value, blocker)
+
+
+def allowed_stages(sp: SuperPrompt) -> list[Stage]:
+    """Stages that may run next, in pipeline order (for enabling buttons)."""
+    return [s for s in ORDER[1:] if stage_blocker(sp, s) is None]
+
+
+def next_stage(frontier: Stage, skip: frozenset[str] | set[str] = frozenset()) -> Stage | None:
+    """Where an auto run goes after `frontier`: the next stage not skipped, None when done."""
+    for stage in ORDER[rank(frontier) + 1 :]:
+        if stage.value not in skip:
+            return stage
+    return None
+
+
+def validate_skip(skip: list[str] | tuple[str, ...]) -> list[str]:
+    """Skip options: only skippable stages, and never both stages A4 can follow."""
+    names = [LEGACY_NAMES.get(s, s) for s in skip]
+    unknown = sorted(set(names) - SKIPPABLE)
+    if unknown:
+        raise InputError(f"cannot skip {unknown}: only {sorted(SKIPPABLE)} may be skipped")
+    if {"rerank", "a3"} <= set(names):
+        raise InputError("cannot skip both the ReRanker and A3: the Condenser needs one of them")
+    return names
+
+
+PAUSE_POLICIES = ("a4", "none", "all")
+
+
+def pause_points(policy: str | list[str] | tuple[str, ...]) -> list[str]:
+    """`a4` (default): pause after the Condenser; `all`: after every stage; `none`; or stage names."""
+    if isinstance(policy, (list, tuple)):
+        return [stage_named(name).value for name in policy]
+    if policy not in PAUSE_POLICIES:
+        raise InputError(f"pause_after must be one of {PAUSE_POLICIES} or a list of stages, not {policy!r}")
+    return {"a4": ["a4"], "none": [], "all": list(NAMES)}[policy]

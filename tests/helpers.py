@@ -1,0 +1,42 @@
+"""Small helpers shared by tests: one stage on a SuperPrompt, outside any graph run."""
+
+from __future__ import annotations
+
+from ragstream.orchestration.apply import run_alone
+from ragstream.services import Services
+from ragstream.settings import Settings
+from ragstream.stage_io import RunContext, StageEnv
+from ragstream.stages import Stage
+from ragstream.state import SuperPrompt
+
+
+def run_stage(sp: SuperPrompt, stage: str, services: Services, prompt: str | None = None, **options: object) -> SuperPrompt:
+    env = StageEnv(services, RunContext.coerce(RunContext(manual=True, **options)), prompt)
+    return run_alone(sp, Stage(stage), env)
+
+
+def preprocessed(text: str, settings: Settings | Services, **options: object) -> SuperPrompt:
+    """A fresh SuperPrompt after PreProcessing `text`, exactly as the graph's node would leave it."""
+    services = settings if isinstance(settings, Services) else Services(settings)
+    return run_stage(SuperPrompt(), "preprocess", services, text, **options)
+
+
+def unfenced(text: str) -> str:
+    """The text outside every tilde fence: what a model reads as the prompt itself.
+
+    A fence opens with a line of four or more tildes (plus an info string) and closes only on a line
+    that is exactly the same run of tildes.
+    """
+    outside: list[str] = []
+    bar: str | None = None
+    for line in text.split("\n"):
+        if bar is None:
+            stripped = line.rstrip()
+            run = len(stripped) - len(stripped.lstrip("~"))
+            if run >= 4:
+                bar = "~" * run
+                continue
+            outside.append(line)
+        elif line.rstrip() == bar:
+            bar = None
+    return "\n".join(outside)

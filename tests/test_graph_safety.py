@@ -1,0 +1,85 @@
+"""Driving the compiled graph directly is as safe as the controller: bad context is an InputError
+before any work, the thread's values do not change, and only the provider retries LLM calls."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.errors import InputError, LLMCallError, ProjectError
+from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.orchestration.graph import build_graph
+from ragstream.services import Services
+from ragstream.settings import Settings
+from ragstream.stage_io import RunContext
+from tests.openai_server import Reply
+
+PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def services(indexed: Settings) -> Services:
+    return Services(indexed)
+
+
+@pytest.mark.parametrize(
+    ("context", "error", "message"),
+    [
+        ({"project": "demo", "strategy": "BOGUS"}, InputError, "use one of"),
+        ({"project": "demo", "skip": ["a4"]}, InputError, "only"),
+        ({"project": "demo", "history_profile": "everything"}, InputError, "history_profile"),
+        ({"project": "demo", "colour": "blue"}, InputError, "unknown run context keys"),
+        ({"project": "../etc"}, ProjectError, "invalid project name"),
+        ({"project": "nowhere"}, ProjectError, "no project 'nowhere'"),
+        ("demo", InputError, "must be an object"),
+    ],
+)
+def test_bad_context_is_an_input_error_and_changes_nothing(context, error, message, services: Services) -> None:
+    graph = build_graph(memory_checkpointer())
+    cfg = {"configurable": {"thread_id": "t"}}
+    good = RunContext(project="demo", services=services)
+    graph.invoke({"prompt": PROMPT}, cfg, context=good, interrupt_after=["a4"])
+    before = graph.get_state(cfg).values
+    if isinstance(context, dict):
+        context = {**context, "services": services} if "colour" not in context else context
+    with pytest.raises(error, match=message):
+        graph.invoke({"prompt": PROMPT + "\nagain"}, cfg, context=context)
+    after = graph.get_state(cfg).values
+    assert {k: v for k, v in after.items() if k != "prompt"} == {k: v for k, v in before.items() if k != "prompt"}
+
+
+def test_one_retry_layer_a_failing_call_never_repeats_the_calls_that_succeeded(openai_on_indexed) -> None:
+    server, settings = openai_on_indexed(**{"llm.max_retries": 2, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.05})
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl.select_project("demo")
+    ctl.preprocess(PROMPT)
+    for stage in ("retrieval", "rerank"):
+        ctl.run_stage(stage)
+    candidates = ctl.sp.final_selection_ids
+    texts = [ctl.sp.chunk_by_id()[cid].text for cid in candidates]
+    words = [set(re.findall(r"[A-Za-z]{5,}", text)) for text in texts]
+    poisoned = sorted(words[1] - set().union(*words[:1], *words[2:]))[0]  # a word only the second passage has
+
+    def a3_request(body: dict) -> bool:
+        return body.get("response_format", {}).get("json_schema", {}).get("name") == "A3_v1"
+
+    server.fault = lambda body: Reply(status=500) if a3_request(body) and poisoned in json.dumps(body) else None
+    server.requests.clear()
+    with pytest.raises(LLMCallError, match="gave up after 3 attempts"):
+        ctl.run_a3()
+    a3_calls = [json.dumps(r) for r in server.requests if a3_request(r)]
+    failing = [r for r in a3_calls if poisoned in r]
+    assert len(failing) == 3  # the provider's attempts, and no node-level retry on top
+    assert len(a3_calls) - len(failing) <= len(candidates) - 1  # every other passage judged at most once
+
+
+def test_an_auto_run_without_a_project_fails_before_any_work(services: Services) -> None:
+    graph = build_graph(memory_checkpointer())
+    cfg = {"configurable": {"thread_id": "fresh"}}
+    with pytest.raises(ProjectError, match="no project selected"):
+        graph.invoke({"prompt": PROMPT}, cfg, context=RunContext(services=services))
+    assert graph.get_state(cfg).values.get("stage") is None

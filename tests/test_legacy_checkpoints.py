@@ -1,0 +1,58 @@
+"""Checkpoints written by version 0.1 (untyped extras, old stage names) load and resume."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.orchestration.checkpoint import sqlite_checkpointer
+from ragstream.services import Services
+from ragstream.settings import Settings
+from ragstream.stages import Stage
+
+FIXTURE = Path(__file__).parent / "data" / "checkpoints_v0_1.sqlite.gz"
+
+
+@pytest.fixture()
+def legacy_db(tmp_path: Path) -> Path:
+    db = tmp_path / "legacy.sqlite"
+    with gzip.open(FIXTURE, "rb") as src, db.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return db
+
+
+def _controller(indexed: Settings, db: Path, thread: str) -> AppController:
+    ctl = AppController(indexed, services=Services(indexed), checkpointer=sqlite_checkpointer(db), thread_id=thread)
+    ctl.select_project("demo")
+    return ctl
+
+
+def test_a_paused_v0_1_thread_loads_typed_and_resumes(indexed: Settings, legacy_db: Path) -> None:
+    ctl = _controller(indexed, legacy_db, "legacy-paused")
+    sp = ctl.sp
+    assert sp.stage is Stage.A4
+    assert sp.history_of_stages[0] is Stage.PREPROCESS and Stage.RERANK in sp.history_of_stages
+    assert "rerank" in sp.views_by_stage and "reranked" not in sp.views_by_stage
+    assert sp.extras.preprocess is not None and sp.extras.preprocess.task_rule == "TASK_PRESENT"
+    assert sp.extras.a3 is not None and sp.extras.a3.decisions
+    assert sp.extras.a4 is not None and sp.extras.a4.budget is not None
+    assert sp.extras.project == "demo"
+    assert [e.stage for e in sp.extras.edits] == ["a4"]
+    built = ctl.resume()
+    assert built.stage is Stage.BUILD
+    assert "a person's note" in built.prompt_ready  # the edit made at the v0.1 pause survives
+    assert built.extras.a5 is not None and built.extras.build is not None
+
+
+def test_a_finished_v0_1_thread_loads_and_rebuilds(indexed: Settings, legacy_db: Path) -> None:
+    ctl = _controller(indexed, legacy_db, "legacy-built")
+    sp = ctl.sp
+    assert sp.stage is Stage.BUILD and sp.extras.a5 is not None and sp.extras.a5.rules
+    assert sp.prompt_ready.startswith("## System")
+    rebuilt = ctl.build_prompt()
+    assert rebuilt.stage is Stage.BUILD
+    assert "~~~~condensed-context" in rebuilt.prompt_ready
