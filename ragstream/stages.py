@@ -43,6 +43,7 @@ class StageSpec:
     selects: bool = False  # writes a view of the chunk selection (views_by_stage[name])
     fields: tuple[str, ...] = ()  # SuperPrompt fields holding its output, reset when it is invalid
     method: str = ""  # the AppController method that runs it by hand (names from the controller spec)
+    report: str = ""  # the class in ragstream.state of the report it records under extras.<name>
 
     def run(self) -> Callable[..., Any]:
         module, _, attr = self.function.partition(":")
@@ -52,7 +53,7 @@ class StageSpec:
 def _spec(name: str, label: str, after: str | None, why: str, reads: set[str], writes: set[str], function: str,
           skippable: bool = False, selects: bool = False, fields: tuple[str, ...] = (), method: str = "") -> StageSpec:
     return StageSpec(name, label, after, why, skippable, frozenset(reads), frozenset(writes), function, selects, fields,
-                     method or f"run_{name}")
+                     method or f"run_{name}", f"{name.capitalize()}Report")
 
 
 REGISTRY: tuple[StageSpec, ...] = (

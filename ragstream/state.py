@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from ragstream.stages import LEGACY_NAMES, SELECTING, Stage, rank
+from ragstream.stages import LEGACY_NAMES, REGISTRY, SELECTING, Stage, rank
 
 __all__ = ["Stage"]
 
@@ -264,24 +264,12 @@ class EditRecord(Report):
     withdrawn_lines: list[str] = Field(default_factory=list)
 
 
-class Extras(BaseModel):
-    """Per-stage reports (one field per stage, written only by that stage) plus run bookkeeping.
-
-    Serialized under `extras` as the controller spec names it. Checkpoints of earlier versions held
-    an untyped dict with other key names; `_legacy` maps them.
-    """
+class RunRecords(BaseModel):
+    """What `extras` holds besides the stage reports: the run's project, a person's edits, the answer."""
 
     model_config = ConfigDict(extra="forbid")
 
     project: str | None = None
-    preprocess: PreprocessReport | None = None
-    a2: A2Report | None = None
-    retrieval: RetrievalReport | None = None
-    rerank: RerankReport | None = None
-    a3: A3Report | None = None
-    a4: A4Report | None = None
-    a5: A5Report | None = None
-    build: BuildReport | None = None
     edits: list[EditRecord] = Field(default_factory=list)
     send: dict[str, Any] | None = None
 
@@ -292,6 +280,7 @@ class Extras(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _legacy(cls, data: Any) -> Any:
+        """Checkpoints of version 0.1 held an untyped dict with other key names: map them."""
         if not isinstance(data, dict) or not ({"decisions", "reranker", "format_enforcer", "builder"} & set(data)):
             return data
         old = dict(data)
@@ -318,6 +307,16 @@ class Extras(BaseModel):
         if "a4" in new:
             new["a4"].setdefault("agent", "A4/v1")
         return new
+
+
+Extras = create_model(
+    "Extras",
+    __base__=RunRecords,
+    __module__=__name__,
+    __doc__="Per-stage reports (one field per registered stage, written only by that stage) plus run records.\n\n"
+    "Serialized under `extras` as the controller spec names it; the fields derive from the stage registry.",
+    **{spec.name: (globals()[spec.report] | None, None) for spec in REGISTRY},
+)
 
 
 class SuperPrompt(BaseModel):
