@@ -1,4 +1,14 @@
-"""Sentence embeddings from the installed MiniLM model, loaded once per process, never downloaded."""
+"""Sentence embeddings, normalized (cosine = dot product), from a model on this machine or an API.
+
+Backends (`embedding.backend`):
+- `onnx` (default) and `onnx-int8`: the installed MiniLM exported once to ONNX (see `onnx_model`)
+  and run with onnxruntime and the model's own tokenizer; no torch at query time. Texts are batched
+  by length, so a batch is padded only to its longest member, never to a fixed 128 or 256.
+- `torch`: sentence-transformers on the same weights (what the ONNX export is checked against).
+- `provider: openai`: OpenAI (or compatible) embeddings through langchain-openai.
+
+Nothing downloads at run time. Each embedder is thread-safe and loaded once per process.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +16,7 @@ import os
 import threading
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -19,31 +30,74 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
-class Embedder:
-    """Normalized embeddings (cosine = dot product), batched, thread-safe."""
+class Embedder(Protocol):
+    dimension: int
 
-    def __init__(self, model_dir: Path, batch_size: int = 64) -> None:
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+class OnnxEmbedder:
+    """MiniLM through onnxruntime: the tokenizer without padding, batches sorted by length."""
+
+    def __init__(self, model_dir: Path, onnx_path: Path, batch_size: int, max_tokens: int, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_tokens)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads
+        options.log_severity_level = 3
+        try:
+            self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for a damaged file
+            raise ConfigError(f"cannot load the ONNX embedding model {onnx_path}: {exc}") from exc
+        self.onnx_path = onnx_path
+        self.batch_size = batch_size
+        self.dimension = int(self.session.get_outputs()[0].shape[-1])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        encoded = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = max(len(encoded[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for r, i in enumerate(rows):
+                n = len(encoded[i].ids)
+                ids[r, :n] = encoded[i].ids
+                mask[r, :n] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            out[rows] = self.session.run(None, feed)[0]
+        return out
+
+
+class TorchEmbedder:
+    """sentence-transformers on the same weights (loads torch: seconds per process)."""
+
+    def __init__(self, model_dir: Path, batch_size: int) -> None:
         from sentence_transformers import SentenceTransformer
 
         try:
             self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
         except Exception as exc:  # sentence-transformers raises many kinds; all mean "cannot load"
             raise ConfigError(f"cannot load the embedding model from {model_dir}: {exc}") from exc
-        self.model_dir = model_dir
         self.batch_size = batch_size
         self.dimension = int(self._model.get_embedding_dimension() or 0)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # a torch module is not safe to run from several threads
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
             vectors = self._model.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
+                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
         return np.asarray(vectors, dtype=np.float32)
 
@@ -58,31 +112,35 @@ class OpenAIEmbedder:
             model=model, api_key=api_key or "not-needed", base_url=base_url, chunk_size=batch_size,
             check_embedding_ctx_length=False, max_retries=2,
         )
+        self.dimension = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = np.asarray(self._client.embed_documents(list(texts)), dtype=np.float32)
+        self.dimension = vectors.shape[1]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
 
 
-@lru_cache(maxsize=2)
-def _cached(model_dir: Path, batch_size: int) -> Embedder:
-    return Embedder(model_dir, batch_size)
-
-
-@lru_cache(maxsize=2)
-def _cached_openai(model: str, api_key: str | None, base_url: str | None, batch_size: int) -> OpenAIEmbedder:
-    return OpenAIEmbedder(model, api_key, base_url, batch_size)
-
-
-def get_embedder(settings: EmbeddingSettings) -> Embedder | OpenAIEmbedder:
-    """The process-wide embedder for these settings (the model loads once)."""
+@lru_cache(maxsize=4)
+def _cached(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
     if settings.provider == "openai":
         key = settings.api_key.get_secret_value() if settings.api_key else None
-        return _cached_openai(settings.model, key, settings.base_url, settings.batch_size)
-    return _cached(resolve_model_dir(settings), settings.batch_size)
+        return OpenAIEmbedder(settings.model, key, settings.base_url, settings.batch_size)
+    model_dir = resolve_model_dir(settings)
+    if settings.backend == "torch":
+        return TorchEmbedder(model_dir, settings.batch_size)
+    from ragstream.onnx_model import ensure_model
+
+    variant = "int8" if settings.backend == "onnx-int8" else "fp32"
+    onnx_path = ensure_model(model_dir, models_dir, variant)
+    return OnnxEmbedder(model_dir, onnx_path, settings.batch_size, settings.max_input_tokens, settings.threads)
+
+
+def get_embedder(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
+    """The process-wide embedder for these settings (the model loads once)."""
+    return _cached(settings, models_dir.resolve())
 
 
 class LangChainEmbeddings:
@@ -92,11 +150,12 @@ class LangChainEmbeddings:
     The model loads on the first embedding, so opening a store to read or delete costs nothing.
     """
 
-    def __init__(self, settings: EmbeddingSettings) -> None:
+    def __init__(self, settings: EmbeddingSettings, models_dir: Path) -> None:
         self.settings = settings
+        self.models_dir = models_dir
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return get_embedder(self.settings).embed(list(texts)).tolist()
+        return get_embedder(self.settings, self.models_dir).embed(list(texts)).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return get_embedder(self.settings).embed([text])[0].tolist()
+        return get_embedder(self.settings, self.models_dir).embed([text])[0].tolist()

@@ -34,15 +34,17 @@ class ChunkingSettings(BaseModel):
 
 
 class EmbeddingSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: Literal["local", "openai"] = "local"
+    backend: Literal["onnx", "onnx-int8", "torch"] = "onnx"
     base_url: str | None = None
     api_key: SecretStr | None = None
     model: str
     model_path: str | None = None
     max_input_tokens: int = Field(gt=8)
     batch_size: int = Field(gt=0)
+    threads: int = Field(default=2, gt=0)
 
 
 class PreprocessingSettings(BaseModel):
@@ -156,6 +158,7 @@ class Settings(BaseModel):
     llm: LLMSettings
     checkpoint_url: str | None = None
     chroma_url: str | None = None
+    models_path: Path | None = None
 
     @model_validator(mode="after")
     def _embedding_credentials(self) -> Settings:
@@ -174,6 +177,14 @@ class Settings(BaseModel):
     @property
     def cache_dir(self) -> Path:
         return self.data_dir / "cache"
+
+    @property
+    def models_dir(self) -> Path:
+        """Models derived on this machine (the ONNX export of the embedder), keyed by their weights.
+
+        Under the data root unless `models_path` (RAGSTREAM_MODELS_DIR) shares one folder between roots.
+        """
+        return self.models_path or self.data_dir / "models"
 
 
 def resource_dir(name: str) -> Path:
@@ -214,6 +225,7 @@ _ENV_OVERRIDES: dict[str, tuple[tuple[str, ...], ...]] = {
     "OPENAI_BASE_URL": (("llm", "base_url"), ("embedding", "base_url")),
     "RAGSTREAM_CHECKPOINT_URL": (("checkpoint_url",),),
     "RAGSTREAM_CHROMA_URL": (("chroma_url",),),
+    "RAGSTREAM_MODELS_DIR": (("models_path",),),
 }
 
 

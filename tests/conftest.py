@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from ragstream.chunking import Chunker
 from ragstream.settings import Settings, load_settings
+
+
+# One ONNX export of the embedding model for every test session (it is keyed by the weights' sha256,
+# so it is always the right one); subprocesses inherit the variable.
+os.environ.setdefault("RAGSTREAM_MODELS_DIR", str(Path(__file__).resolve().parents[1] / "data" / "models"))
 
 
 @pytest.fixture(scope="session")

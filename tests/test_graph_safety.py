@@ -26,6 +26,15 @@ def services(indexed: Settings) -> Services:
     return Services(indexed)
 
 
+@pytest.fixture(scope="module")
+def paused(services: Services):
+    """One thread paused after A4; every bad run below is tried on it and must leave it as it is."""
+    graph = build_graph(memory_checkpointer())
+    cfg = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"prompt": PROMPT}, cfg, context=RunContext(project="demo", services=services), interrupt_after=["a4"])
+    return graph, cfg
+
+
 @pytest.mark.parametrize(
     ("context", "error", "message"),
     [
@@ -38,11 +47,8 @@ def services(indexed: Settings) -> Services:
         ("demo", InputError, "must be an object"),
     ],
 )
-def test_bad_context_is_an_input_error_and_changes_nothing(context, error, message, services: Services) -> None:
-    graph = build_graph(memory_checkpointer())
-    cfg = {"configurable": {"thread_id": "t"}}
-    good = RunContext(project="demo", services=services)
-    graph.invoke({"prompt": PROMPT}, cfg, context=good, interrupt_after=["a4"])
+def test_bad_context_is_an_input_error_and_changes_nothing(context, error, message, services: Services, paused) -> None:
+    graph, cfg = paused
     before = graph.get_state(cfg).values
     if isinstance(context, dict):
         context = {**context, "services": services} if "colour" not in context else context

@@ -20,7 +20,7 @@ LLM_STAGES = [Stage.PREPROCESS, Stage.A2, Stage.A3, Stage.A4, Stage.A5]  # Agent
 FAULTS = {
     "429_retry_after": ([Reply(status=429, headers={"retry-after": "0.05"})], "ok"),
     "500_then_ok": ([Reply(status=500)], "ok"),
-    "timeout_then_ok": ([Reply(delay_s=1.5, content="{}")], "ok"),
+    "timeout_then_ok": ([Reply(delay_s=0.8, content="{}")], "ok"),
     "repeated_500": ([Reply(status=500)] * 6, "error"),
     "truncated_body": ([Reply(raw_body='{"id": "x", "choices": [{"index"')] * 6, "error"),
     "non_json_body": ([Reply(raw_body="<html>gateway</html>")] * 6, "error"),
@@ -31,7 +31,7 @@ FAULTS = {
 @pytest.fixture()
 def fault_env(openai_on_indexed):
     return openai_on_indexed(
-        **{"llm.timeout_s": 1.0, "llm.max_retries": 1, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.1}
+        **{"llm.timeout_s": 0.5, "llm.max_retries": 1, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.1}
     )
 
 

@@ -38,7 +38,7 @@ class LLMClient:
             return cls(OpenAIProvider(settings.llm), settings.llm.prices)
         from ragstream.agents.providers.local_provider import LocalProvider
 
-        return cls(LocalProvider(settings.embedding), settings.llm.prices)
+        return cls(LocalProvider(settings.embedding, settings.models_dir), settings.llm.prices)
 
     @property
     def provider_name(self) -> str:

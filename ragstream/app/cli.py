@@ -339,6 +339,18 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
+    """Export the embedding model to ONNX now, instead of on the first run that embeds."""
+    from ragstream.model_files import resolve_model_dir
+    from ragstream.onnx_model import ensure_model
+
+    model_dir = resolve_model_dir(settings.embedding)
+    for variant in args.variants:
+        path = ensure_model(model_dir, settings.models_dir, variant)
+        print(f"{variant}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
@@ -424,6 +436,11 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--thread", required=True)
     trace.add_argument("--json", action="store_true", help="every event as JSON")
     trace.set_defaults(handler=cmd_trace)
+
+    models = sub.add_parser("models", help="prepare the embedding model's ONNX export (otherwise done on first use)")
+    models.add_argument("action", choices=["prepare"])
+    models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
+    models.set_defaults(handler=cmd_models)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])

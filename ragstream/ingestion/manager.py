@@ -112,7 +112,7 @@ class IngestionManager:
         self.chunker = chunker or Chunker.from_settings(settings)
 
     def store(self, paths: ProjectPaths) -> ChromaStore:
-        return ChromaStore(paths, self.settings.embedding, self.settings.chroma_url)
+        return ChromaStore(paths, self.settings)
 
     def _chunks_for(self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str) -> list[Chunk]:
         headings = headings_at(text) if kind == "text" else []

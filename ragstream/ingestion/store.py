@@ -17,7 +17,7 @@ from langchain_chroma import Chroma
 from ragstream.embedding import LangChainEmbeddings
 from ragstream.errors import ConfigError
 from ragstream.projects import ProjectPaths
-from ragstream.settings import EmbeddingSettings
+from ragstream.settings import EmbeddingSettings, Settings
 
 _UPSERT_BATCH = 256
 
@@ -48,11 +48,11 @@ def collection_name(project: str, embedding: EmbeddingSettings | None = None) ->
 
 
 class ChromaStore:
-    def __init__(self, paths: ProjectPaths, embedding: EmbeddingSettings, chroma_url: str | None = None) -> None:
+    def __init__(self, paths: ProjectPaths, settings: Settings) -> None:
         self._vs = Chroma(
-            collection_name=collection_name(paths.name, embedding),
-            embedding_function=LangChainEmbeddings(embedding),
-            client=_client(chroma_url, paths),
+            collection_name=collection_name(paths.name, settings.embedding),
+            embedding_function=LangChainEmbeddings(settings.embedding, settings.models_dir),
+            client=_client(settings.chroma_url, paths),
             collection_metadata={"hnsw:space": "cosine"},
         )
 

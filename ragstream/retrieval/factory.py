@@ -12,8 +12,8 @@ from ragstream.settings import Settings
 
 def build_controller(settings: Settings, project: str) -> RetrievalController:
     paths = project_paths(settings, project)
-    embedder = get_embedder(settings.embedding)
-    return RetrievalController(paths, settings.retrieval, embedder, ChromaStore(paths, settings.embedding, settings.chroma_url))
+    embedder = get_embedder(settings.embedding, settings.models_dir)
+    return RetrievalController(paths, settings.retrieval, embedder, ChromaStore(paths, settings))
 
 
 def build_reranker(settings: Settings, runner=None) -> Reranker:

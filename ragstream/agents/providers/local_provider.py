@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,12 +74,13 @@ def _humanize(value: str) -> str:
 class LocalProvider:
     name = "local"
 
-    def __init__(self, embedding: EmbeddingSettings) -> None:
+    def __init__(self, embedding: EmbeddingSettings, models_dir: Path) -> None:
         self._embedding = embedding
+        self._models_dir = models_dir
 
     @property
     def embedder(self) -> Embedder:
-        return get_embedder(self._embedding)
+        return get_embedder(self._embedding, self._models_dir)
 
     def complete(
         self,

@@ -1,0 +1,68 @@
+"""The ONNX embedder: the same vectors as sentence-transformers, batching that changes nothing, and
+an export that is atomic and survives concurrent first runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragstream.embedding import OnnxEmbedder, TorchEmbedder, get_embedder
+from ragstream.model_files import resolve_model_dir
+from ragstream.onnx_model import ensure_model
+from ragstream.settings import Settings
+
+SAMPLE = [
+    "How are documents re-embedded when they change?",
+    "ok",
+    "Retrieval fuses dense vectors and BM25 with reciprocal-rank fusion; the ladder lowers the floor. " * 12,
+    "名前とは何ですか — unicode, emoji 🚀 and code: def f(x): return x**2",
+    "The Prompt Builder fences every excerpt with its source path, chunk id and span.",
+]
+
+
+@pytest.mark.slow  # loads torch
+def test_onnx_matches_sentence_transformers(base_settings: Settings) -> None:
+    onnx = get_embedder(base_settings.embedding, base_settings.models_dir)
+    assert isinstance(onnx, OnnxEmbedder)
+    torch = TorchEmbedder(resolve_model_dir(base_settings.embedding), batch_size=4)
+    cosine = np.sum(onnx.embed(SAMPLE) * torch.embed(SAMPLE), axis=1)
+    assert cosine.min() >= 0.9999
+
+
+def test_batching_by_length_changes_no_vector(base_settings: Settings) -> None:
+    embedder = get_embedder(base_settings.embedding, base_settings.models_dir)
+    together = embedder.embed(SAMPLE)
+    alone = np.vstack([embedder.embed([text]) for text in SAMPLE])
+    assert np.allclose(together, alone, atol=1e-5)
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, embedder.dimension)
+
+
+@pytest.mark.slow  # two processes load torch and export
+def test_concurrent_first_exports_make_one_whole_model(base_settings: Settings, tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    script = (
+        "import sys; from pathlib import Path; from ragstream.onnx_model import ensure_model; "
+        "from ragstream.model_files import resolve_model_dir; from ragstream.settings import load_settings; "
+        "s = load_settings(); print(ensure_model(resolve_model_dir(s.embedding), Path(sys.argv[1]), 'fp32'))"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(models)], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=600)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert outputs[0] == outputs[1]
+    assert sorted(f.name for f in models.iterdir() if f.suffix == ".onnx") == [Path(outputs[0]).name]
+    assert not [f for f in models.iterdir() if f.name.startswith(".export-")]
+    onnx = OnnxEmbedder(resolve_model_dir(base_settings.embedding), Path(outputs[0]), 8, 256, 1)
+    reference = get_embedder(base_settings.embedding, base_settings.models_dir)
+    assert np.allclose(onnx.embed(SAMPLE), reference.embed(SAMPLE), atol=1e-5)
+
+
+def test_the_cached_export_is_keyed_by_the_weights(base_settings: Settings) -> None:
+    model_dir = resolve_model_dir(base_settings.embedding)
+    path = ensure_model(model_dir, base_settings.models_dir, "fp32")
+    assert path.is_file() and path.name.startswith("minilm-") and path.name.endswith("-fp32.onnx")
+    assert ensure_model(model_dir, base_settings.models_dir, "fp32") == path
