@@ -102,13 +102,16 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
     parser.add_argument("--strategies", default="PRECISE,SEMANTIC,HYBRID,TEMPORAL,EXPLORATORY")
     parser.add_argument("--max-docs", type=int, default=0, help="ingest only the first N documents (throughput runs)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a settings override for every configuration, e.g. embedding.backend=onnx-int8")
     args = parser.parse_args()
 
     project = args.data.name
+    overrides = dict(item.split("=", 1) for item in args.set)
     deep: Settings = load_settings(
-        overrides={"data_dir": str(args.work), "retrieval.top_k": 100, "retrieval.max_candidates": 100}
+        overrides={**overrides, "data_dir": str(args.work), "retrieval.top_k": 100, "retrieval.max_candidates": 100}
     )
-    default: Settings = load_settings(overrides={"data_dir": str(args.work)})
+    default: Settings = load_settings(overrides={**overrides, "data_dir": str(args.work)})
     n_docs = write_corpus(args.data, deep.data_dir / "doc_raw" / project, args.max_docs)
 
     manager = IngestionManager(deep)

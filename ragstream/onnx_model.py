@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -116,7 +117,8 @@ def _export_with_torch(model_dir: Path, out: Path) -> None:
             return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
     sample = torch.ones((2, 8), dtype=torch.long)
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer notes about shapes that are constant for this model
         torch.onnx.export(
             SentenceEmbedding(),
             (sample, sample, torch.zeros_like(sample)),

@@ -46,12 +46,29 @@ def render_system(sp: SuperPrompt) -> str:
     return f"## System\n{sp.body.system}" if sp.body.system else ""
 
 
+def unmapped_sections(sp: SuperPrompt) -> list[tuple[str, str]]:
+    """(header, text) of every non-empty section the schema could not place: the user's words all the same."""
+    pre = sp.preprocessing
+    if pre is None or not pre.headers:
+        return []
+    found = []
+    for entry in pre.canon_entries:
+        header = pre.headers[entry.section_index]
+        text = header.value if header.value is not None else header.body
+        if entry.canon is None and text.strip():
+            found.append((entry.original_header or "", text))
+    return found
+
+
 def render_ask(sp: SuperPrompt) -> str:
-    """Task, context and purpose, then the response labels, as Markdown."""
+    """Task, context and purpose, the sections no canon name fits, then the response labels, as Markdown."""
     body = sp.body
     parts = [f"## {title}\n{getattr(body, field)}" for field, title in _CONTENT_BLOCKS if getattr(body, field)]
     if body.user_prompt and body.user_prompt != body.task:
         parts.append(f"## User prompt\n{body.user_prompt}")
+    extra = unmapped_sections(sp)
+    if extra:
+        parts.append("## Additional sections\n\n" + "\n\n".join(f"### {name}\n{text}" for name, text in extra))
     if sp.recentConversation:
         turns = "\n".join(f"- {t.role}: {' '.join(t.content.split())[:_PREVIEW_CHARS]}" for t in sp.recentConversation)
         parts.append(f"## Conversation so far\n{turns}")

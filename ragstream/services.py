@@ -14,6 +14,7 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
+from ragstream.embedding import Embedder, get_embedder
 from ragstream.context.budget import ContextBudget
 from ragstream.context.memory import ConversationMemory
 from ragstream.preprocessing import HeaderMapper
@@ -41,6 +42,15 @@ class Services:
     @cached_property
     def runner(self) -> AgentRunner:
         return AgentRunner(self.factory, self.llm, self.settings.llm.max_concurrency)
+
+    @property
+    def offline(self) -> bool:
+        """True when the LLM stages run on the local provider: they then decide from evidence, not a model."""
+        return self.llm.provider_name == "local"
+
+    @property
+    def embedder(self) -> Embedder:
+        return get_embedder(self.settings.embedding, self.settings.models_dir)
 
     @cached_property
     def chunker(self) -> Chunker:

@@ -84,6 +84,28 @@ class RerankerSettings(BaseModel):
     dense_weight: float = Field(ge=0.0, le=1.0)
 
 
+class GateSettings(BaseModel):
+    """A3 offline: keep/drop from the evidence retrieval already has (see agents/a3_nli_gate.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_similarity: float = Field(ge=-1.0, le=1.0)
+    relative_floor: float = Field(ge=0.0, le=1.0)
+    function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
+
+
+class CondenserSettings(BaseModel):
+    """A4 offline: query-focused extraction (see agents/a4_condenser.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_lines: int = Field(gt=0)
+    mmr_lambda: float = Field(ge=0.0, le=1.0)
+    min_relevance: float = Field(ge=-1.0, le=1.0)
+    constraint_cues: list[str]
+    open_issue_cues: list[str]
+
+
 class BudgetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -151,6 +173,8 @@ class Settings(BaseModel):
     ingestion: IngestionSettings
     retrieval: RetrievalSettings
     reranker: RerankerSettings
+    gate: GateSettings
+    condenser: CondenserSettings
     budget: BudgetSettings
     memory: MemorySettings
     send: SendSettings

@@ -64,7 +64,7 @@ class CanonEntry(BaseModel):
     normalized: str
     canon: str | None
     role: Role
-    mapped_by: Literal["alias", "agent00", "preamble", "plain_text", "none"]
+    mapped_by: Literal["alias", "agent00", "preamble", "plain_text", "task_fallback", "none"]
     body_span: Span
 
 
@@ -110,7 +110,8 @@ class Preprocessing(BaseModel):
     headers: list[Header] = Field(default_factory=list)
     canon_entries: list[CanonEntry] = Field(default_factory=list)
     task_rule: Literal[
-        "TASK_PRESENT", "FROM_USER_PROMPT", "FROM_FIRST_CONTENT", "PLAIN_TEXT", "NO_CONTENT"
+        "TASK_PRESENT", "FROM_USER_PROMPT", "FROM_ASKING_SECTION", "FROM_FIRST_CONTENT", "FROM_FIRST_SECTION",
+        "PLAIN_TEXT", "NO_CONTENT",
     ]
     segments: list[Segment] = Field(default_factory=list)
     pieces: list[QueryPiece] = Field(default_factory=list)
@@ -234,6 +235,15 @@ class A3Report(Report):
     counts: dict[str, int] = Field(default_factory=dict)
 
 
+class LineEvidence(Report):
+    """Why a condensed line is there (offline extraction): its chunk, its relevance to the ask, the cue that filed it."""
+
+    section: str
+    chunk: str
+    relevance: float
+    cue: str = ""
+
+
 class A4Report(Report):
     agent: str
     provider: str = ""
@@ -241,6 +251,7 @@ class A4Report(Report):
     dropped_for_budget: list[str] = Field(default_factory=list)
     unsupported_lines: list[str] = Field(default_factory=list)
     withheld_lines: list[str] = Field(default_factory=list)
+    lines: list[LineEvidence] = Field(default_factory=list)
 
 
 class A5Report(Report):

@@ -1,4 +1,4 @@
-"""A2 PromptShaper as a stage: fills labels, respects the user's own headers, re-runs safely."""
+"""A2 PromptShaper as a stage: labels with reasons, the user's own values kept, nothing set without basis."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from ragstream.state import Chunk, Span, Stage
 from tests.helpers import preprocessed, run_stage
 from tests.openai_server import FakeOpenAIServer, Reply
 
-LABELS = {"system": "Data_Scientist", "audience": "Manager", "tone": "formal", "response_depth": "exhaustive", "confidence": "low"}
+REASONS = {"system": "churn models", "audience": "board", "tone": "none", "response_depth": "compare", "confidence": "vague"}
+LABELS = {"system": "Data_Scientist", "audience": "Manager", "tone": "formal", "response_depth": "exhaustive",
+          "confidence": "low", "reasons": REASONS}
 
 
 def _preprocessed(settings: Settings, prompt: str):
@@ -21,20 +23,30 @@ def _preprocessed(settings: Settings, prompt: str):
     return services, preprocessed(prompt, services)
 
 
-def test_a2_fills_body_and_extras(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+def test_a2_fills_body_and_records_reasons(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
     services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models\n# Audience\nthe board")
     openai_server.push(Reply(content=json.dumps(LABELS)))
     out = run_stage(sp, "a2", services)
     assert out.stage is Stage.A2 and out.history_of_stages == [Stage.PREPROCESS, Stage.A2]
     assert out.body.system == "You are an expert Data Scientist."
     assert out.body.audience == "the board"  # the user's own header wins
-    assert (out.body.tone, out.body.depth, out.body.confidence) == ("formal", "exhaustive", "low")
+    assert (out.body.tone, out.body.depth) == ("formal", "exhaustive")
+    assert out.body.confidence is None  # an assessment, not a requirement the user gave
     assert out.extras.a2.decisions["audience"] == "kept_user_value"
-    assert out.extras.a2.labels["confidence"] == "low"
+    assert out.extras.a2.labels["confidence"] == "low" and out.extras.a2.reasons == REASONS
     assert out.extras.a2.usage.model_dump() == {"input_tokens": 11, "output_tokens": 7}
     assert "## System\nYou are an expert Data Scientist." in out.prompt_ready
-    assert "- Tone: formal" in out.prompt_ready
+    assert "- Tone: formal" in out.prompt_ready and "Confidence" not in out.prompt_ready
     assert json.loads(openai_server.requests[0]["messages"][1]["content"].split("<<<INPUT\n")[1].split("\n")[0].split(" = ", 1)[1]) == "Compare churn models"
+
+
+def test_a2_unknown_leaves_the_label_unset(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+    services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models")
+    openai_server.push(Reply(content=json.dumps({**LABELS, "audience": "unknown", "tone": "unknown"})))
+    out = run_stage(sp, "a2", services)
+    assert out.body.audience is None and out.body.tone is None
+    assert out.extras.a2.decisions["audience"].startswith("unset")
+    assert "Audience" not in out.prompt_ready
 
 
 def test_a2_rerun_after_later_stages_keeps_retrieval(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
@@ -65,8 +77,19 @@ def test_a2_broken_reply_is_typed_and_changes_nothing(openai_settings: Settings,
     assert sp.model_dump_json() == before
 
 
-def test_a2_offline_default(settings: Settings) -> None:
+def test_a2_offline_sets_a_label_only_on_a_keyword_rule(settings: Settings) -> None:
     services, sp = _preprocessed(settings, "# Task\nWrite a Python function that parses CSV files, with pytest tests.")
     out = run_stage(sp, "a2", services)
-    assert out.extras.a2.provider == "local"
-    assert out.extras.a2.labels["system"] == "Python_Programmer"
+    report = out.extras.a2
+    assert report.provider == "local" and report.labels["system"] == "Python_Programmer"
+    assert report.reasons["system"] == "'python' in task"
+    assert out.body.system == "You are an expert Python Programmer."
+    assert (out.body.audience, out.body.tone, out.body.depth) == (None, None, None)  # no cue, no guess
+    assert report.reasons["audience"] == "no keyword rule applies"
+
+
+def test_a2_offline_asserts_nothing_for_a_plain_question(settings: Settings) -> None:
+    services, sp = _preprocessed(settings, "What is the capital of France?")
+    out = run_stage(sp, "a2", services)
+    assert (out.body.system, out.body.audience, out.body.tone, out.body.depth, out.body.confidence) == (None,) * 5
+    assert "## System" not in out.prompt_ready and "Response requirements" not in out.prompt_ready

@@ -44,8 +44,8 @@ def test_shipped_configs_are_valid() -> None:
 def test_create_returns_configured_prompt(tmp_path: Path) -> None:
     prompt = _factory_with(tmp_path, BASE).create("A2", "v1", PAYLOAD)
     assert (prompt.agent_name, prompt.version, prompt.mode) == ("A2", "v1", "Chooser")
-    assert prompt.enums["tone"] == ["direct", "friendly", "formal"]
-    assert prompt.defaults["tone"] == "direct"
+    assert prompt.enums["tone"] == ["direct", "friendly", "formal", "unknown"]
+    assert prompt.defaults == {}
     assert prompt.model_name == "gpt-4.1-mini"
 
 
@@ -105,7 +105,7 @@ def test_config_consistency_errors_name_file_and_field(change, field: str, probl
 def test_chooser_without_enums_is_rejected(tmp_path: Path) -> None:
     cfg = _mutated(lambda c: c.update(enums={}, value_descriptions={}))
     for prop in cfg["output_schema"]["properties"].values():
-        prop.pop("enum")
+        prop.pop("enum", None)
     with pytest.raises(AgentConfigError, match="Chooser agent needs"):
         _factory_with(tmp_path, cfg).create("A2", "v1", PAYLOAD)
 

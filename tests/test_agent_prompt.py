@@ -44,13 +44,13 @@ def test_chooser_compose(a2: AgentPrompt) -> None:
     assert messages[0]["role"] == "system" and messages[1]["role"] == "user"
     assert "A2 v1 (Chooser)" in system and a2.purpose_text in system
     assert 'task = "Write a CSV parser"' in user
-    assert "Choose tone from [direct, friendly, formal]." in user
+    assert "Choose tone from [direct, friendly, formal, unknown]." in user
     assert "  - formal: " in user
     assert user.rstrip().endswith("Reply with a single JSON object only, no extra text, matching the schema.")
     assert parse_payload_block(user) == PAYLOAD
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["strict"] is True
-    assert response_format["json_schema"]["schema"]["properties"]["tone"]["enum"] == ["direct", "friendly", "formal"]
+    assert response_format["json_schema"]["schema"]["properties"]["tone"]["enum"] == ["direct", "friendly", "formal", "unknown"]
     assert a2.compose(PAYLOAD) == (messages, response_format)  # deterministic
 
 
@@ -61,7 +61,8 @@ def test_writer_and_extractor_compose(mode: str, phrase: str) -> None:
     assert response_format["json_schema"]["strict"] is False  # not every property required
 
 
-VALID = {"system": "Python_Programmer", "audience": "Developer", "tone": "direct", "response_depth": "short", "confidence": "high"}
+LABELS = {"system": "Python_Programmer", "audience": "Developer", "tone": "direct", "response_depth": "short", "confidence": "high"}
+VALID = {**LABELS, "reasons": {k: "because" for k in LABELS}}
 
 
 def test_valid_output(a2: AgentPrompt) -> None:
@@ -73,9 +74,9 @@ def test_extra_text_and_fences_around_json(a2: AgentPrompt) -> None:
     assert a2.parse_and_validate(wrapped) == VALID
 
 
-def test_missing_field_filled_from_defaults(a2: AgentPrompt) -> None:
-    partial = {k: v for k, v in VALID.items() if k != "tone"}
-    assert a2.parse_and_validate(json.dumps(partial))["tone"] == "direct"
+def test_missing_field_filled_from_defaults() -> None:
+    a5 = AgentFactory().create("A5", "v1", {"format": "a table", "depth": "", "audience": "", "tone": ""})
+    assert a5.parse_and_validate(json.dumps({"kind": "table"})) == {"kind": "table", "sections": [], "reason": ""}
 
 
 def test_missing_field_without_default_is_an_error(a2: AgentPrompt) -> None:

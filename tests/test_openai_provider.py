@@ -16,7 +16,8 @@ from tests.conftest import FAKE_KEY
 from tests.openai_server import FakeOpenAIServer, Reply
 
 PAYLOAD = {"task": "Write a CSV parser in Python", "purpose": "", "context": ""}
-VALID = {"system": "Python_Programmer", "audience": "Developer", "tone": "direct", "response_depth": "short", "confidence": "high"}
+LABELS = {"system": "Python_Programmer", "audience": "Developer", "tone": "direct", "response_depth": "short", "confidence": "high"}
+VALID = {**LABELS, "reasons": {k: "because" for k in LABELS}}
 
 
 def _call(settings: Settings, model: str | None = None):
@@ -37,8 +38,8 @@ def test_success_request_carries_schema_model_and_key(openai_settings: Settings,
     assert request["model"] == "gpt-4.1-mini"
     schema = request["response_format"]["json_schema"]["schema"]
     assert request["response_format"]["type"] == "json_schema"
-    assert schema["properties"]["tone"]["enum"] == ["direct", "friendly", "formal"]
-    assert "x-value-descriptions" not in json.dumps(request)  # offline hints never sent
+    assert schema["properties"]["tone"]["enum"] == ["direct", "friendly", "formal", "unknown"]
+    assert "x-value-descriptions" not in json.dumps(request) and "x-cues" not in json.dumps(request)  # offline hints never sent
     assert request["messages"][1]["content"].startswith("Input:")
     assert openai_server.headers[0]["authorization"] == f"Bearer {FAKE_KEY}"
 

@@ -105,7 +105,16 @@ def test_summary_replaces_old_turns_once_over_budget(tmp_path: Path) -> None:
     assert context[0].role == "summary"
     verbatim = [t.content for t in context if t.role == "user"]
     assert len(verbatim) <= 2 and verbatim[-1].startswith("Question 4")
-    assert any(t.role == "note" for t in context)
+    assert not any(t.role == "note" for t in context)  # no sentence said "remember", "I prefer", "always", "never"
+
+
+def test_offline_salience_notes_come_only_from_explicit_cues_one_kind_each(tmp_path: Path) -> None:
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local"})
+    memory = Services(settings).memory
+    memory.record("demo", "I prefer short answers with code. Remember that we deploy on Fridays. How does BM25 work?",
+                  "BM25 scores terms. You should always test it. Never deploy untested code.")
+    notes = {(n["kind"], n["text"]) for n in memory.notes("demo")}
+    assert notes == {("preferences", "I prefer short answers with code."), ("facts", "Remember that we deploy on Fridays.")}
 
 
 def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path: Path) -> None:

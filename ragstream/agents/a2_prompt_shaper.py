@@ -1,8 +1,11 @@
-"""A2 PromptShaper: labels the prompt (system role, audience, tone, depth, confidence).
+"""A2 PromptShaper: labels the prompt (system role, audience, tone, depth) and assesses its clarity.
 
-Values the user wrote in the prompt, and labels a person edited, win over A2's labels: A2 only
-fills what is missing and records every decision. Re-running A2 relabels the body and keeps
-retrieval through A4 (only A5 and the build read the labels).
+A label is set only when something supports it: the model's reason with an LLM, a documented keyword
+rule offline (`x-cues` in the agent config; the phrase that matched is recorded). A label with no
+basis stays unset, and the final prompt then says nothing about it. Values the user wrote, and
+labels a person edited, win and are never replaced. Confidence (how clearly the prompt says what
+it wants) is A2's assessment, recorded in its report; it reaches the prompt only when the user wrote
+it. Re-running A2 relabels the body and keeps retrieval through A4 (only A5 and the build read labels).
 """
 
 from __future__ import annotations
@@ -12,14 +15,9 @@ from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A2Report, PromptBody, SuperPrompt, Usage
 
 AGENT = "A2"
-# A2 output field -> SuperPrompt body field.
-LABEL_TO_BODY = {
-    "system": "system",
-    "audience": "audience",
-    "tone": "tone",
-    "response_depth": "depth",
-    "confidence": "confidence",
-}
+UNKNOWN = "unknown"
+# A2 output field -> SuperPrompt body field; confidence is assessed, not applied.
+LABEL_TO_BODY = {"system": "system", "audience": "audience", "tone": "tone", "response_depth": "depth"}
 
 
 def _body_value(field: str, label: str) -> str:
@@ -29,24 +27,30 @@ def _body_value(field: str, label: str) -> str:
 
 
 def shape(body: PromptBody, fixed: dict[str, str], runner: AgentRunner, version: str = "v1") -> tuple[PromptBody, A2Report]:
-    """The body relabelled, leaving `fixed` fields (field -> why: 'user' or 'edited') as they are."""
+    """The body with supported labels filled in; `fixed` fields (field -> 'user' or 'edited') stay as they are."""
     payload = {key: getattr(body, key) or "" for key in ("task", "purpose", "context")}
     call = runner.run(AGENT, payload, version)
-    labels = call.output
-    update: dict[str, str] = {}
+    labels = {k: v for k, v in call.output.items() if k != "reasons"}
+    reasons = dict(call.output.get("reasons", {}))
+    update: dict[str, str | None] = {}
     decisions: dict[str, str] = {}
     for label_field, body_field in LABEL_TO_BODY.items():
         if body_field in fixed:
             decisions[label_field] = f"kept_{fixed[body_field]}_value"
+        elif labels[label_field] == UNKNOWN:
+            update[body_field] = None
+            decisions[label_field] = "unset: no basis in the prompt"
         else:
             update[body_field] = _body_value(body_field, labels[label_field])
             decisions[label_field] = "a2"
+    decisions["confidence"] = "assessed (not a response requirement)"
     report = A2Report(
         agent=f"{AGENT}/{version}",
         provider=call.reply.provider,
         model=call.reply.model,
         labels={k: str(v) for k, v in labels.items()},
         decisions=decisions,
+        reasons=reasons,
         usage=Usage(input_tokens=call.reply.usage.input_tokens, output_tokens=call.reply.usage.output_tokens),
     )
     return body.model_copy(update=update), report

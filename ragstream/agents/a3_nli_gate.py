@@ -1,15 +1,31 @@
 """A3 NLI Gate: keep or drop each candidate chunk against the normalized ask.
 
 Near-duplicates are removed deterministically first (word 5-gram Jaccard similarity), so the
-LLM never spends a call on them and the better-ranked copy always survives.
+LLM never spends a call on them and the better-ranked copy always survives. With an LLM, each
+remaining candidate is judged by the A3 agent (concurrently, results in input order). Offline, the
+gate decides from evidence the pipeline already has, calibrated against the best candidate:
+
+- the best cosine similarity of the chunk's stored embedding to the prompt's query pieces ("meaning":
+  what retrieval measured), and
+- the share of the query pieces' content terms (stemmed, function words removed) the chunk contains
+  ("words").
+
+A candidate is dropped when it shares no term with the ask and its cosine is under
+`gate.min_similarity`, or when it is below `gate.relative_floor` of the best candidate on both
+meaning and words. Every decision records these numbers as its reason.
 """
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ragstream.agents.runner import AgentRunner
+from ragstream.ingestion.snapshot import bm25_tokens
+from ragstream.settings import GateSettings
 from ragstream.prompt_view import normalized_ask
+from ragstream.retrieval.stage import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
 from ragstream.state import A3Report, Chunk, ChunkDecision, SuperPrompt
@@ -60,8 +76,63 @@ def gate(ask: str, candidates: list[Chunk], runner: AgentRunner, version: str = 
     return kept, report
 
 
+def weigh(
+    pieces: list[str], candidates: list[Chunk], vectors: np.ndarray, piece_vectors: np.ndarray, settings: GateSettings
+) -> tuple[list[str], A3Report]:
+    """The offline gate: keep/drop from meaning and shared words, relative to the best candidate.
+
+    `pieces` are the prompt's query pieces (what retrieval searched with): meaning is a chunk's best
+    cosine to any of them, words are the content terms it shares with all of them.
+    """
+    dupes = near_duplicates([(c.id, c.text) for c in candidates])
+    ask_terms = set(bm25_tokens([" ".join(pieces)])[0]) - set(bm25_tokens([" ".join(settings.function_words)])[0])
+    judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
+    cosine = (vectors @ piece_vectors.T).max(axis=1) if len(candidates) and len(piece_vectors) else np.zeros(len(candidates))
+    shared = [sorted(ask_terms & set(bm25_tokens([c.text])[0])) for c in candidates]
+    coverage = [len(s) / len(ask_terms) if ask_terms else 0.0 for s in shared]
+    best_cosine = max((float(cosine[i]) for i in judged), default=0.0)
+    best_coverage = max((coverage[i] for i in judged), default=0.0)
+    decisions = {cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}") for cid, other in dupes.items()}
+    for i in judged:
+        c, words = float(cosine[i]), coverage[i]
+        rel_c = c / best_cosine if best_cosine > 0 else 0.0
+        rel_w = words / best_coverage if best_coverage > 0 else 0.0
+        evidence = (f"cosine {c:.2f} ({rel_c:.2f} of best), shares {len(shared[i])}/{len(ask_terms)} ask terms"
+                    + (f" ({', '.join(shared[i][:6])})" if shared[i] else ""))
+        if not shared[i] and c < settings.min_similarity:
+            decision, why = "drop_irrelevant", f"no shared term and cosine under {settings.min_similarity:g}"
+        elif rel_c < settings.relative_floor and rel_w < settings.relative_floor:
+            decision, why = "drop_irrelevant", f"under {settings.relative_floor:g} of the best candidate in meaning and words"
+        else:
+            decision, why = "keep", "close enough to the best candidate in meaning or words"
+        decisions[candidates[i].id] = ChunkDecision(decision=decision, reason=f"{evidence}: {why}")
+    kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
+    counts: dict[str, int] = {}
+    for d in decisions.values():
+        counts[d.decision] = counts.get(d.decision, 0) + 1
+    report = A3Report(agent="offline evidence (no model)", provider="local",
+                      decisions={c.id: decisions[c.id] for c in candidates}, counts=counts)
+    return kept, report
+
+
+def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:
+    """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
+    services = env.services
+    project = env.context.project or sp.extras.project
+    stored = services.retrieval(project).store.embeddings([c.id for c in candidates]) if project else {}
+    missing = [c for c in candidates if c.id not in stored]
+    fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing])))
+    return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(len(candidates), -1)
+
+
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     chunks = sp.chunk_by_id()
     candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
-    kept, report = gate(normalized_ask(sp), candidates, env.services.runner)
+    ask = normalized_ask(sp)
+    if env.services.offline:
+        pieces = [q.text for q in query_pieces(sp)] or [ask]
+        vectors = candidate_vectors(sp, candidates, env)
+        kept, report = weigh(pieces, candidates, vectors, env.services.embedder.embed(pieces), env.services.settings.gate)
+    else:
+        kept, report = gate(ask, candidates, env.services.runner)
     return StageOutput(report=report, selection=kept)

@@ -1,22 +1,27 @@
 """A4 Condenser: the selected chunks, within a token budget, condensed into S_CTX_MD.
 
 S_CTX_MD has three parts (Facts, Constraints, Open issues); every line cites the chunk ids it
-rests on. Citations the model gives are checked against the selection; a line without a valid
-citation is matched to the chunk that contains it (or shares most words with it), and a line that
-matches nothing is dropped as unsupported. A line addressed to the answering model (an injected
-instruction, a role to play) is withheld, whichever provider wrote it, and reported.
+rests on. With an LLM, citations the model gives are checked against the selection; a line without
+a valid citation is matched to the chunk that contains it (or shares most words with it), and a line
+that matches nothing is dropped as unsupported. Offline, the lines are verbatim sentences extracted
+for the ask (`extractive`), each with its evidence. Either way, a line addressed to the answering
+model (an injected instruction, a role to play) is withheld and reported.
 """
 
 from __future__ import annotations
 
 import re
 
+from ragstream.agents.extractive import condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.context.budget import ContextBudget
+from ragstream.embedding import Embedder
 from ragstream.prompt_view import normalized_ask
+from ragstream.retrieval.stage import query_pieces
+from ragstream.settings import CondenserSettings
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
-from ragstream.state import A4Report, BudgetReport, Chunk, SuperPrompt
+from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, SuperPrompt
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
@@ -78,10 +83,20 @@ def render_sctx(sections: dict[str, list[tuple[str, list[str]]]]) -> str:
     return "\n\n".join(blocks)
 
 
+def _sort_in(sections: dict[str, list[tuple[str, list[str]]]], key: str, text: str, ids: list[str],
+             withheld: list[str], unsupported: list[str]) -> None:
+    if addressed_to_reader(text):
+        withheld.append(text)
+    elif text and ids:
+        sections.setdefault(key, []).append((text, ids))
+    elif text:
+        unsupported.append(text)
+
+
 def condense(
     ask: str, selection: list[Chunk], runner: AgentRunner, budget: ContextBudget, version: str = "v1"
 ) -> tuple[str, list[str], A4Report]:
-    """S_CTX_MD for the ask from the selection that fits the budget, the ids kept, and the report."""
+    """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report."""
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
     call = runner.run(AGENT, {"ask": ask, "excerpts": {c.id: c.text for c in kept}}, version)
     sections: dict[str, list[tuple[str, list[str]]]] = {}
@@ -91,15 +106,9 @@ def condense(
     for key, _ in SECTIONS:
         for line in call.output.get(key, []):
             text, ids = cite(line, kept)
-            if text in seen:
-                continue
-            seen.add(text)
-            if addressed_to_reader(text):
-                withheld.append(text)
-            elif text and ids:
-                sections.setdefault(key, []).append((text, ids))
-            elif text:
-                unsupported.append(text)
+            if text not in seen:
+                seen.add(text)
+                _sort_in(sections, key, text, ids, withheld, unsupported)
     report = A4Report(
         agent=f"{AGENT}/{version}",
         provider=call.reply.provider,
@@ -111,8 +120,37 @@ def condense(
     return render_sctx(sections), [c.id for c in kept], report
 
 
+def condense_offline(
+    pieces: list[str], selection: list[Chunk], embedder: Embedder, budget: ContextBudget, settings: CondenserSettings
+) -> tuple[str, list[str], A4Report]:
+    """Without a model: verbatim, cited sentences chosen for the prompt's query pieces (see `extractive`)."""
+    reserve = budget.count("\n".join(pieces))
+    kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
+    sections: dict[str, list[tuple[str, list[str]]]] = {}
+    withheld: list[str] = []
+    evidence: list[LineEvidence] = []
+    for line in condense_extractively(pieces, kept, embedder.embed, settings):
+        _sort_in(sections, line.section, line.text, [line.chunk_id], withheld, [])
+        if line.text not in withheld:
+            evidence.append(LineEvidence(section=line.section, chunk=line.chunk_id, relevance=line.relevance, cue=line.cue))
+    report = A4Report(
+        agent="offline extraction (no model)",
+        provider="local",
+        budget=BudgetReport(**trim.as_dict(), method=budget.method),
+        dropped_for_budget=trim.removed,
+        withheld_lines=withheld,
+        lines=evidence,
+    )
+    return render_sctx(sections), [c.id for c in kept], report
+
+
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
-    text, kept, report = condense(normalized_ask(sp), selection, env.services.runner, env.services.budget)
+    services = env.services
+    if services.offline:
+        pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
+        text, kept, report = condense_offline(pieces, selection, services.embedder, services.budget, services.settings.condenser)
+    else:
+        text, kept, report = condense(normalized_ask(sp), selection, services.runner, services.budget)
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

@@ -1,6 +1,8 @@
-"""A5 Format Enforcer: the requested format, normalized into a spec, an example shape and hard rules.
+"""A5 Format Enforcer: the requested format's kind, its sections and an example shape, as rules.
 
-It only writes its report (`extras.a5`); the chunk selection and S_CTX_MD are never touched.
+It only writes its report (`extras.a5`); the chunk selection and S_CTX_MD are never touched. The
+kind comes from the agent (offline: documented keyword rules); when the format names no known kind,
+the kind is `unknown` and no template rule is added, so nothing contradicts the user's words.
 Section names the user listed explicitly (bullets, numbered lines, headings, or "sections: a, b")
 are read deterministically; otherwise the agent's sections are used only when the requested
 format itself names them, so no section is invented.
@@ -54,29 +56,28 @@ def listed_sections(format_text: str) -> list[str]:
 
 
 def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Report:
-    """The output-format spec for the body's requested format, depth, tone and audience."""
+    """Rules derived from what is set: the recognized kind of the requested format, its sections, the depth.
+
+    The user's own words (format, depth, tone, audience) are already in the prompt verbatim, under
+    "Response requirements"; A5 adds only what follows from them and never a rule for an unset field.
+    """
+    kind, sections, source = "unknown", listed_sections(body.format or ""), "no format requested"
     if body.format:
         payload = {"format": body.format, "depth": body.depth or "", "audience": body.audience or "", "tone": body.tone or ""}
         call = runner.run(AGENT, payload, version)
-        chosen, source = call.output, call.source
-    else:
-        chosen, source = {"kind": "markdown", "sections": []}, "default (no format requested)"
-    kind = chosen["kind"]
-    requested = (body.format or "").lower()
-    sections = listed_sections(body.format or "") or [
-        s for s in chosen.get("sections", []) if len(s.split()) <= _MAX_SECTION_WORDS and s.lower() in requested
-    ]
-    rules = list(RULES[kind])
+        kind = call.output["kind"]
+        requested = body.format.lower()
+        sections = sections or [
+            s for s in call.output.get("sections", []) if len(s.split()) <= _MAX_SECTION_WORDS and s.lower() in requested
+        ]
+        source = f"{call.source}: {call.output.get('reason') or 'no reason given'}"
+    rules = list(RULES.get(kind, []))
     if sections:
         rules.append("Use exactly these sections, in this order: " + ", ".join(sections) + ".")
-    if body.depth in DEPTH_RULES:
-        rules.append(DEPTH_RULES[body.depth])
-    if body.tone:
-        rules.append(f"Tone: {body.tone}.")
-    if body.audience:
-        rules.append(f"Write for: {body.audience}.")
+    if body.depth and body.depth.lower() in DEPTH_RULES:
+        rules.append(DEPTH_RULES[body.depth.lower()])
     rules.append("Cite the excerpt ids you rely on in square brackets.")
-    return A5Report(kind=kind, sections=sections, requested=body.format or "", example_shape=EXAMPLES[kind],
+    return A5Report(kind=kind, sections=sections, requested=body.format or "", example_shape=EXAMPLES.get(kind, ""),
                     rules=rules, source=source)
 
 

@@ -44,7 +44,12 @@ class HeaderMappingCache:
 
 
 class Agent00HeaderMapper:
-    """A `HeaderMapper` backed by the A00 agent config and any llm_client provider."""
+    """A `HeaderMapper` backed by the A00 agent config and any llm_client provider.
+
+    All headers are asked at once (by name, concurrently), then those still unknown once more with
+    their snippet. Accepted mappings are cached per provider and model, so a mapping one model made
+    (say, the offline heuristic) is never served when another model is configured.
+    """
 
     def __init__(self, runner: AgentRunner, cache: HeaderMappingCache, version: str = "v1") -> None:
         self.runner = runner
@@ -52,26 +57,35 @@ class Agent00HeaderMapper:
         self.version = version
         self.calls = 0
 
-    def _ask(self, payload: dict[str, str]) -> str:
-        self.calls += 1
-        return str(self.runner.run(AGENT, payload, self.version).output["canon"])
+    def _key(self, normalized: str) -> str:
+        model = self.runner.factory.load_config(AGENT, self.version).model_name
+        return f"{self.runner.provider_name}/{model}|{normalized}"
+
+    def _ask(self, payloads: list[dict[str, str]]) -> list[str]:
+        self.calls += len(payloads)
+        return [str(call.output["canon"]) for call in self.runner.run_many(AGENT, payloads, self.version)]
 
     def map_headers(
         self, headers: list[UnmappedHeader], schema: PromptSchema, missing_must: list[str]
     ) -> dict[str, str | None]:
         cached = self.cache.load()
         result: dict[str, str | None] = {}
+        asked: list[UnmappedHeader] = []
         for header in headers:
-            hit = cached.get(header.normalized, {}).get("canon")
+            hit = cached.get(self._key(header.normalized), {}).get("canon")
             if hit in schema.canon:
                 result[header.normalized] = hit
-                continue
-            canon, via = self._ask({"header": header.name}), "name"
-            if canon not in schema.canon and header.body_snippet.strip():
-                canon, via = self._ask({"header": header.name, "body_snippet": header.body_snippet}), "snippet"
+            else:
+                asked.append(header)
+        answers = {h.normalized: (canon, "name") for h, canon in zip(asked, self._ask([{"header": h.name} for h in asked]))}
+        again = [h for h in asked if answers[h.normalized][0] not in schema.canon and h.body_snippet.strip()]
+        snippets = self._ask([{"header": h.name, "body_snippet": h.body_snippet} for h in again])
+        answers.update({h.normalized: (canon, "snippet") for h, canon in zip(again, snippets)})
+        for header in asked:
+            canon, via = answers[header.normalized]
             if canon in schema.canon:
                 self.cache.store(
-                    header.normalized,
+                    self._key(header.normalized),
                     {"canon": canon, "via": via, "agent": f"{AGENT}/{self.version}", "provider": self.runner.provider_name},
                 )
                 result[header.normalized] = canon

@@ -29,7 +29,8 @@ def fence(chunk: Chunk) -> str:
 
 def render_format(spec: A5Report) -> str:
     rules = "\n".join(f"- {rule}" for rule in spec.rules)
-    return f"## Output format\n{rules}\n\nShape:\n{fence_block('text', spec.example_shape)}"
+    shape = f"\n\nShape:\n{fence_block('text', spec.example_shape)}" if spec.example_shape else ""
+    return f"## Output format\n{rules}{shape}"
 
 
 def build(sp: SuperPrompt, budget: ContextBudget) -> StageOutput:

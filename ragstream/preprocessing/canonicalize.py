@@ -6,6 +6,7 @@ The deterministic alias pass runs first. Headers it cannot place go to an option
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -40,15 +41,50 @@ class Canonicalized:
     task_section: int | None
 
 
-def _task_rule(entries: list[CanonEntry], schema: PromptSchema) -> tuple[str, int | None]:
-    """Apply the spec's TASK fallbacks: TASK, else USER_PROMPT, else the first CONTENT section."""
-    for canon, rule in (("TASK", "TASK_PRESENT"), ("USER_PROMPT", "FROM_USER_PROMPT")):
-        for e in entries:
-            if e.canon == canon:
-                return rule, e.section_index
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^[\s>*\-+\d.)]*")
+
+
+def asks(text: str, openers: tuple[str, ...]) -> bool:
+    """Whether a section asks for something: a question, or a sentence opening with a request.
+
+    A sentence that ends in '?' is a question; a sentence whose first words are one of the schema's
+    `ask_openers` (imperative verbs such as 'explain' or 'list', or 'please', 'can you', 'how', ...)
+    is a request.
+    """
+    for sentence in _SENTENCE.split(text):
+        words = _BULLET.sub("", sentence).strip().lower()
+        if not words:
+            continue
+        if words.endswith("?"):
+            return True
+        if any(words == o or words.startswith(o + " ") or words.startswith(o + ",") for o in openers):
+            return True
+    return False
+
+
+def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema) -> tuple[str, int | None]:
+    """The TASK guarantee: which section is the task, and by which rule.
+
+    TASK when present. Otherwise the first section (user prompt, content or unmapped) that asks for
+    something, so a question under a header the alias table does not know is the task rather than
+    whichever section came first. Otherwise the spec's fallbacks: USER_PROMPT, then the first CONTENT
+    section, then the first unmapped section with text. META never becomes the task.
+    """
     for e in entries:
-        if e.role == "CONTENT":
-            return "FROM_FIRST_CONTENT", e.section_index
+        if e.canon == "TASK":
+            return "TASK_PRESENT", e.section_index
+    candidates = [e for e in entries if e.role != "META" and texts[e.section_index].strip()]
+    for e in candidates:
+        if asks(texts[e.section_index], schema.ask_openers):
+            return ("FROM_USER_PROMPT" if e.canon == "USER_PROMPT" else "FROM_ASKING_SECTION"), e.section_index
+    for rule, found in (
+        ("FROM_USER_PROMPT", [e for e in candidates if e.canon == "USER_PROMPT"]),
+        ("FROM_FIRST_CONTENT", [e for e in candidates if e.role == "CONTENT"]),
+        ("FROM_FIRST_SECTION", candidates),
+    ):
+        if found:
+            return rule, found[0].section_index
     return "NO_CONTENT", None
 
 
@@ -110,7 +146,13 @@ def canonicalize(
                     update={"canon": suggestion, "role": schema.role_of(suggestion), "mapped_by": "agent00"}
                 )
 
-    rule, task_section = _task_rule(entries, schema)
+    texts = [h.value if h.value is not None else h.body for h in parsed.headers]
+    rule, task_section = _task_rule(entries, texts, schema)
+    if task_section is not None and entries[task_section].canon is None:
+        # An unmapped section that asks is the task: it is mapped so, by the fallback, for all to see.
+        entries[task_section] = entries[task_section].model_copy(
+            update={"canon": "TASK", "role": "CONTENT", "mapped_by": "task_fallback"}
+        )
     return Canonicalized(entries, rule, task_section)
 
 
@@ -149,7 +191,7 @@ def unknown_headers(canon: Canonicalized) -> list[str]:
 
 
 def must_header_status(canon: Canonicalized, schema: PromptSchema) -> dict[str, str]:
-    present = {e.canon for e in canon.entries}
+    present = {e.canon for e in canon.entries if e.mapped_by != "task_fallback"}
     status = {m: ("present" if m in present else "missing") for m in schema.must_headers}
     if "TASK" in status and status["TASK"] == "missing" and canon.task_section is not None:
         status["TASK"] = f"set by fallback ({canon.task_rule})"

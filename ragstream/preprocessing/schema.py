@@ -27,6 +27,7 @@ class PromptSchema(BaseModel):
     content: tuple[str, ...]
     preamble_canon: str
     aliases: dict[str, tuple[str, ...]]
+    ask_openers: tuple[str, ...] = ()  # sentence openings that make a section a request (TASK fallback)
 
     @model_validator(mode="after")
     def _consistent(self) -> PromptSchema:

@@ -2,8 +2,9 @@
 
 Every query piece is searched by every retriever the strategy needs; the ranked lists are fused with
 weighted reciprocal-rank fusion. A failing retriever is logged and skipped; all failing raises
-RetrievalError. Hybrid-based strategies walk a fallback ladder: the configured similarity floor,
-then a lower one, then pure vector search when too few results survive.
+RetrievalError. Hybrid-based strategies walk a fallback ladder over the dense hits: the configured
+similarity floor, then a lower one, then no floor when too few dense hits clear it; lexical (BM25)
+hits are never removed by a floor.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class MergedResultSet:
     results: list[RetrievedChunk]
     strategy: Strategy
     rung: str
+    strategy_reason: str = ""
     similarity: dict[str, float] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
@@ -144,33 +146,14 @@ class RetrievalController:
         log.info("retriever %s: %d hits in %.1f ms", name, report.counts[name], report.timings_ms[name])
         return lists
 
-    def _similarity(self, ids: list[str], lists: list[RankedList], vectors: np.ndarray) -> dict[str, float]:
-        """Best cosine similarity of each chunk to any query piece (the ladder's score).
-
-        With a single query piece the vector search already measured it; only chunks found by other
-        retrievers need their stored embeddings fetched.
-        """
-        known: dict[str, float] = {}
-        if len(vectors) == 1:
-            for rl in lists:
-                if rl.retriever == "vector":
-                    known.update(rl.hits)
-        missing = [cid for cid in ids if cid not in known]
-        stored = self.store.embeddings(missing)
-        order = [cid for cid in missing if cid in stored]
-        if order:
-            matrix = np.asarray([stored[cid] for cid in order], dtype=np.float32)
-            known.update(zip(order, (float(s) for s in (matrix @ vectors.T).max(axis=1))))
-        return {cid: known[cid] for cid in ids if cid in known}
-
     def retrieve(self, queries: list[Query] | list[str], strategy: Strategy | None = None) -> MergedResultSet:
         pieces = [q if isinstance(q, Query) else Query(q) for q in queries]
         pieces = [q for q in pieces if q.text.strip()]
         if not pieces:
             raise RetrievalError("no query text to retrieve with")
-        strategy = strategy or choose_strategy(" ".join(q.text for q in pieces))
+        strategy, reason = (strategy, "chosen by the caller") if strategy else choose_strategy(" ".join(q.text for q in pieces))
         snap = self.snapshot()
-        report = MergedResultSet(results=[], strategy=strategy, rung="direct", generation=snap.generation)
+        report = MergedResultSet(results=[], strategy=strategy, rung="direct", strategy_reason=reason, generation=snap.generation)
         started = time.perf_counter()
         vectors = self.embedder.embed([q.text for q in pieces]) if strategy is not Strategy.SEMANTIC else np.zeros((0, 0))
         report.timings_ms["embed"] = (time.perf_counter() - started) * 1000
@@ -185,7 +168,7 @@ class RetrievalController:
             raise RetrievalError(f"every retriever failed: {report.failures}")
 
         if strategy not in (Strategy.PRECISE, Strategy.SEMANTIC) and "vector" not in report.failures:
-            lists, report.rung, report.similarity = self._ladder(lists, vectors)
+            lists, report.rung, report.similarity = self._ladder(lists)
         base = rrf_fuse(lists, self.settings.rrf_k)
         if strategy is Strategy.TEMPORAL:
             lists = lists + self._run("temporal", lambda: self._temporal(pieces, base, snap), report)
@@ -194,16 +177,27 @@ class RetrievalController:
         report.results = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates]
         return report
 
-    def _ladder(self, lists: list[RankedList], vectors: np.ndarray) -> tuple[list[RankedList], str, dict[str, float]]:
-        """Keep hits whose similarity clears the floor, lowering it once, else fall back to vectors only."""
-        considered = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates * 3]
-        similarity = self._similarity([r.chunk_id for r in considered], lists, vectors)
+    def _ladder(self, lists: list[RankedList]) -> tuple[list[RankedList], str, dict[str, float]]:
+        """The similarity floor, applied to the dense hits only: it never removes lexical evidence.
+
+        Dense hits under `min_score` are dropped; when fewer than `min_results` clear it, the lower
+        floor is tried, and when even that leaves too few, the dense hits stay unfiltered. BM25 hits
+        are kept on every rung. Returns the lists, the rung, and each dense hit's best cosine.
+        """
+        similarity: dict[str, float] = {}
+        for rl in lists:
+            if rl.retriever == "vector":
+                for cid, score in rl.hits:
+                    similarity[cid] = max(similarity.get(cid, score), score)
         for rung, floor in (("hybrid", self.settings.min_score), ("hybrid_lower", self.settings.fallback_min_score)):
-            kept = {r.chunk_id for r in considered if similarity.get(r.chunk_id, -1.0) >= floor}
-            if len(kept) >= self.settings.min_results:
-                filtered = [RankedList(rl.retriever, [h for h in rl.hits if h[0] in kept], rl.weight) for rl in lists]
+            passing = {cid for cid, score in similarity.items() if score >= floor}
+            if len(passing) >= self.settings.min_results:
+                filtered = [
+                    RankedList(rl.retriever, [h for h in rl.hits if h[0] in passing], rl.weight) if rl.retriever == "vector" else rl
+                    for rl in lists
+                ]
                 return filtered, rung, similarity
-        return [rl for rl in lists if rl.retriever == "vector"], "vector_only", similarity
+        return lists, "no_floor", similarity
 
 
 def _timestamp(metadata: dict[str, str | int | float | bool | None]) -> float | None:

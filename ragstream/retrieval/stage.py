@@ -36,6 +36,7 @@ def retrieve(
     report = RetrievalReport(
         project=controller.paths.name,
         strategy=result.strategy.value,
+        strategy_reason=result.strategy_reason,
         rung=result.rung,
         generation=result.generation,
         pieces=len(pieces),

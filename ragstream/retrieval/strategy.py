@@ -1,4 +1,18 @@
-"""Retrieval strategies and the small deterministic chooser that picks one from the query."""
+"""Retrieval strategies and the deterministic chooser that picks one from the query.
+
+The chooser's rules, in order (the first that applies wins, and is reported as the reason):
+
+1. TEMPORAL when the query names a time: an ISO date (2024-03 or 2024-03-18); a year after a time
+   preposition ("in 2023", "since 2021", "before 2020"); "since" followed by a time ("since last
+   week", "since March", "since v2", "since the release"); or a recency phrase ("latest", "most
+   recent", "recently", "this week", "last month", "past 30 days", "today", "what changed", "what's
+   new"). A causal "since" ("since the index is immutable") and the word "changelog" are not times.
+2. EXPLORATORY when the query asks to explore rather than to find: "overview of", "explore",
+   "everything about", "the big picture", "landscape", "map of", "how do X and Y relate/connect",
+   "connections/relationships between", "what else ... related". "Related work" (a paper's
+   section) is not exploration.
+3. HYBRID otherwise.
+"""
 
 from __future__ import annotations
 
@@ -14,31 +28,44 @@ class Strategy(str, Enum):
     EXPLORATORY = "EXPLORATORY"  # hybrid seeds expanded along neighbouring chunks and linked files
 
 
-_DATE = re.compile(
-    r"\b(?:19|20)\d{2}-\d{2}(?:-\d{2})?\b|\b(?:in|since|before|after|during|from|until)\s+(?:19|20)\d{2}\b",
-    re.IGNORECASE,
+_MONTHS = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?\b")
+_YEAR_AFTER_PREPOSITION = re.compile(r"\b(?:in|since|before|after|during|from|until|till|as of)\s+((?:19|20)\d{2})\b", re.I)
+_SINCE_A_TIME = re.compile(
+    rf"\bsince\s+(?:the\s+)?(?:last|yesterday|today|this|{_MONTHS}|{_WEEKDAYS}|v\d|version|release|launch|migration|upgrade)\b",
+    re.I,
 )
-_YEAR = re.compile(r"(?:19|20)\d{2}")
 _RECENCY = re.compile(
-    r"\b(?:latest|recent(?:ly)?|newest|this (?:week|month|year)|last (?:week|month|year)|today|yesterday|"
-    r"since|changelog|what changed)\b",
-    re.IGNORECASE,
+    r"\b(?:latest|most\s+recent(?:ly)?|newest|recently|lately|this\s+(?:week|month|year|quarter|sprint)|"
+    r"last\s+(?:week|month|year|quarter|sprint|\d+\s+(?:days|weeks|months))|past\s+\d+\s+(?:days|weeks|months)|"
+    r"today|yesterday|what\s+(?:has\s+)?changed|what'?s\s+new|changes\s+in\s+the\s+last)\b",
+    re.I,
 )
 _EXPLORE = re.compile(
-    r"\b(?:overview|explore|related|everything about|connections?|how .* (?:connect|relate)|map of|landscape)\b",
-    re.IGNORECASE,
+    r"\b(?:(?:an?\s+)?overview\s+of|give\s+me\s+an\s+overview|explore|exploring|everything\s+(?:about|on|related)|"
+    r"big\s+picture|landscape|map\s+of|connections?\s+between|relationships?\s+between|"
+    r"how\s+(?:do|does|are|is)\s+.{1,60}?\s+(?:relate|related|connect|connected|fit\s+together)|"
+    r"what\s+else\s+(?:is\s+)?(?:related|connected))\b",
+    re.I,
 )
 
 
 def years_in(text: str) -> set[int]:
     """Years the query names as dates (ISO dates, or 'in/since/before … YYYY')."""
-    return {int(_YEAR.search(m.group()).group()) for m in _DATE.finditer(text)}
+    return {int(m.group()[:4]) for m in _ISO_DATE.finditer(text)} | {int(m.group(1)) for m in _YEAR_AFTER_PREPOSITION.finditer(text)}
 
 
-def choose_strategy(query: str) -> Strategy:
-    """Dates or recency words -> TEMPORAL; exploration words -> EXPLORATORY; otherwise HYBRID."""
-    if _DATE.search(query) or _RECENCY.search(query):
-        return Strategy.TEMPORAL
-    if _EXPLORE.search(query):
-        return Strategy.EXPLORATORY
-    return Strategy.HYBRID
+def choose_strategy(query: str) -> tuple[Strategy, str]:
+    """The strategy for a query, and the rule that chose it (recorded in the retrieval report)."""
+    for strategy, pattern, what in (
+        (Strategy.TEMPORAL, _ISO_DATE, "a date"),
+        (Strategy.TEMPORAL, _YEAR_AFTER_PREPOSITION, "a year"),
+        (Strategy.TEMPORAL, _SINCE_A_TIME, "'since' a time"),
+        (Strategy.TEMPORAL, _RECENCY, "a recency phrase"),
+        (Strategy.EXPLORATORY, _EXPLORE, "an exploration phrase"),
+    ):
+        match = pattern.search(query)
+        if match:
+            return strategy, f"{what}: '{match.group(0)}'"
+    return Strategy.HYBRID, "no time or exploration phrase: the default"

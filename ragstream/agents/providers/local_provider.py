@@ -11,7 +11,12 @@ schema field by field:
 - string fields: copied from an input key of the same name, else the input sentences most similar
   to the field's name and description, in their original order (`x-source` limits the sentences to
   one input key; `x-rank-by` adds an input key's text to what they are compared with);
-- arrays of strings: those sentences one per item; numbers, booleans, objects: minimal valid values.
+- arrays of strings: those sentences one per item; numbers, booleans, objects: minimal valid values;
+- keyword rules instead of similarity, where a judgment must rest on the user's own words:
+  enum fields with `x-cues` ({value: [phrases]}) take the first value whose phrase occurs in the
+  input (as whole words), else `x-fallback`; arrays of strings with `x-cues` ([phrases]) take only
+  the sentences containing one, each sentence going to the first such field (one kind per note);
+  an object with `x-explains` reports, per field, the phrase each cue-based choice rested on.
 
 The output always validates against the schema and is byte-identical for identical calls.
 """
@@ -71,6 +76,33 @@ def _humanize(value: str) -> str:
     return re.sub(r"[_\-]+", " ", value)
 
 
+def _phrase(cue: str) -> re.Pattern[str]:
+    """A cue as whole words (so 'lesson' does not match 'lessons learned' and 's3' not 'aws3x')."""
+    return re.compile(r"(?<![\w])" + re.escape(cue.lower()) + r"(?![\w])")
+
+
+def _cued_choice(prop: dict[str, Any], payload: dict[str, Any]) -> tuple[Any, str]:
+    """The first enum value one of whose cue phrases occurs in the input, with where; else the fallback."""
+    fields = {key: _flatten(value).lower() for key, value in payload.items()}
+    for value in prop["enum"]:
+        for cue in prop["x-cues"].get(value, []):
+            for key, text in fields.items():
+                if _phrase(cue).search(text):
+                    return value, f"'{cue}' in {key}"
+    return prop.get("x-fallback", prop["enum"][-1]), "no keyword rule applies"
+
+
+def _cued_sentences(prop: dict[str, Any], payload: dict[str, Any], taken: set[str]) -> list[str]:
+    """Input sentences containing one of the cue phrases, each used by one field only, in order."""
+    source = payload.get(prop["x-source"], "") if "x-source" in prop else payload
+    found = []
+    for sentence in sentences(_flatten(source)):
+        if sentence not in taken and any(_phrase(cue).search(sentence.lower()) for cue in prop["x-cues"]):
+            taken.add(sentence)
+            found.append(sentence)
+    return found[: prop.get("maxItems", _LIST_ITEMS)]
+
+
 class LocalProvider:
     name = "local"
 
@@ -108,13 +140,24 @@ class LocalProvider:
         )
 
     def _fill_object(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+        props: dict[str, Any] = schema.get("properties", {})
         whole = _flatten(payload)
+        needs_vectors = any("x-cues" not in p and "x-explains" not in p for p in props.values())
         units = sentences(whole)
-        unit_vectors = self.embedder.embed(units) if units else None
-        doc_vector = self.embedder.embed([whole[:4000]])[0] if whole.strip() else None
+        unit_vectors = self.embedder.embed(units) if units and needs_vectors else None
+        doc_vector = self.embedder.embed([whole[:4000]])[0] if whole.strip() and needs_vectors else None
         out: dict[str, Any] = {}
-        for name, prop in schema.get("properties", {}).items():
-            out[name] = self._fill(name, prop, payload, units, unit_vectors, doc_vector)
+        evidence: dict[str, str] = {}
+        taken: set[str] = set()
+        for name, prop in props.items():
+            if "x-cues" in prop and "enum" in prop:
+                out[name], evidence[name] = _cued_choice(prop, payload)
+            elif "x-cues" in prop:
+                out[name] = _cued_sentences(prop, payload, taken)
+            elif "x-explains" in prop:
+                out[name] = {field: evidence.get(field, "no keyword rule applies") for field in prop.get("properties", {})}
+            else:
+                out[name] = self._fill(name, prop, payload, units, unit_vectors, doc_vector)
         return out
 
     def _fill(

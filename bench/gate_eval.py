@@ -1,0 +1,78 @@
+"""How the offline A3 gate decides on real retrieval candidates (BEIR SciFact by default).
+
+For every judged query, the shipped retrieval (HYBRID + reranker, at the defaults) gives the
+candidates A3 would see; the offline gate keeps or drops each. Printed per setting: the share of
+relevant candidates kept (it must stay near 1: dropping evidence is worse than keeping noise), the
+share of irrelevant candidates dropped, and the candidates kept per query. The shipped setting is
+the last line; the grid around it is what it was chosen from.
+
+Run after bench/retrieval_eval.py has ingested the corpus:
+    python bench/gate_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+import numpy as np
+
+from ragstream.agents.a3_nli_gate import weigh
+from ragstream.retrieval.controller import Query
+from ragstream.retrieval.factory import build_controller, build_reranker
+from ragstream.retrieval.stage import rerank, retrieve
+from ragstream.settings import load_settings
+
+from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--work", type=Path, default=Path("data/bench"))
+    parser.add_argument("--limit", type=int, default=300)
+    args = parser.parse_args()
+
+    settings = load_settings(overrides={"data_dir": str(args.work)})
+    controller = build_controller(settings, args.data.name)
+    reranker = build_reranker(settings)
+    qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
+    queries = [q for q in read_jsonl(args.data / "queries.jsonl") if q["_id"] in qrels][: args.limit]
+
+    cases = []
+    for query in queries:
+        chunks, _ = retrieve([Query(query["text"])], controller)
+        chunks, _ = rerank(query["text"], chunks, reranker, controller)
+        stored = controller.store.embeddings([c.id for c in chunks])
+        vectors = [stored[c.id] for c in chunks]
+        relevant = {c.id for c in chunks if Path(c.source_path).stem in qrels[query["_id"]]}
+        cases.append(([query["text"]], chunks, vectors, controller.embedder.embed([query["text"]]), relevant))
+
+    shipped = settings.gate
+    grid = [shipped.model_copy(update={"min_similarity": m, "relative_floor": r}) for m in (0.1, 0.2) for r in (0.3, 0.35, 0.4, 0.5, 0.6)]
+    for gate in [g for g in grid if g != shipped] + [shipped]:
+        kept_relevant = total_relevant = dropped_other = total_other = 0
+        kept_per_query = []
+        for ask, chunks, vectors, ask_vector, relevant in cases:
+            kept, _ = weigh(ask, chunks, np.asarray(vectors, dtype=np.float32), ask_vector, gate)
+            kept_per_query.append(len(kept))
+            for chunk in chunks:
+                if chunk.id in relevant:
+                    total_relevant += 1
+                    kept_relevant += chunk.id in kept
+                else:
+                    total_other += 1
+                    dropped_other += chunk.id not in kept
+        label = "shipped" if gate == shipped else ""
+        print(
+            f"min_similarity {gate.min_similarity:.2f} relative_floor {gate.relative_floor:.2f}  "
+            f"relevant kept {kept_relevant / max(total_relevant, 1):.3f}  irrelevant dropped {dropped_other / max(total_other, 1):.3f}  "
+            f"kept/query {statistics.mean(kept_per_query):.1f}  {label}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

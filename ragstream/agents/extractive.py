@@ -1,0 +1,135 @@
+"""Offline A4: query-focused extractive condensation, verbatim and cited.
+
+Sentences are cut from each selected chunk on its own (never joined across chunks), so every line is
+a contiguous span of the one chunk it cites. A sentence cut by a chunk edge is left out (the
+neighbouring chunk, when selected, holds it whole). Candidate sentences are scored by cosine
+similarity to the prompt's query pieces; maximal marginal relevance picks the most relevant ones that do not repeat
+each other, up to `condenser.max_lines`, and nothing under `condenser.min_relevance`. Each line is
+filed by documented cues: Open issues are questions and undecided points, Constraints are normative
+sentences, Facts the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragstream.settings import CondenserSettings
+from ragstream.state import Chunk
+
+_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)")
+_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+")
+_TERMINAL = re.compile(r"[.!?:;)\"'`]$")
+_CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
+MIN_WORDS = 4
+
+
+@dataclass(frozen=True)
+class Sentence:
+    chunk: Chunk
+    start: int  # span within chunk.text
+    end: int
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.chunk.text[self.start : self.end].split())
+
+
+@dataclass(frozen=True)
+class Line:
+    section: str  # facts | constraints | open_issues
+    text: str
+    chunk_id: str
+    relevance: float
+    cue: str
+
+
+def sentences_of(chunk: Chunk) -> list[Sentence]:
+    """The chunk's whole sentences and list items, as spans of its own text (headings and code left out)."""
+    text = chunk.text
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    for match in _BREAK.finditer(text):
+        pieces.append((start, match.start()))
+        start = match.end()
+    pieces.append((start, len(text)))
+    found = []
+    for index, (a, b) in enumerate(pieces):
+        raw = text[a:b]
+        lead = len(raw) - len(raw.lstrip())
+        a, raw = a + lead, raw.strip()
+        if not raw or raw.startswith("#"):
+            continue
+        if index == 0 and chunk.span.start > 0:
+            continue  # may begin mid-sentence: the chunk before holds it whole
+        last = index == len(pieces) - 1
+        if last and not _TERMINAL.search(raw) and not text.endswith("\n"):
+            continue  # cut by the chunk's end
+        marker = _MARKER.match(raw)
+        if marker:
+            a, raw = a + marker.end(), raw[marker.end() :]
+        if len(raw.split()) < MIN_WORDS or any(_CODE.search(line) for line in raw.splitlines()):
+            continue
+        found.append(Sentence(chunk, a, a + len(raw)))
+    return found
+
+
+def _cue(sentence: str, cues: list[str]) -> str:
+    lowered = sentence.lower()
+    return next((cue for cue in cues if re.search(r"(?<![\w])" + re.escape(cue) + r"(?![\w])", lowered)), "")
+
+
+def classify(sentence: str, settings: CondenserSettings) -> tuple[str, str]:
+    """(section, the cue that decided it): questions and undecided points, then normative sentences."""
+    if sentence.rstrip().endswith("?"):
+        return "open_issues", "?"
+    cue = _cue(sentence, settings.open_issue_cues)
+    if cue:
+        return "open_issues", cue
+    cue = _cue(sentence, settings.constraint_cues)
+    if cue:
+        return "constraints", cue
+    return "facts", ""
+
+
+def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSettings) -> list[int]:
+    """Maximal marginal relevance over candidates at or above the relevance floor."""
+    remaining = [i for i in range(len(relevance)) if relevance[i] >= settings.min_relevance]
+    chosen: list[int] = []
+    while remaining and len(chosen) < settings.max_lines:
+        def gain(i: int) -> float:
+            redundancy = max((float(similarity[i, j]) for j in chosen), default=0.0)
+            return settings.mmr_lambda * float(relevance[i]) - (1 - settings.mmr_lambda) * redundancy
+
+        best = max(remaining, key=lambda i: (gain(i), -i))
+        chosen.append(best)
+        remaining.remove(best)
+    return chosen
+
+
+def condense_extractively(asks: list[str], chunks: list[Chunk], embed, settings: CondenserSettings) -> list[Line]:
+    """The lines of the condensed context, in selection order, each from one chunk.
+
+    A sentence's relevance is its best cosine to any of `asks` (the prompt's query pieces).
+    """
+    candidates = [s for chunk in chunks for s in sentences_of(chunk)]
+    unique: dict[str, Sentence] = {}
+    for s in candidates:
+        unique.setdefault(s.text.lower(), s)
+    candidates = list(unique.values())
+    asks = [a for a in asks if a.strip()]
+    if not candidates or not asks:
+        return []
+    vectors = embed(asks + [s.text for s in candidates])
+    ask_vectors, sentence_vectors = vectors[: len(asks)], vectors[len(asks) :]
+    relevance = (sentence_vectors @ ask_vectors.T).max(axis=1)
+    chosen = select(relevance, sentence_vectors @ sentence_vectors.T, settings)
+    order = {c.id: i for i, c in enumerate(chunks)}
+    chosen.sort(key=lambda i: (order[candidates[i].chunk.id], candidates[i].start))
+    lines = []
+    for i in chosen:
+        section, cue = classify(candidates[i].text, settings)
+        lines.append(Line(section, candidates[i].text, candidates[i].chunk.id, round(float(relevance[i]), 4), cue))
+    return lines
