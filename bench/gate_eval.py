@@ -51,7 +51,7 @@ def main() -> None:
         cases.append(([query["text"]], chunks, vectors, controller.embedder.embed([query["text"]]), relevant))
 
     shipped = settings.gate
-    grid = [shipped.model_copy(update={"min_similarity": m, "relative_floor": r}) for m in (0.1, 0.2) for r in (0.3, 0.35, 0.4, 0.5, 0.6)]
+    grid = [shipped.model_copy(update={"meaning_floor": m, "words_floor": w}) for m in (0.3, 0.35, 0.4, 0.5) for w in (0.4, 0.5, 0.6)]
     for gate in [g for g in grid if g != shipped] + [shipped]:
         kept_relevant = total_relevant = dropped_other = total_other = 0
         kept_per_query = []
@@ -67,7 +67,7 @@ def main() -> None:
                     dropped_other += chunk.id not in kept
         label = "shipped" if gate == shipped else ""
         print(
-            f"min_similarity {gate.min_similarity:.2f} relative_floor {gate.relative_floor:.2f}  "
+            f"meaning_floor {gate.meaning_floor:.2f} words_floor {gate.words_floor:.2f}  "
             f"relevant kept {kept_relevant / max(total_relevant, 1):.3f}  irrelevant dropped {dropped_other / max(total_other, 1):.3f}  "
             f"kept/query {statistics.mean(kept_per_query):.1f}  {label}",
             flush=True,

@@ -90,7 +90,8 @@ class GateSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     min_similarity: float = Field(ge=-1.0, le=1.0)
-    relative_floor: float = Field(ge=0.0, le=1.0)
+    meaning_floor: float = Field(ge=0.0, le=1.0)  # cosine relative to the best candidate's
+    words_floor: float = Field(ge=0.0, le=1.0)  # shared content terms relative to the best candidate's
     function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
 
 
@@ -104,6 +105,7 @@ class CondenserSettings(BaseModel):
     min_relevance: float = Field(ge=-1.0, le=1.0)
     constraint_cues: list[str]
     open_issue_cues: list[str]
+    decision_cues: list[str]
 
 
 class BudgetSettings(BaseModel):

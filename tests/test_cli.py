@@ -96,6 +96,7 @@ def test_demo_is_the_main_job_offline(tmp_path: Path) -> None:
     assert "stage build" in out.stderr
     assert out.stdout.startswith("## System")
     assert '~~~~excerpt source="' in out.stdout and "## Condensed context" in out.stdout
+    assert '~~~~excerpt source="retrieval.md"' in out.stdout  # the document that answers the demo's prompt
 
 
 def test_run_review_step_resume_history(tmp_path: Path) -> None:

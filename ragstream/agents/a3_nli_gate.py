@@ -11,8 +11,8 @@ gate decides from evidence the pipeline already has, calibrated against the best
   ("words").
 
 A candidate is dropped when it shares no term with the ask and its cosine is under
-`gate.min_similarity`, or when it is below `gate.relative_floor` of the best candidate on both
-meaning and words. Every decision records these numbers as its reason.
+`gate.min_similarity`, or when it is below `gate.meaning_floor` of the best candidate's cosine and
+below `gate.words_floor` of its shared terms. Every decision records these numbers as its reason.
 """
 
 from __future__ import annotations
@@ -101,8 +101,10 @@ def weigh(
                     + (f" ({', '.join(shared[i][:6])})" if shared[i] else ""))
         if not shared[i] and c < settings.min_similarity:
             decision, why = "drop_irrelevant", f"no shared term and cosine under {settings.min_similarity:g}"
-        elif rel_c < settings.relative_floor and rel_w < settings.relative_floor:
-            decision, why = "drop_irrelevant", f"under {settings.relative_floor:g} of the best candidate in meaning and words"
+        elif rel_c < settings.meaning_floor and rel_w < settings.words_floor:
+            decision, why = "drop_irrelevant", (
+                f"under {settings.meaning_floor:g} of the best candidate's meaning and {settings.words_floor:g} of its words"
+            )
         else:
             decision, why = "keep", "close enough to the best candidate in meaning or words"
         decisions[candidates[i].id] = ChunkDecision(decision=decision, reason=f"{evidence}: {why}")

@@ -5,17 +5,20 @@ a contiguous span of the one chunk it cites. A sentence cut by a chunk edge is l
 neighbouring chunk, when selected, holds it whole). Candidate sentences are scored by cosine
 similarity to the prompt's query pieces; maximal marginal relevance picks the most relevant ones that do not repeat
 each other, up to `condenser.max_lines`, and nothing under `condenser.min_relevance`. Each line is
-filed by documented cues: Open issues are questions and undecided points, Constraints are normative
-sentences, Facts the rest.
+filed by documented cues (`condenser.*_cues`): Open issues are questions and undecided points,
+decisions are Facts, Constraints are normative sentences, Facts the rest. Source code contributes no
+sentences.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import numpy as np
 
+from ragstream.ingestion.loader import CODE_SUFFIXES
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 
@@ -48,6 +51,8 @@ class Line:
 
 def sentences_of(chunk: Chunk) -> list[Sentence]:
     """The chunk's whole sentences and list items, as spans of its own text (headings and code left out)."""
+    if PurePosixPath(chunk.source_path).suffix.lower() in CODE_SUFFIXES:
+        return []  # source code is never flattened into sentences
     text = chunk.text
     pieces: list[tuple[int, int]] = []
     start = 0
@@ -82,12 +87,16 @@ def _cue(sentence: str, cues: list[str]) -> str:
 
 
 def classify(sentence: str, settings: CondenserSettings) -> tuple[str, str]:
-    """(section, the cue that decided it): questions and undecided points, then normative sentences."""
+    """(section, the cue that decided it): questions and undecided points; then decisions, which are
+    facts even when they state a rule; then normative sentences; the rest are facts."""
     if sentence.rstrip().endswith("?"):
         return "open_issues", "?"
     cue = _cue(sentence, settings.open_issue_cues)
     if cue:
         return "open_issues", cue
+    cue = _cue(sentence, settings.decision_cues)
+    if cue:
+        return "facts", cue
     cue = _cue(sentence, settings.constraint_cues)
     if cue:
         return "constraints", cue

@@ -18,6 +18,11 @@ TEXT_SUFFIXES = frozenset(
     ".cs .go .rs .rb .php .swift .m .sh .bash .zsh .ps1 .sql .r .jl .lua .pl .toml .yaml .yml .ini .cfg .conf "
     ".csv .tsv .tex .bib .xml .css .scss .org .adoc .proto .graphql .dockerfile .env.example .gitignore".split()
 )
+# Source code among the text files: condensed as symbols, never as sentences.
+CODE_SUFFIXES = frozenset(
+    ".py .pyi .js .jsx .ts .tsx .java .kt .scala .c .h .cc .cpp .hpp .cs .go .rs .rb .php .swift .m .sh .bash .zsh "
+    ".ps1 .sql .r .jl .lua .pl".split()
+)
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 PDF_SUFFIXES = frozenset({".pdf"})
 SNIFF_BYTES = 8192

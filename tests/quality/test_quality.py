@@ -1,0 +1,147 @@
+"""The prompt-quality suite: the final prompt never invents and never loses (cases in cases.yaml).
+
+Every case runs the whole pipeline offline (the default `local` provider) on real, ingested corpora,
+then checks what the case expects plus the invariants every final prompt must hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ragstream.agents.a4_condenser import SECTIONS
+from ragstream.app.controller import AppController
+from ragstream.errors import RagstreamError
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.orchestration.apply import CITATION
+from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
+from ragstream.state import SuperPrompt
+from tests.helpers import unfenced
+
+HERE = Path(__file__).parent
+SAMPLE = HERE.parents[1] / "examples" / "sample_project"  # corpus "sample": the demo's own documents
+CASES = yaml.safe_load((HERE / "cases.yaml").read_text(encoding="utf-8"))
+TITLES = {title: key for key, title in SECTIONS}
+
+
+@pytest.fixture(scope="session")
+def quality_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("quality")
+
+
+def _project(root: Path, corpora: list[str]) -> tuple[Settings, str]:
+    """A data root per case (memory and caches stay apart) whose project links one shared ingested index."""
+    name = "-".join(sorted(corpora))
+    shared = load_settings(overrides={"data_dir": str(root / "shared"), "llm.provider": "local"})
+    if not (shared.data_dir / "chroma_db" / name).exists():
+        for corpus in corpora:
+            source = SAMPLE if corpus == "sample" else HERE / "corpora" / corpus
+            shutil.copytree(source, shared.data_dir / "doc_raw" / name, dirs_exist_ok=True)
+        IngestionManager(shared).ingest(name)
+    return shared, name
+
+
+def _blocks(prompt: str) -> dict[str, str]:
+    """The final prompt's "## title" blocks."""
+    parts = re.split(r"^## (.+)$", prompt, flags=re.MULTILINE)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def _condensed(sp: SuperPrompt) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {key: [] for key, _ in SECTIONS}
+    current = None
+    for line in sp.S_CTX_MD.splitlines():
+        if line.startswith("### "):
+            current = TITLES.get(line[4:].strip())
+        elif line.startswith("- ") and current:
+            sections[current].append(line)
+    return sections
+
+
+def _files(ids: list[str]) -> set[str]:
+    return {Path(cid.split("@", 1)[0]).name for cid in ids}
+
+
+def _invariants(sp: SuperPrompt) -> None:
+    chunks = sp.chunk_by_id()
+    selected = set(sp.final_selection_ids)
+    for line in sp.S_CTX_MD.splitlines():
+        cited = CITATION.findall(line)
+        assert set(cited) <= selected, f"a condensed line cites an unselected chunk: {line}"
+        if cited:
+            text = " ".join(CITATION.sub("", line[2:]).split())
+            source = " ".join(chunks[cited[0]].text.split())
+            assert text in source, f"a condensed line is not verbatim from the chunk it cites: {line}"
+    assert sp.S_CTX_MD == "" or "~~~~condensed-context" in sp.prompt_ready
+    for chunk_id in selected:
+        assert f'chunk="{chunk_id}"' in sp.prompt_ready, f"{chunk_id} is selected but not attached as a fenced excerpt"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_quality_case(case: dict, quality_root: Path) -> None:
+    shared, project = _project(quality_root, case["corpora"])
+    settings = shared.model_copy(update={"data_dir": quality_root / case["id"]})
+    (settings.data_dir / "chroma_db").mkdir(parents=True)
+    (settings.data_dir / "chroma_db" / project).symlink_to(shared.data_dir / "chroma_db" / project)
+    services = Services(settings)
+    for prompt, answer in case.get("memory", []):
+        services.memory.record(project, prompt, answer)
+    if "agent00_cache" in case:
+        settings.cache_dir.mkdir(parents=True, exist_ok=True)
+        (settings.cache_dir / "agent00_header_map.json").write_text(json.dumps(case["agent00_cache"]), encoding="utf-8")
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
+    ctl.select_project(project)
+    options = case.get("options", {})
+    ctl.history_profile = options.get("history_profile")
+    run_options = {"pause_after": "none", **{k: v for k, v in options.items() if k in ("strategy", "skip")}}
+    if "expect_error" in case:
+        with pytest.raises(RagstreamError, match=case["expect_error"]):
+            ctl.run_full_pipeline(case["prompt"], run_options)
+    else:
+        ctl.run_full_pipeline(case["prompt"], run_options)
+    sp = ctl.sp
+    prompt = sp.prompt_ready
+    blocks = _blocks(prompt)
+
+    for text in case.get("prompt_has", []):
+        assert text in prompt
+    for text in case.get("prompt_lacks", []):
+        assert text not in prompt
+    for text in case.get("unfenced_lacks", []):
+        assert text not in unfenced(prompt)
+    for title, texts in case.get("block", {}).items():
+        assert title in blocks, f"no '## {title}' block in the prompt"
+        for text in texts:
+            assert text in blocks[title], f"'{text}' is not under '## {title}'"
+    for field, value in case.get("body", {}).items():
+        assert getattr(sp.body, field) == value, field
+    condensed = _condensed(sp)
+    for section, texts in case.get("condensed", {}).items():
+        for text in texts:
+            assert any(text in line for line in condensed[section]), f"'{text}' not under {section}: {condensed}"
+    for text in case.get("condensed_lacks", []):
+        assert text not in sp.S_CTX_MD
+    if "selected" in case:
+        assert set(case["selected"]) <= _files(sp.final_selection_ids)
+    if "not_selected" in case:
+        assert not set(case["not_selected"]) & _files(sp.final_selection_ids)
+    for name in case.get("a3_dropped", []):
+        decisions = {Path(cid.split("@")[0]).name: d for cid, d in sp.extras.a3.decisions.items()}
+        assert decisions[name].decision == "drop_irrelevant" and re.search(r"cosine -?\d\.\d\d", decisions[name].reason)
+    if "task_rule" in case:
+        assert sp.preprocessing.task_rule == case["task_rule"]
+    if "strategy" in case:
+        assert sp.extras.retrieval.strategy == case["strategy"], sp.extras.retrieval.strategy_reason
+    if "expect_error" not in case:
+        _invariants(sp)
+
+
+def test_the_suite_has_forty_cases_or_more() -> None:
+    assert len(CASES) >= 40 and len({c["id"] for c in CASES}) == len(CASES)
