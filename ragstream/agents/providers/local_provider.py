@@ -6,11 +6,9 @@ schema field by field:
 - enum fields: the allowed value whose text (name plus optional `x-value-descriptions`) is most
   similar to the input under the MiniLM embedding; `x-fallback` is chosen instead when the best
   similarity is below `x-min-similarity`;
-- enum fields with `x-pairwise` ({"a": key, "b": key, "at_least": x, "then": v, "else": w}): `then`
-  when the two named input fields are at least that similar, else `else` (a relevance judgment);
 - string fields: copied from an input key of the same name, else the input sentences most similar
   to the field's name and description, in their original order (`x-source` limits the sentences to
-  one input key; `x-rank-by` adds an input key's text to what they are compared with);
+  one input key);
 - arrays of strings: those sentences one per item; numbers, booleans, objects: minimal valid values;
 - keyword rules instead of similarity, where a judgment must rest on the user's own words:
   enum fields with `x-cues` ({value: [phrases]}) take the first value whose phrase occurs in the
@@ -170,8 +168,6 @@ class LocalProvider:
         doc_vector: np.ndarray | None,
     ) -> Any:
         kind = prop.get("type")
-        if "x-pairwise" in prop:
-            return self._pairwise(prop["x-pairwise"], payload)
         if "enum" in prop:
             return self._choose(prop, doc_vector)
         if "x-source" in prop:
@@ -212,13 +208,6 @@ class LocalProvider:
             return fallback
         return candidates[best]
 
-    def _pairwise(self, rule: dict[str, Any], payload: dict[str, Any]) -> Any:
-        a, b = (_flatten(payload.get(rule[key], "")) for key in ("a", "b"))
-        if not a.strip() or not b.strip():
-            return rule["else"]
-        va, vb = self.embedder.embed([a, b])
-        return rule["then"] if float(va @ vb) >= float(rule["at_least"]) else rule["else"]
-
     def _rank(
         self,
         name: str,
@@ -232,8 +221,6 @@ class LocalProvider:
         if not units or unit_vectors is None:
             return []
         query = f"{_humanize(name)}. {prop.get('description', '')}"
-        if "x-rank-by" in prop:
-            query += " " + _flatten(payload.get(prop["x-rank-by"], ""))
         scores = unit_vectors @ self.embedder.embed([query])[0]
         top = sorted(np.argsort(-scores, kind="stable")[:limit])
         return [units[i] for i in top]
