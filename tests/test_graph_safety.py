@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragstream.app.controller import AppController
-from ragstream.errors import InputError, LLMCallError, ProjectError
+from ragstream.errors import InputError, LLMCallError, ProjectError, RagstreamError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.orchestration.graph import build_graph
 from ragstream.services import Services
@@ -89,3 +89,30 @@ def test_an_auto_run_without_a_project_fails_before_any_work(services: Services)
     with pytest.raises(ProjectError, match="no project selected"):
         graph.invoke({"prompt": PROMPT}, cfg, context=RunContext(services=services))
     assert graph.get_state(cfg).values.get("stage") is None
+
+
+CONTROLLER_BAD_RUNS = {
+    "empty prompt": ("   ", {}, "EmptyPromptError", "the prompt is empty"),
+    "unknown project": (PROMPT, {"project": "nowhere"}, "ProjectError", "no project 'nowhere'"),
+    "path trick": (PROMPT, {"project": "../../etc"}, "ProjectError", "invalid project name"),
+    "unknown strategy": (PROMPT, {"strategy": "BOGUS"}, "InputError", "unknown retrieval strategy"),
+    "unknown skip": (PROMPT, {"skip": ["a4"]}, "InputError", "cannot skip"),
+}
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["finished", "paused at A4"])
+@pytest.mark.parametrize("bad", list(CONTROLLER_BAD_RUNS))
+def test_a_bad_run_through_the_controller_leaves_the_thread_as_it_was(bad: str, paused: bool, services: Services) -> None:
+    ctl = AppController(services.settings, checkpointer=memory_checkpointer(), services=services)
+    ctl.select_project("demo")
+    ctl.run_full_pipeline(PROMPT, {"pause_after": "a4" if paused else "none"})
+    before, waiting = ctl.sp.model_dump_json(), ctl.paused_before
+    prompt, options, error, message = CONTROLLER_BAD_RUNS[bad]
+    with pytest.raises(RagstreamError, match=message) as info:
+        ctl.run_full_pipeline(prompt, {"pause_after": "a4", **options})
+    assert type(info.value).__name__ == error
+    assert ctl.sp.model_dump_json() == before and ctl.paused_before == waiting
+    assert ctl.active_project == "demo" and ctl.config["strategy"] is None and ctl.config["skip"] == []
+    if paused:
+        ctl.edit(S_CTX_MD="### Facts\n- EDITED AFTER A FAILED RUN")
+        assert "EDITED AFTER A FAILED RUN" in ctl.resume().prompt_ready

@@ -1,10 +1,12 @@
-"""`langgraph dev` serves the graph; the LangGraph SDK drives it to the A4 pause, edits, resumes."""
+"""`langgraph dev` serves the graph; the LangGraph SDK drives it to the A4 pause, edits, resumes, and
+sees real errors for bad input while the thread stays as it was. The server runs with strict msgpack."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,14 +21,22 @@ ROOT = Path(__file__).resolve().parents[1]
 PROMPT = (ROOT / "examples" / "prompt.md").read_text(encoding="utf-8")
 
 
+@dataclass
+class Server:
+    url: str
+    log: Path
+
+
 @pytest.fixture(scope="module")
-def server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
+def server_process(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
+    (indexed.data_dir / "doc_raw" / "unindexed").mkdir(parents=True, exist_ok=True)
     port = free_port()
     workdir = tmp_path_factory.mktemp("lgdev")
     for name in ("langgraph.json", "graphs"):
         (workdir / name).symlink_to(ROOT / name)
     env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local",
-           "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"}
+           "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false",
+           "LANGGRAPH_STRICT_MSGPACK": "true"}
     log = (workdir / "server.log").open("w")
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
@@ -34,12 +44,17 @@ def server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
     )
     url = f"http://127.0.0.1:{port}"
     wait_for_http(f"{url}/ok", proc, 180, workdir / "server.log")
-    yield url
+    yield Server(url, workdir / "server.log")
     proc.terminate()
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture()
+def server(server_process: Server) -> str:
+    return server_process.url
 
 
 def test_sdk_runs_to_pause_edits_and_resumes(server: str) -> None:
@@ -76,3 +91,46 @@ def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
     expected = [(kind, s) for s in ("preprocess", "a2", "retrieval", "rerank", "a3", "a4") for kind in ("stage_start", "stage_finish")]
     assert stages == expected  # the server pauses after A4
     assert any(e.get("event") == "llm_call" for e in events)
+
+
+BAD_RUNS = {
+    "empty prompt": ({"prompt": "   "}, {"project": "demo"}, "EmptyPromptError: the prompt is empty"),
+    "unknown project": ({"prompt": PROMPT}, {"project": "nowhere"}, "ProjectError: no project 'nowhere'"),
+    "unindexed project": ({"prompt": PROMPT}, {"project": "unindexed"}, "ProjectError: project 'unindexed' has no index yet"),
+    "path trick": ({"prompt": PROMPT}, {"project": "../../etc"}, "ProjectError: invalid project name"),
+    "unknown strategy": ({"prompt": PROMPT}, {"project": "demo", "strategy": "BOGUS"}, "InputError: unknown retrieval strategy 'BOGUS': use one of"),
+    "unknown skip": ({"prompt": PROMPT}, {"project": "demo", "skip": ["a4"]}, "InputError: cannot skip ['a4']"),
+}
+KEPT = ("raw_prompt", "stage", "history_of_stages", "base_context_chunks", "S_CTX_MD", "prompt_ready", "final_selection_ids")
+
+
+def _values(client, tid: str) -> dict:
+    values = client.threads.get_state(tid)["values"]
+    return {k: values[k] for k in KEPT}
+
+
+@pytest.mark.parametrize("paused", [False, True], ids=["finished", "paused at A4"])
+@pytest.mark.parametrize("bad", list(BAD_RUNS))
+def test_a_bad_run_shows_its_error_and_leaves_the_thread_as_it_was(bad: str, paused: bool, server: str) -> None:
+    client = get_sync_client(url=server)
+    tid = client.threads.create()["thread_id"]
+    context = {"project": "demo"}
+    client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context=context)
+    if not paused:
+        client.runs.wait(tid, "ragstream", input=None, context=context)
+    before = _values(client, tid)
+    graph_input, bad_context, message = BAD_RUNS[bad]
+    with pytest.raises(Exception) as info:
+        client.runs.wait(tid, "ragstream", input=graph_input, context=bad_context)
+    assert message in str(info.value), str(info.value)
+    assert _values(client, tid) == before  # no stage ran, nothing was overwritten
+    if paused:  # the review is still there: edit it and finish the run
+        client.threads.update_state(tid, {"S_CTX_MD": "### Facts\n- EDITED AFTER A FAILED RUN"}, as_node="a4")
+        client.runs.wait(tid, "ragstream", input=None, context=context)
+        final = client.threads.get_state(tid)["values"]
+        assert final["stage"] == "build" and "EDITED AFTER A FAILED RUN" in final["prompt_ready"]
+
+
+def test_strict_msgpack_server_logged_no_unregistered_type(server_process: Server) -> None:
+    log = server_process.log.read_text(encoding="utf-8")
+    assert "unregistered type" not in log and "Blocked deserialization" not in log

@@ -69,9 +69,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             continue
         if index == 0 and chunk.span.start > 0:
             continue  # may begin mid-sentence: the chunk before holds it whole
-        last = index == len(pieces) - 1
-        if last and not _TERMINAL.search(raw) and not text.endswith("\n"):
-            continue  # cut by the chunk's end
+        if index == len(pieces) - 1 and not _TERMINAL.search(raw):
+            continue  # may be cut by the chunk's end (a line break there may be a mere wrap)
         marker = _MARKER.match(raw)
         if marker:
             a, raw = a + marker.end(), raw[marker.end() :]

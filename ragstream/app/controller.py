@@ -23,7 +23,7 @@ from ragstream.context.telemetry import TraceStore
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
 from ragstream.ingestion.manager import IngestionManager, IngestionStats, Progress
 from ragstream.ingestion.manifest import Manifest
-from ragstream.orchestration.apply import apply_edit
+from ragstream.orchestration.apply import apply_edit, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import build_graph, preflight
 from ragstream.preprocessing import validate_prompt
@@ -83,29 +83,36 @@ class AppController:
         """Stages the thread will run next when resumed (empty when finished or never started)."""
         return list(self.graph.get_state(self._cfg).next)
 
-    def _context(self, manual: bool) -> RunContext:
+    def _context(self, manual: bool, config: dict[str, Any] | None = None, project: str | None = None) -> RunContext:
+        config = config or self.config
         return RunContext.coerce(
             RunContext(
-                project=self.active_project,
-                strategy=self.config["strategy"],
-                skip=[] if manual else list(self.config["skip"]),
-                include_undecided=self.config["include_undecided"],
+                project=project or self.active_project,
+                strategy=config["strategy"],
+                skip=[] if manual else list(config["skip"]),
+                include_undecided=config["include_undecided"],
                 history_profile=self.history_profile,
                 manual=manual,
                 services=self.services,
             )
         )
 
-    def _run_graph(self, graph_input: Any, context: RunContext, stage: Stage, pause: list[str], label: str) -> None:
+    def _run_graph(
+        self, graph_input: Any, context: RunContext, stage: Stage, pause: list[str], label: str,
+        accepted: Callable[[], None] | None = None,
+    ) -> None:
         """Check the first stage, then run the graph from it through its stream.
 
-        The check runs before the graph is touched, so a refused call leaves the thread exactly as it
-        was; stage events reach `on_event` live and the trace.
+        The check runs before the graph is touched (and before `accepted` commits the call's options),
+        so a refused call leaves the thread and the controller exactly as they were; stage events reach
+        `on_event` live and the trace.
         """
         prompt = graph_input.get("prompt") if isinstance(graph_input, dict) else None
         if isinstance(graph_input, Command) and isinstance(graph_input.update, dict):
             prompt = graph_input.update.get("prompt")
         preflight(self.sp, stage, context, self.services, prompt)
+        if accepted:
+            accepted()
         if self.paused_before:  # a pending pause or a failed stage: the state decides where to go now
             self.graph.update_state(self._cfg, None, as_node=END)
         events: list[dict[str, Any]] = []
@@ -174,14 +181,18 @@ class AppController:
     def run_full_pipeline(self, user_text: str, options: dict[str, Any] | None = None) -> SuperPrompt:
         """All stages in order, pausing where `options["pause_after"]` says (default: after A4)."""
         opts = {**self.config, **(options or {})}
-        if "project" in opts and opts["project"]:
-            self.select_project(opts["project"])
-        pause = pause_points(opts["pause_after"])
-        self.config.update({k: opts[k] for k in ("pause_after", "skip", "strategy", "include_undecided") if k in opts})
+        project = opts.pop("project", None)
+
+        def accepted() -> None:
+            self.config.update({k: opts[k] for k in self.config})
+            if project:
+                self.select_project(project)
 
         def run() -> None:
+            pause = pause_points(opts["pause_after"])
             validate_prompt(user_text, self.settings)
-            self._run_graph({"prompt": user_text}, self._context(manual=False), Stage.PREPROCESS, pause, "run_full_pipeline")
+            context = self._context(manual=False, config=opts, project=project)
+            self._run_graph({"prompt": user_text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted)
 
         return self._execute("run_full_pipeline", run)
 
@@ -206,8 +217,9 @@ class AppController:
         """
 
         def run() -> None:
-            updates, frontier = apply_edit(self.sp, fields)
-            self.graph.update_state(self._cfg, updates, as_node=frontier.value)
+            sp = self.sp
+            updates, frontier = apply_edit(sp, fields)
+            self.graph.update_state(self._cfg, to_channels(sp, updates), as_node=frontier.value)
 
         return self._execute("edit", run)
 
@@ -226,7 +238,8 @@ class AppController:
 
         def run() -> None:
             result.update(send(sp, self.services.llm, self.services.runner, self.services.budget, self.settings.send, on_token))
-            self.graph.update_state(self._cfg, {"extras": sp.extras.model_copy(update={"send": result})}, as_node=Stage.BUILD.value)
+            extras = sp.extras.model_copy(update={"send": result})
+            self.graph.update_state(self._cfg, to_channels(sp, {"extras": extras}), as_node=Stage.BUILD.value)
             self.traces.append(
                 self.thread_id,
                 [{"event": "send", "retries": result["retries"], "accepted": result["accepted"], **result["usage"],
@@ -269,7 +282,7 @@ class AppController:
             if snap.config["configurable"]["checkpoint_id"] == checkpoint_id:
                 values = SuperPrompt.model_validate(snap.values) if snap.values else SuperPrompt()
                 node = values.stage.value if values.stage is not Stage.RAW else Stage.PREPROCESS.value
-                self.graph.update_state(self._cfg, dict(values), as_node=node)
+                self.graph.update_state(self._cfg, values.model_dump(mode="json"), as_node=node)
                 return self.sp
         raise InputError(f"no checkpoint {checkpoint_id!r} on thread {self.thread_id}")
 

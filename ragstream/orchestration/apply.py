@@ -9,7 +9,9 @@ Every write goes through `settle`, which enforces the state's invariants:
 - `prompt_ready` is the render of the state.
 
 Functions here return the fields to write (the node's return value, or the values of an
-`update_state`), never whole models, so a checkpoint stores only what changed.
+`update_state`), never whole models, so a checkpoint stores only what changed; `to_channels` turns
+them into plain JSON values, so a checkpoint holds no custom type and any LangGraph server reads it
+without an allow-list (strict msgpack included).
 """
 
 from __future__ import annotations
@@ -97,6 +99,11 @@ def settle(sp: SuperPrompt) -> dict[str, Any]:
     if rendered != sp.prompt_ready:
         updates["prompt_ready"] = rendered
     return updates
+
+
+def to_channels(sp: SuperPrompt, updates: dict[str, Any]) -> dict[str, Any]:
+    """`updates` to `sp` as plain JSON values, ready to be written to the graph's channels."""
+    return sp.model_copy(update=updates).model_dump(mode="json", include=set(updates))
 
 
 def apply_output(sp: SuperPrompt, stage: Stage, output: StageOutput) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from ragstream.context.telemetry import emit
 from ragstream.errors import EmptyPromptError
-from ragstream.orchestration.apply import apply_output
+from ragstream.orchestration.apply import apply_output, to_channels
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.services import Services, default_services
@@ -84,9 +84,10 @@ def _node(spec: StageSpec):
         finish.update(event="stage_finish", stage=stage.value, duration_ms=round((time.perf_counter() - started) * 1000, 2))
         emit(finish)
         log.info("stage %s done in %.0f ms: %s", stage.value, finish["duration_ms"], finish["counts"])
+        written = to_channels(state, updates)
         if stage is Stage.PREPROCESS:
-            updates["prompt"] = None  # consumed: the thread's values hold it as raw_prompt now
-        return updates
+            written["prompt"] = None  # consumed: the thread's values hold it as raw_prompt now
+        return written
 
     node.__name__ = f"{spec.name}_node"
     return node
