@@ -147,12 +147,26 @@ def _optimize(raw: Path, out: Path, model_dir: Path) -> None:
     fused.save_model_to_file(str(out))
 
 
+@contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """onnxruntime's quantization package configures the root logger on import; undo that."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
 def _quantize(optimized: Path, out: Path) -> None:
     """Dynamic int8 weights, per output channel (per-tensor scales cost far more accuracy)."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    with _root_logging_kept():
+        import onnx
+        from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        str(optimized), str(out), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+        logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process is for CNNs, not this graph
+        quantize_dynamic(
+            str(optimized), str(out), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )

@@ -70,10 +70,9 @@ def test_kill_9_ingest_twenty_times_then_exact_store(tmp_path: Path) -> None:
     for path in sorted(raw.iterdir()):
         doc = load_document(path, settings.ingestion.max_file_bytes)
         expected |= {chunk_id(path.name, doc.sha256, i) for i in range(len(chunker.spans(doc.text)))}
-    store = manager.store(paths)
-    stored = store.all_ids()
-    assert stored == expected  # every current chunk, and nothing of deleted or older versions
-    assert store.count() == len(expected)
+    with manager.store(paths) as store:
+        assert store.all_ids() == expected  # every current chunk, and nothing of deleted or older versions
+        assert store.count() == len(expected)
     assert Manifest.load(paths.manifest_path).chunk_ids() == expected
 
 

@@ -23,7 +23,8 @@ def project(settings: Settings) -> Path:
 
 def _state(settings: Settings, manager: IngestionManager) -> tuple[set[str], Manifest]:
     paths = project_paths(settings, "demo")
-    return manager.store(paths).all_ids(), Manifest.load(paths.manifest_path)
+    with manager.store(paths) as store:
+        return store.all_ids(), Manifest.load(paths.manifest_path)
 
 
 def test_first_ingest_indexes_text_and_skips_with_reasons(settings: Settings, project: Path) -> None:
@@ -98,8 +99,8 @@ def test_crash_between_store_update_and_manifest_is_repaired(settings: Settings,
     stats = manager.ingest("demo")
     ids, manifest = _state(settings, manager)
     assert ids == manifest.chunk_ids()  # no orphans, nothing missing
-    store = manager.store(project_paths(settings, "demo"))
-    assert store.count() == len(manifest.chunk_ids())  # no duplicates
+    with manager.store(project_paths(settings, "demo")) as store:
+        assert store.count() == len(manifest.chunk_ids())  # no duplicates
     assert stats.added == 1 and stats.updated == 1
 
 
@@ -144,3 +145,18 @@ def test_collection_uses_cosine_and_no_chroma_embedding_function(settings: Setti
 def test_missing_project_folder_is_a_clear_error(settings: Settings) -> None:
     with pytest.raises(ProjectError, match="has no documents"):
         IngestionManager(settings).ingest("nothing_here")
+
+
+def test_a_generation_without_vectors_is_upgraded_without_re_embedding(settings: Settings, project: Path) -> None:
+    """Indexes written before generations carried their vectors get them from Chroma, not the model."""
+    from ragstream.ingestion.manifest import generation_dir
+    from ragstream.retrieval.factory import build_controller
+
+    manager = IngestionManager(settings)
+    first = manager.ingest("demo")
+    paths = project_paths(settings, "demo")
+    (generation_dir(paths.index_dir, first.generation) / "vectors.npy").unlink()
+    again = manager.ingest("demo")
+    assert again.chunks_written == 0 and again.generation > first.generation
+    assert (generation_dir(paths.index_dir, again.generation) / "vectors.npy").is_file()
+    assert build_controller(settings, "demo").retrieve(["token budget ceiling"]).ids

@@ -93,7 +93,7 @@ def test_one_failing_retriever_is_skipped_and_all_failing_raises(indexed: Settin
     def broken(*args, **kwargs):
         raise ConnectionError("vector store down")
 
-    monkeypatch.setattr(controller.store, "search", broken)
+    monkeypatch.setattr(type(controller.snapshot()), "vector_search", broken)
     result = controller.retrieve(["ERR_BUDGET_4711 token budget"], Strategy.HYBRID)
     assert "vector" in result.failures and "ConnectionError" in result.failures["vector"]
     assert _files(result)[0] == "budget.py"

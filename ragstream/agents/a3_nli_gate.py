@@ -121,7 +121,7 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
     services = env.services
     project = env.context.project or sp.extras.project
-    stored = services.retrieval(project).store.embeddings([c.id for c in candidates]) if project else {}
+    stored = services.retrieval(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
     missing = [c for c in candidates if c.id not in stored]
     fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing])))
     return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(len(candidates), -1)

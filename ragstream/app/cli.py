@@ -221,7 +221,33 @@ def _report(ctl, sp: SuperPrompt) -> None:
     print(sp.prompt_ready, end="")
 
 
+def _warm_up(settings: Settings, project: str | None) -> None:
+    """Load the embedding model and the project's index in a thread while the graph's modules import.
+
+    Both spend most of their time outside the interpreter lock (onnxruntime, file reads), so a
+    command that will embed and search starts that much sooner. Errors are left for the run to report.
+    """
+    import threading
+
+    def load() -> None:
+        try:
+            from ragstream.embedding import get_embedder
+            from ragstream.ingestion.manifest import committed_generation
+            from ragstream.ingestion.snapshot import load_snapshot
+            from ragstream.projects import project_paths
+
+            get_embedder(settings.embedding, settings.models_dir)
+            if project:
+                paths = project_paths(settings, project)
+                load_snapshot(paths.index_dir, committed_generation(paths.manifest_path))
+        except Exception:  # noqa: BLE001 - the run itself reports any problem, with its own message
+            pass
+
+    threading.Thread(target=load, name="ragstream-warm-up", daemon=True).start()
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    _warm_up(settings, args.project)
     ctl = _controller(settings, args.thread, args.project)
     ctl.history_profile = getattr(args, "history", None)
     options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or []}

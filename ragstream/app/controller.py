@@ -11,7 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -21,7 +21,6 @@ from langgraph.types import Command
 from ragstream.context.otel import OtelSpans
 from ragstream.context.telemetry import TraceStore
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
-from ragstream.ingestion.manager import IngestionManager, IngestionStats, Progress
 from ragstream.ingestion.manifest import Manifest
 from ragstream.orchestration.apply import apply_edit, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
@@ -33,6 +32,9 @@ from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunContext
 from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, pause_points, stage_named
 from ragstream.state import SuperPrompt
+
+if TYPE_CHECKING:
+    from ragstream.ingestion.manager import IngestionStats, Progress
 
 log = logging.getLogger("ragstream.controller")
 
@@ -312,6 +314,8 @@ class AppController:
         return self.select_project(target.name)
 
     def ingest_docs(self, project_name: str, progress: Progress | None = None) -> IngestionStats:
+        from ragstream.ingestion.manager import IngestionManager  # chromadb loads only when ingesting
+
         try:
             return IngestionManager(self.settings, self.services.chunker).ingest(project_name, progress=progress)
         except RagstreamError as exc:

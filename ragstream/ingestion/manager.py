@@ -1,8 +1,9 @@
 """IngestionManager: a project folder to Chroma + BM25, incrementally and crash-safely.
 
-Order of work: (1) upsert the chunks of new and changed files into Chroma (stable ids, so a repeat
-is harmless); (2) write a new index generation; (3) commit by writing the manifest atomically;
-(4) delete chunks Chroma holds that the committed generation does not. A run killed anywhere is
+Order of work: (1) embed the chunks of new and changed files and upsert them into Chroma (stable
+ids, so a repeat is harmless); (2) write a new index generation (chunks, their vectors, BM25, links;
+unchanged files keep their vectors); (3) commit by writing the manifest atomically; (4) delete
+chunks Chroma holds that the committed generation does not. A run killed anywhere is
 repaired by the next one: it re-embeds what the manifest does not vouch for and removes orphans.
 """
 
@@ -18,20 +19,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ragstream.chunking import Chunker
+from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
-from ragstream.ingestion.snapshot import load_snapshot, prune_generations, write_snapshot
+from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.settings import Settings
+from ragstream.settings import EmbeddingSettings, Settings
 from ragstream.state import Chunk, Span
 
 log = logging.getLogger("ragstream.ingestion")
 
 # (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
 Progress = Callable[[str, int, int], None]
+EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
 _ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 
 
@@ -57,6 +62,12 @@ class IngestionStats:
             f"{self.chunks_written} chunks written, {self.chunks_deleted} removed, {self.chunks_total} in the index "
             f"(generation {self.generation}, {self.seconds:.1f}s)"
         )
+
+
+def embedding_identity(embedding: EmbeddingSettings) -> str:
+    """What the stored vectors were made with; a change re-embeds every file (torch and fp32 ONNX agree)."""
+    identity = f"{embedding.provider}:{embedding.model}"
+    return identity + ":int8" if embedding.provider == "local" and embedding.backend == "onnx-int8" else identity
 
 
 def chunk_id(rel_path: str, sha256: str, index: int) -> str:
@@ -154,10 +165,11 @@ class IngestionManager:
         started = time.monotonic()
         stats = IngestionStats(project=paths.name)
         manifest = Manifest.load(paths.manifest_path)
-        identity = f"{self.settings.embedding.provider}:{self.settings.embedding.model}"
+        identity = embedding_identity(self.settings.embedding)
         if manifest.embedding != identity:  # another embedding model: every file is embedded again
             manifest = Manifest(generation=manifest.generation, embedding=identity)
-        previous = self._previous_chunks(paths, manifest)
+        last = self._previous_snapshot(paths, manifest)
+        previous = {c.id: c for c in last.chunks} if last else {}
         listing = list(_walk(root))
         stats.files_seen = len(listing)
 
@@ -198,28 +210,26 @@ class IngestionManager:
             chunks.extend(file_chunks)
         stats.deleted = len(set(manifest.files) - set(files))
 
-        store = self.store(paths)
         expected = {c.id for c in chunks}
         try:
-            stored = store.all_ids()
-            writing = {c.id for c in to_write}
-            to_write.extend(c for c in chunks if c.id not in stored and c.id not in writing)
-            if to_write:
-                store.upsert(
-                    [c.id for c in to_write],
-                    [c.text for c in to_write],
-                    [self._meta(c) for c in to_write],
-                    on_batch=(lambda done: progress("embed", done, len(to_write))) if progress else None,
-                )
-            changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files)
-            generation = manifest.generation
-            if changed or not generation_dir(paths.index_dir, generation).is_dir():
-                generation = self._next_generation(paths, manifest)
-                write_snapshot(paths.index_dir, generation, chunks, texts)
-                Manifest(generation=generation, embedding=identity, files=files).save(paths.manifest_path)
-            orphans = sorted(stored - expected)
-            if orphans:
-                store.delete(orphans)
+            with self.store(paths) as store:
+                stored = store.all_ids()
+                writing = {c.id for c in to_write}
+                to_write.extend(c for c in chunks if c.id not in stored and c.id not in writing)
+                writing = {c.id for c in to_write}
+                vectors = last.vectors_of([c.id for c in chunks if c.id not in writing]) if last else {}
+                vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
+                vectors.update(self._embed_and_store(store, to_write, progress))
+                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files)
+                generation = manifest.generation
+                if changed or last is None or last.vectors is None:
+                    generation = self._next_generation(paths, manifest)
+                    matrix = np.stack([vectors[c.id] for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
+                    write_snapshot(paths.index_dir, generation, chunks, texts, matrix)
+                    Manifest(generation=generation, embedding=identity, files=files).save(paths.manifest_path)
+                orphans = sorted(stored - expected)
+                if orphans:
+                    store.delete(orphans)
         except (OSError, ValueError) as exc:
             raise IngestionError(f"ingesting project '{paths.name}' failed: {exc}") from exc
         prune_generations(paths.index_dir, {generation, manifest.generation})
@@ -232,6 +242,19 @@ class IngestionManager:
         log.info("ingest %s", stats.summary())
         return stats
 
+    def _embed_and_store(self, store: ChromaStore, chunks: list[Chunk], progress: Progress | None) -> dict[str, np.ndarray]:
+        """Embed new chunks and upsert them into Chroma, a batch at a time (progress counts chunks)."""
+        embedder = get_embedder(self.settings.embedding, self.settings.models_dir)
+        vectors: dict[str, np.ndarray] = {}
+        for start in range(0, len(chunks), EMBED_BATCH):
+            batch = chunks[start : start + EMBED_BATCH]
+            matrix = embedder.embed([c.text for c in batch])
+            store.upsert([c.id for c in batch], matrix, [c.text for c in batch], [self._meta(c) for c in batch])
+            vectors.update(zip((c.id for c in batch), matrix))
+            if progress:
+                progress("embed", start + len(batch), len(chunks))
+        return vectors
+
     @staticmethod
     def _meta(chunk: Chunk) -> dict[str, str | int | float | bool]:
         meta = {k: v for k, v in chunk.metadata.items() if v is not None}
@@ -240,15 +263,14 @@ class IngestionManager:
         return meta
 
     @staticmethod
-    def _previous_chunks(paths: ProjectPaths, manifest: Manifest) -> dict[str, Chunk]:
-        """Chunks of the committed generation, reused for unchanged files (no re-embedding)."""
+    def _previous_snapshot(paths: ProjectPaths, manifest: Manifest) -> Snapshot | None:
+        """The committed generation: its chunks and vectors are reused for unchanged files (no re-embedding)."""
         if not manifest.generation or not generation_dir(paths.index_dir, manifest.generation).is_dir():
-            return {}
+            return None
         try:
-            snapshot = load_snapshot(paths.index_dir, manifest.generation)
+            return load_snapshot(paths.index_dir, manifest.generation)
         except (OSError, ValueError):
-            return {}
-        return {c.id: c for c in snapshot.chunks}
+            return None
 
     @staticmethod
     def _next_generation(paths: ProjectPaths, manifest: Manifest) -> int:

@@ -1,8 +1,9 @@
-"""An immutable index generation: the chunk table, the BM25 index and the file link graph.
+"""An immutable index generation: the chunk table, its vectors, the BM25 index and the file link graph.
 
 Each ingest that changes anything writes a new `index/g<N>/` folder, then commits it by writing
 the manifest. Readers load the generation the manifest names, so a query never sees a half-written
-index; vector hits are filtered to the generation's chunk ids for the same reason.
+index. Dense search is an exact scan of the generation's own vectors (memory-mapped): no vector
+database is opened at query time, and no hit can come from outside the generation.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import bm25s
+import numpy as np
 import Stemmer
 
 from ragstream.ingestion.manifest import generation_dir
@@ -34,6 +36,7 @@ class Snapshot:
     chunks: list[Chunk]
     links: dict[str, list[str]]
     bm25: bm25s.BM25 | None
+    vectors: np.ndarray | None = None  # row i is chunk i's normalized embedding; None in a pre-0.2 generation
     by_id: dict[str, int] = field(init=False)
     by_file: dict[str, list[str]] = field(init=False)
 
@@ -47,6 +50,22 @@ class Snapshot:
 
     def chunk(self, chunk_id: str) -> Chunk:
         return self.chunks[self.by_id[chunk_id]]
+
+    def vector_search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) of the k nearest chunks, best first: an exact scan."""
+        if self.vectors is None or not len(self.chunks):
+            return []
+        scores = self.vectors @ np.asarray(query, dtype=np.float32)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        order = top[np.lexsort((top, -scores[top]))]
+        return [(self.chunks[int(i)].id, float(scores[i])) for i in order]
+
+    def vectors_of(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these chunks (those the generation holds)."""
+        if self.vectors is None:
+            return {}
+        return {cid: np.asarray(self.vectors[self.by_id[cid]]) for cid in chunk_ids if cid in self.by_id}
 
     def bm25_search(self, query: str, k: int) -> list[tuple[str, float]]:
         if self.bm25 is None or not self.chunks:
@@ -69,11 +88,14 @@ def find_links(chunks_by_file: dict[str, str], names: dict[str, str]) -> dict[st
     return links
 
 
-def write_snapshot(index_dir: Path, generation: int, chunks: list[Chunk], file_texts: dict[str, str]) -> Path:
+def write_snapshot(
+    index_dir: Path, generation: int, chunks: list[Chunk], file_texts: dict[str, str], vectors: np.ndarray
+) -> Path:
     target = generation_dir(index_dir, generation)
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
+    np.save(target / "vectors.npy", np.asarray(vectors, dtype=np.float32).reshape(len(chunks), -1))
     with (target / "chunks.jsonl").open("w", encoding="utf-8") as handle:
         for chunk in chunks:
             handle.write(chunk.model_dump_json() + "\n")
@@ -99,7 +121,8 @@ def _load(folder: Path, generation: int) -> Snapshot:
     ]
     links = json.loads((folder / "links.json").read_text(encoding="utf-8"))
     bm25 = bm25s.BM25.load(str(folder / "bm25")) if (folder / "bm25").is_dir() else None
-    return Snapshot(generation=generation, chunks=chunks, links=links, bm25=bm25)
+    vectors = np.load(folder / "vectors.npy", mmap_mode="r") if (folder / "vectors.npy").is_file() else None
+    return Snapshot(generation=generation, chunks=chunks, links=links, bm25=bm25, vectors=vectors)
 
 
 def load_snapshot(index_dir: Path, generation: int) -> Snapshot:

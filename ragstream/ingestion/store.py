@@ -1,7 +1,11 @@
-"""The vector store: one Chroma collection per project, cosine space, our embeddings only.
+"""The vector store of record: one Chroma collection per project and embedding model, cosine space.
 
-Embedded `PersistentClient` under the project's store folder by default; `chroma_url` switches to
-a Chroma server (`HttpClient`). Access goes through langchain-chroma.
+Embedded `PersistentClient` under the project's store folder by default; `chroma_url` switches to a
+Chroma server (`HttpClient`). Only chromadb's public API is used, and the collection has no embedding
+function of its own (Chroma's default would download a model): RAGstream embeds, Chroma stores. A
+LangChain user opens the same collection with `langchain_chroma.Chroma(client=..., collection_name=...,
+embedding_function=RagstreamEmbeddings(...))`. Queries do not read Chroma: each index generation
+carries its own vectors (see `snapshot`), so chromadb is imported only by ingestion.
 """
 
 from __future__ import annotations
@@ -10,33 +14,26 @@ from collections.abc import Callable
 from urllib.parse import urlparse
 
 import chromadb
-from chromadb.api.shared_system_client import SharedSystemClient
+import numpy as np
 from chromadb.config import Settings as ChromaSettings
-from langchain_chroma import Chroma
 
-from ragstream.embedding import LangChainEmbeddings
 from ragstream.errors import ConfigError
 from ragstream.projects import ProjectPaths
 from ragstream.settings import EmbeddingSettings, Settings
 
-_UPSERT_BATCH = 256
+_BATCH = 256
 
 
-def _client(chroma_url: str | None, paths: ProjectPaths) -> chromadb.ClientAPI:
-    settings = ChromaSettings(anonymized_telemetry=False)
-    if not chroma_url:
-        if not paths.chroma_dir.exists():
-            # The folder was deleted (or never existed): forget any in-process system still bound
-            # to the old files, which would otherwise fail with "readonly database".
-            SharedSystemClient._identifier_to_system.pop(str(paths.chroma_dir), None)
+def chroma_client(settings: Settings, paths: ProjectPaths) -> chromadb.ClientAPI:
+    """The project's Chroma client: embedded under its store folder, or the configured server."""
+    options = ChromaSettings(anonymized_telemetry=False)
+    if not settings.chroma_url:
         paths.chroma_dir.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(paths.chroma_dir), settings=settings)
-    url = urlparse(chroma_url)
+        return chromadb.PersistentClient(path=str(paths.chroma_dir), settings=options)
+    url = urlparse(settings.chroma_url)
     if url.scheme not in ("http", "https") or not url.hostname:
-        raise ConfigError(f"chroma_url must look like http://host:port, got {chroma_url!r}")
-    return chromadb.HttpClient(
-        host=url.hostname, port=url.port or 8000, ssl=url.scheme == "https", settings=settings
-    )
+        raise ConfigError(f"chroma_url must look like http://host:port, got {settings.chroma_url!r}")
+    return chromadb.HttpClient(host=url.hostname, port=url.port or 8000, ssl=url.scheme == "https", settings=options)
 
 
 def collection_name(project: str, embedding: EmbeddingSettings | None = None) -> str:
@@ -48,45 +45,49 @@ def collection_name(project: str, embedding: EmbeddingSettings | None = None) ->
 
 
 class ChromaStore:
+    """Use as a context manager: closing the client releases the embedded database's files."""
+
     def __init__(self, paths: ProjectPaths, settings: Settings) -> None:
-        self._vs = Chroma(
-            collection_name=collection_name(paths.name, settings.embedding),
-            embedding_function=LangChainEmbeddings(settings.embedding, settings.models_dir),
-            client=_client(settings.chroma_url, paths),
-            collection_metadata={"hnsw:space": "cosine"},
+        self.client = chroma_client(settings, paths)
+        self.collection = self.client.get_or_create_collection(
+            collection_name(paths.name, settings.embedding),
+            metadata={"hnsw:space": "cosine"},
+            embedding_function=None,
         )
 
+    def __enter__(self) -> ChromaStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+
     def upsert(
-        self, ids: list[str], texts: list[str], metadatas: list[dict], on_batch: Callable[[int], None] | None = None
+        self, ids: list[str], vectors: np.ndarray, texts: list[str], metadatas: list[dict],
+        on_batch: Callable[[int], None] | None = None,
     ) -> None:
-        """Embed and store in batches; `on_batch(done)` reports progress after each."""
-        for start in range(0, len(ids), _UPSERT_BATCH):
-            end = start + _UPSERT_BATCH
-            self._vs.add_texts(texts[start:end], metadatas=metadatas[start:end], ids=ids[start:end])
+        """Store precomputed vectors with their texts and metadata, in batches."""
+        for start in range(0, len(ids), _BATCH):
+            end = start + _BATCH
+            self.collection.upsert(
+                ids=ids[start:end], embeddings=vectors[start:end], documents=texts[start:end], metadatas=metadatas[start:end]
+            )
             if on_batch:
                 on_batch(min(end, len(ids)))
 
     def delete(self, ids: list[str]) -> None:
-        for start in range(0, len(ids), _UPSERT_BATCH * 8):
-            self._vs.delete(ids=ids[start : start + _UPSERT_BATCH * 8])
+        for start in range(0, len(ids), _BATCH * 8):
+            self.collection.delete(ids=ids[start : start + _BATCH * 8])
 
     def all_ids(self) -> set[str]:
-        return set(self._vs.get(include=[])["ids"])
+        return set(self.collection.get(include=[])["ids"])
 
     def count(self) -> int:
-        return len(self.all_ids())
+        return self.collection.count()
 
-    def search(self, vector: list[float], k: int) -> list[tuple[str, float]]:
-        """(chunk id, cosine similarity), best first.
-
-        Asks the collection behind langchain-chroma for ids and distances only: texts and metadata
-        come from the index snapshot, and fetching them here would double the query time.
-        """
-        got = self._vs._collection.query(query_embeddings=[vector], n_results=k, include=["distances"])
-        return [(cid, 1.0 - float(d)) for cid, d in zip(got["ids"][0], got["distances"][0])]
-
-    def embeddings(self, ids: list[str]) -> dict[str, list[float]]:
-        if not ids:
-            return {}
-        got = self._vs.get(ids=ids, include=["embeddings"])
-        return {cid: list(vec) for cid, vec in zip(got["ids"], got["embeddings"])}
+    def embeddings(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by id (to carry an index written before generations held their own vectors)."""
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), _BATCH * 8):
+            got = self.collection.get(ids=ids[start : start + _BATCH * 8], include=["embeddings"])
+            found.update(zip(got["ids"], (np.asarray(v, dtype=np.float32) for v in got["embeddings"])))
+        return found

@@ -22,7 +22,6 @@ from ragstream.embedding import Embedder
 from ragstream.errors import RetrievalError
 from ragstream.ingestion.manifest import committed_generation, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot
-from ragstream.ingestion.store import ChromaStore
 from ragstream.projects import ProjectPaths
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
 from ragstream.retrieval.strategy import Strategy, choose_strategy, years_in
@@ -57,11 +56,10 @@ class MergedResultSet:
 
 
 class RetrievalController:
-    def __init__(self, paths: ProjectPaths, settings: RetrievalSettings, embedder: Embedder, store: ChromaStore) -> None:
+    def __init__(self, paths: ProjectPaths, settings: RetrievalSettings, embedder: Embedder) -> None:
         self.paths = paths
         self.settings = settings
         self.embedder = embedder
-        self.store = store
 
     def snapshot(self) -> Snapshot:
         """The committed index generation; the manifest is re-read only when its file changed."""
@@ -77,7 +75,7 @@ class RetrievalController:
     def _vector(self, queries: list[Query], vectors: np.ndarray, snap: Snapshot) -> list[RankedList]:
         out = []
         for q, vec in zip(queries, vectors):
-            hits = [(cid, s) for cid, s in self.store.search(vec.tolist(), self.settings.top_k) if cid in snap.by_id]
+            hits = snap.vector_search(vec, self.settings.top_k)
             out.append(RankedList("vector", hits, self.settings.weights["vector"] * q.weight))
         return out
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ragstream.embedding import get_embedder
-from ragstream.ingestion.store import ChromaStore
 from ragstream.projects import project_paths
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.reranker import Reranker, reranker_from_settings
@@ -12,8 +11,7 @@ from ragstream.settings import Settings
 
 def build_controller(settings: Settings, project: str) -> RetrievalController:
     paths = project_paths(settings, project)
-    embedder = get_embedder(settings.embedding, settings.models_dir)
-    return RetrievalController(paths, settings.retrieval, embedder, ChromaStore(paths, settings))
+    return RetrievalController(paths, settings.retrieval, get_embedder(settings.embedding, settings.models_dir))
 
 
 def build_reranker(settings: Settings, runner=None) -> Reranker:

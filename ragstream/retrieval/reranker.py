@@ -79,7 +79,7 @@ class EmbeddingReranker(_RerankerBase):
         ids = [c.id for c in chunks]
         snapshot = controller.snapshot()
         qvec = controller.embedder.embed([query])[0]
-        stored = controller.store.embeddings(ids)
+        stored = snapshot.vectors_of(ids)
         dense = np.asarray([float(np.dot(stored[cid], qvec)) if cid in stored else 0.0 for cid in ids])
         bm25 = np.zeros(len(ids))
         if snapshot.bm25 is not None:
