@@ -1,10 +1,12 @@
 """Retrieval quality and speed on a BEIR-format folder (default: SciFact train split).
 
 Ingests the corpus through the real IngestionManager (one file per document: title, blank line,
-text), runs every query through the real RetrievalController for each strategy and with the
-reranker, and prints nDCG@10, recall@100, p50/p95 query latency and ingestion throughput.
+text), runs every query through the real RetrievalController, and prints ingestion throughput and,
+per configuration, nDCG@10, recall@100 and p50/p95 query latency, all at the shipped settings; the
+last line is the shipped default (HYBRID + the default reranker). `--peers` measures LangChain's
+EnsembleRetriever (BM25Retriever + Chroma over the same collection and MiniLM) in the same run.
 
-Run: python bench/retrieval_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench]
+Run: python bench/retrieval_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench] [--peers]
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.retrieval.controller import MergedResultSet
 from ragstream.retrieval.factory import build_controller, build_reranker
+from ragstream.retrieval.stage import rerank
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 
@@ -56,10 +58,10 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def doc_ranking(result: MergedResultSet) -> list[str]:
-    """Chunk results to distinct document ids, first occurrence wins."""
+def doc_ranking(ids: list[str]) -> list[str]:
+    """Chunk ids to distinct document ids, first occurrence wins."""
     seen: dict[str, None] = {}
-    for cid in result.ids:
+    for cid in ids:
         seen.setdefault(Path(cid.split("@", 1)[0]).stem, None)
     return list(seen)
 
@@ -75,23 +77,52 @@ def recall_at(ranking: list[str], relevant: dict[str, int], k: int) -> float:
 
 
 def evaluate(
-    name: str, run: Callable[[str], MergedResultSet], queries: list[dict], qrels: dict[str, dict[str, int]]
-) -> None:
+    name: str, run: Callable[[str], list[str]], queries: list[dict], qrels: dict[str, dict[str, int]]
+) -> dict[str, float]:
+    """One configuration: nDCG@10, recall@100 and latency percentiles over the judged queries."""
     ndcgs, recalls, latencies = [], [], []
     for query in queries:
         started = time.perf_counter()
-        result = run(query["text"])
+        ids = run(query["text"])
         latencies.append((time.perf_counter() - started) * 1000)
-        ranking = doc_ranking(result)
+        ranking = doc_ranking(ids)
         ndcgs.append(ndcg_at(ranking, qrels[query["_id"]], 10))
         recalls.append(recall_at(ranking, qrels[query["_id"]], 100))
     latencies.sort()
-    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    figures = {
+        "ndcg": statistics.mean(ndcgs), "recall": statistics.mean(recalls),
+        "p50": statistics.median(latencies), "p95": latencies[int(0.95 * (len(latencies) - 1))],
+    }
     print(
-        f"{name:28s} nDCG@10 {statistics.mean(ndcgs):.4f}  recall@100 {statistics.mean(recalls):.4f}  "
-        f"p50 {statistics.median(latencies):6.1f} ms  p95 {p95:6.1f} ms  (n={len(queries)})",
+        f"{name:44s} nDCG@10 {figures['ndcg']:.4f}  recall@100 {figures['recall']:.4f}  "
+        f"p50 {figures['p50']:6.1f} ms  p95 {figures['p95']:6.1f} ms  (n={len(queries)})",
         flush=True,
     )
+    return figures
+
+
+def langchain_ensemble(settings: Settings, project: str) -> Callable[[str], list[str]]:
+    """LangChain's EnsembleRetriever: BM25Retriever + Chroma (the project's collection, the same MiniLM), RRF."""
+    from langchain_chroma import Chroma
+    from langchain_classic.retrievers import EnsembleRetriever
+    from langchain_community.retrievers import BM25Retriever
+    from langchain_core.documents import Document
+
+    from ragstream.embedding import RagstreamEmbeddings
+    from ragstream.ingestion.manifest import committed_generation
+    from ragstream.ingestion.snapshot import load_snapshot
+    from ragstream.ingestion.store import chroma_client, collection_name
+    from ragstream.projects import project_paths
+
+    paths = project_paths(settings, project)
+    snapshot = load_snapshot(paths.index_dir, committed_generation(paths.manifest_path))
+    documents = [Document(page_content=c.text, metadata={"chunk": c.id}) for c in snapshot.chunks]
+    bm25 = BM25Retriever.from_documents(documents, k=100)
+    chroma = Chroma(client=chroma_client(settings, paths), collection_name=collection_name(project, settings.embedding),
+                    embedding_function=RagstreamEmbeddings(settings))
+    ensemble = EnsembleRetriever(retrievers=[bm25, chroma.as_retriever(search_kwargs={"k": 100})], weights=[0.5, 0.5])
+    by_text = {c.text: c.id for c in snapshot.chunks}
+    return lambda text: [d.metadata.get("chunk") or by_text[d.page_content] for d in ensemble.invoke(text)]
 
 
 def main() -> None:
@@ -100,21 +131,18 @@ def main() -> None:
     parser.add_argument("--split", default="train")
     parser.add_argument("--work", type=Path, default=Path("data/bench"), help="data root for the bench project")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
-    parser.add_argument("--strategies", default="PRECISE,SEMANTIC,HYBRID,TEMPORAL,EXPLORATORY")
     parser.add_argument("--max-docs", type=int, default=0, help="ingest only the first N documents (throughput runs)")
+    parser.add_argument("--peers", action="store_true", help="also measure LangChain's EnsembleRetriever (pip install -e '.[bench]')")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a settings override for every configuration, e.g. embedding.backend=onnx-int8")
+                        help="a settings override for every configuration, e.g. embedding.backend=onnx")
     args = parser.parse_args()
 
     project = args.data.name
     overrides = dict(item.split("=", 1) for item in args.set)
-    deep: Settings = load_settings(
-        overrides={**overrides, "data_dir": str(args.work), "retrieval.top_k": 100, "retrieval.max_candidates": 100}
-    )
-    default: Settings = load_settings(overrides={**overrides, "data_dir": str(args.work)})
-    n_docs = write_corpus(args.data, deep.data_dir / "doc_raw" / project, args.max_docs)
+    settings: Settings = load_settings(overrides={**overrides, "data_dir": str(args.work)})
+    n_docs = write_corpus(args.data, settings.data_dir / "doc_raw" / project, args.max_docs)
 
-    manager = IngestionManager(deep)
+    manager = IngestionManager(settings)
     stats = manager.ingest(project)
     print(stats.summary())
     if stats.chunks_written:
@@ -130,19 +158,19 @@ def main() -> None:
     if args.limit:
         queries = queries[: args.limit]
 
-    controller = build_controller(deep, project)
-    for name in args.strategies.split(","):
-        strategy = Strategy(name)
-        evaluate(name, lambda text, s=strategy: controller.retrieve([text], s), queries, qrels)
-    reranker = build_reranker(deep)
-    evaluate(
-        f"HYBRID + {reranker.name} reranker",
-        lambda text: reranker.rerank_result(text, controller.retrieve([text], Strategy.HYBRID), controller),
-        queries,
-        qrels,
-    )
-    fast = build_controller(default, project)
-    evaluate("HYBRID latency (defaults)", lambda text: fast.retrieve([text], Strategy.HYBRID), queries, qrels)
+    controller = build_controller(settings, project)
+    reranker = build_reranker(settings)
+    if args.peers:
+        evaluate("LangChain EnsembleRetriever (BM25 + Chroma)", langchain_ensemble(settings, project), queries, qrels)
+    for strategy in (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.EXPLORATORY, Strategy.HYBRID):
+        evaluate(strategy.value, lambda text, s=strategy: controller.retrieve([text], s).ids, queries, qrels)
+
+    def shipped(text: str) -> list[str]:
+        result = controller.retrieve([text], Strategy.HYBRID)
+        chunks = [controller.snapshot().chunk(cid) for cid in result.ids]
+        return [c.id for c in rerank(text, chunks, reranker, controller)[0]]
+
+    evaluate(f"shipped defaults: HYBRID + {reranker.name} reranker", shipped, queries, qrels)
 
 
 if __name__ == "__main__":

@@ -9,19 +9,24 @@ from ragstream.state import Chunk, Stage, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
+    from ragstream.embedding import RagstreamEmbeddings
     from ragstream.orchestration.graph import build_graph
+    from ragstream.retrieval.langchain_retriever import RagstreamRetriever
 
-__all__ = ["AppController", "Chunk", "RagstreamError", "Stage", "SuperPrompt", "build_graph"]
+__all__ = ["AppController", "Chunk", "RagstreamEmbeddings", "RagstreamError", "RagstreamRetriever", "Stage",
+           "SuperPrompt", "build_graph"]
+_LAZY = {
+    "AppController": "ragstream.app.controller",
+    "build_graph": "ragstream.orchestration.graph",
+    "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
+    "RagstreamEmbeddings": "ragstream.embedding",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """The controller and graph import LangGraph, Chroma and the agents: load them on first use."""
-    if name == "AppController":
-        from ragstream.app.controller import AppController
+    """The controller, graph and LangChain parts import LangGraph, LangChain and the models: load on first use."""
+    if name in _LAZY:
+        import importlib
 
-        return AppController
-    if name == "build_graph":
-        from ragstream.orchestration.graph import build_graph
-
-        return build_graph
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'ragstream' has no attribute {name!r}")

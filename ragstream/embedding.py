@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from ragstream.errors import ConfigError
 from ragstream.model_files import resolve_model_dir
-from ragstream.settings import EmbeddingSettings
+from ragstream.settings import EmbeddingSettings, Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -148,19 +149,24 @@ def get_embedder(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
     return _cached(settings, models_dir.resolve())
 
 
-class LangChainEmbeddings:
-    """Our embedder behind LangChain's `Embeddings` interface, for langchain-chroma.
+class RagstreamEmbeddings(Embeddings):
+    """RAGstream's embedder as a LangChain `Embeddings`: the vectors a project was indexed with.
 
-    Chroma never gets an embedding function of its own: its default would download a model.
+    Open a project's collection the LangChain way with it, e.g.
+    `Chroma(client=chroma_client(settings, paths), collection_name=..., embedding_function=RagstreamEmbeddings(settings))`.
     The model loads on the first embedding, so opening a store to read or delete costs nothing.
     """
 
-    def __init__(self, settings: EmbeddingSettings, models_dir: Path) -> None:
-        self.settings = settings
-        self.models_dir = models_dir
+    def __init__(self, settings: Settings | None = None) -> None:
+        from ragstream.settings import default_settings
+
+        self.settings = settings or default_settings()
+
+    def _embedder(self) -> Embedder:
+        return get_embedder(self.settings.embedding, self.settings.models_dir)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return get_embedder(self.settings, self.models_dir).embed(list(texts)).tolist()
+        return self._embedder().embed(list(texts)).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return get_embedder(self.settings, self.models_dir).embed([text])[0].tolist()
+        return self._embedder().embed([text])[0].tolist()

@@ -58,6 +58,8 @@ class IngestionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_file_bytes: int = Field(gt=0)
+    file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
+    file_bm25_b: float = Field(default=0.4, ge=0, le=1)
 
 
 class RetrievalSettings(BaseModel):
@@ -81,7 +83,7 @@ class RerankerSettings(BaseModel):
     kind: Literal["embedding", "cross_encoder", "llm", "none"]
     model: str | None = None
     top_n: int = Field(gt=0)
-    dense_weight: float = Field(ge=0.0, le=1.0)
+    weights: dict[Literal["dense", "chunk_bm25", "file_bm25"], float]
 
 
 class GateSettings(BaseModel):

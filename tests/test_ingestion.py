@@ -160,3 +160,13 @@ def test_a_generation_without_vectors_is_upgraded_without_re_embedding(settings:
     assert again.chunks_written == 0 and again.generation > first.generation
     assert (generation_dir(paths.index_dir, again.generation) / "vectors.npy").is_file()
     assert build_controller(settings, "demo").retrieve(["token budget ceiling"]).ids
+
+
+def test_html_tables_and_blocks_keep_their_cells_apart() -> None:
+    from ragstream.ingestion.loader import _load_html
+
+    html = (b"<html><head><title>Prices</title></head><body><h1>Price list</h1><table><tr><th>Name</th><th>Value</th></tr>"
+            b"<tr><td>Alpha</td><td>42</td></tr></table><ul><li>one</li><li>two</li></ul><p>in<b>line</b> text</p></body></html>")
+    text, title = _load_html(html)
+    assert text.splitlines() == ["Price list", "Name | Value", "Alpha | 42", "one", "two", "inline text"]
+    assert title == "Prices"

@@ -46,9 +46,18 @@ class LoadedDocument:
 
 
 class _HTMLText(HTMLParser):
-    """Visible text of an HTML page; script and style contents are dropped."""
+    """Visible text of an HTML page; script and style contents are dropped.
 
-    _BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre"}
+    Block elements start a new line and table cells are separated, so `<td>Name</td><td>Value</td>`
+    reads "Name | Value" and never "NameValue".
+    """
+
+    _BLOCK = {
+        "p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre", "ul", "ol",
+        "table", "thead", "tbody", "tfoot", "caption", "blockquote", "dl", "dt", "dd", "header", "footer", "nav",
+        "aside", "main", "figure", "figcaption", "hr", "form", "fieldset", "details", "summary", "address",
+    }
+    _CELL = {"td", "th"}
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -64,6 +73,8 @@ class _HTMLText(HTMLParser):
             self._in_title = True
         elif tag in self._BLOCK:
             self.parts.append("\n")
+        elif tag in self._CELL:
+            self.parts.append(" | ")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style", "noscript") and self._skip:
@@ -96,7 +107,7 @@ def _load_html(data: bytes) -> tuple[str, str]:
     parser = _HTMLText()
     parser.feed(_decode(data))
     parser.close()
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    lines = (" ".join(line.split()).strip(" |") for line in "".join(parser.parts).splitlines())
     return "\n".join(line for line in lines if line), " ".join(parser.title.split())
 
 

@@ -222,10 +222,12 @@ class IngestionManager:
                 vectors.update(self._embed_and_store(store, to_write, progress))
                 changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files)
                 generation = manifest.generation
-                if changed or last is None or last.vectors is None:
+                if changed or last is None or last.vectors is None or (chunks and not last.files):
                     generation = self._next_generation(paths, manifest)
                     matrix = np.stack([vectors[c.id] for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
-                    write_snapshot(paths.index_dir, generation, chunks, texts, matrix)
+                    ingestion = self.settings.ingestion
+                    write_snapshot(paths.index_dir, generation, chunks, texts, matrix,
+                                   (ingestion.file_bm25_k1, ingestion.file_bm25_b))
                     Manifest(generation=generation, embedding=identity, files=files).save(paths.manifest_path)
                 orphans = sorted(stored - expected)
                 if orphans:

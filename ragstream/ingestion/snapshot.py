@@ -37,6 +37,8 @@ class Snapshot:
     links: dict[str, list[str]]
     bm25: bm25s.BM25 | None
     vectors: np.ndarray | None = None  # row i is chunk i's normalized embedding; None in a pre-0.2 generation
+    file_bm25: bm25s.BM25 | None = None  # BM25 over whole files: a document's terms, wherever they fall
+    files: list[str] = field(default_factory=list)  # the file index's documents, in order
     by_id: dict[str, int] = field(init=False)
     by_file: dict[str, list[str]] = field(init=False)
 
@@ -60,6 +62,22 @@ class Snapshot:
         top = np.argpartition(-scores, k - 1)[:k]
         order = top[np.lexsort((top, -scores[top]))]
         return [(self.chunks[int(i)].id, float(scores[i])) for i in order]
+
+    def chunk_bm25(self, query: str, chunk_ids: list[str]) -> np.ndarray:
+        """BM25 of each chunk (0 for a chunk the generation lacks or a query without terms)."""
+        tokens = bm25_tokens([query])[0]
+        if self.bm25 is None or not tokens:
+            return np.zeros(len(chunk_ids))
+        scores = self.bm25.get_scores(tokens)
+        return np.asarray([float(scores[self.by_id[cid]]) if cid in self.by_id else 0.0 for cid in chunk_ids])
+
+    def file_bm25_of(self, query: str, chunk_ids: list[str]) -> np.ndarray:
+        """BM25 of each chunk's whole file: document-level lexical evidence for the chunk."""
+        tokens = bm25_tokens([query])[0]
+        if self.file_bm25 is None or not tokens:
+            return np.zeros(len(chunk_ids))
+        scores = dict(zip(self.files, (float(s) for s in self.file_bm25.get_scores(tokens))))
+        return np.asarray([scores.get(self.chunk(cid).source_path, 0.0) if cid in self.by_id else 0.0 for cid in chunk_ids])
 
     def vectors_of(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
         """The stored vectors of these chunks (those the generation holds)."""
@@ -88,9 +106,20 @@ def find_links(chunks_by_file: dict[str, str], names: dict[str, str]) -> dict[st
     return links
 
 
+def _save_bm25(folder: Path, texts: list[str], k1: float = 1.5, b: float = 0.75) -> None:
+    tokens = bm25_tokens(texts) if texts else []
+    if any(tokens):  # a corpus without a single word (say, only punctuation) has no lexical index
+        retriever = bm25s.BM25(k1=k1, b=b)
+        retriever.index(tokens, show_progress=False)
+        retriever.save(str(folder))
+
+
 def write_snapshot(
-    index_dir: Path, generation: int, chunks: list[Chunk], file_texts: dict[str, str], vectors: np.ndarray
+    index_dir: Path, generation: int, chunks: list[Chunk], file_texts: dict[str, str], vectors: np.ndarray,
+    file_bm25: tuple[float, float] = (0.9, 0.4),
 ) -> Path:
+    """Write a generation. `file_bm25` is (k1, b) of the whole-file index: files are long, so term
+    frequency saturates sooner and length is normalized less than for chunks."""
     target = generation_dir(index_dir, generation)
     if target.exists():
         shutil.rmtree(target)
@@ -104,11 +133,10 @@ def write_snapshot(
         names.setdefault(Path(path).name, path)
         names[path] = path
     (target / "links.json").write_text(json.dumps(find_links(file_texts, names)), encoding="utf-8")
-    tokens = bm25_tokens([c.text for c in chunks]) if chunks else []
-    if any(tokens):  # a corpus without a single word (say, only punctuation) has no lexical index
-        retriever = bm25s.BM25()
-        retriever.index(tokens, show_progress=False)
-        retriever.save(str(target / "bm25"))
+    _save_bm25(target / "bm25", [c.text for c in chunks])
+    files = sorted(file_texts)
+    (target / "files.json").write_text(json.dumps(files), encoding="utf-8")
+    _save_bm25(target / "bm25_files", [file_texts[f] for f in files], *file_bm25)
     return target
 
 
@@ -122,7 +150,10 @@ def _load(folder: Path, generation: int) -> Snapshot:
     links = json.loads((folder / "links.json").read_text(encoding="utf-8"))
     bm25 = bm25s.BM25.load(str(folder / "bm25")) if (folder / "bm25").is_dir() else None
     vectors = np.load(folder / "vectors.npy", mmap_mode="r") if (folder / "vectors.npy").is_file() else None
-    return Snapshot(generation=generation, chunks=chunks, links=links, bm25=bm25, vectors=vectors)
+    file_bm25 = bm25s.BM25.load(str(folder / "bm25_files")) if (folder / "bm25_files").is_dir() else None
+    files = json.loads((folder / "files.json").read_text(encoding="utf-8")) if (folder / "files.json").is_file() else []
+    return Snapshot(generation=generation, chunks=chunks, links=links, bm25=bm25, vectors=vectors,
+                    file_bm25=file_bm25, files=files)
 
 
 def load_snapshot(index_dir: Path, generation: int) -> Snapshot:

@@ -9,14 +9,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from ragstream.errors import ConfigError
-from ragstream.ingestion.snapshot import bm25_tokens
-from ragstream.retrieval.controller import MergedResultSet, RetrievalController
+from ragstream.retrieval.controller import RetrievalController
 from ragstream.settings import Settings
 from ragstream.state import Chunk
 
@@ -29,33 +27,12 @@ class Reranker(Protocol):
         """Chunk ids with scores, best first."""
         ...
 
-    def rerank_result(self, query: str, result: MergedResultSet, controller: RetrievalController) -> MergedResultSet: ...
 
-
-class _RerankerBase:
-    name = "base"
-    top_n = 30
-
-    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
-        raise NotImplementedError
-
-    def rerank_result(self, query: str, result: MergedResultSet, controller: RetrievalController) -> MergedResultSet:
-        """Reorder the first `top_n` results; the rest keep their order behind them."""
-        head, tail = result.results[: self.top_n], result.results[self.top_n :]
-        snapshot = controller.snapshot()
-        ranked = self.rerank(query, [snapshot.chunk(r.chunk_id) for r in head], controller)
-        by_id = {r.chunk_id: r for r in head}
-        reordered = []
-        for cid, score in ranked:
-            item = by_id[cid]
-            reordered.append(replace(item, scores={**item.scores, f"rerank_{self.name}": score}))
-        return replace(result, results=reordered + tail)
-
-
-class NoReranker(_RerankerBase):
+class NoReranker:
     """Keeps the fused order (for comparison, or when reranking is switched off)."""
 
     name = "none"
+    top_n = 30
 
     def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
         return [(c.id, float(-i)) for i, c in enumerate(chunks)]
@@ -66,11 +43,15 @@ def _minmax(values: np.ndarray) -> np.ndarray:
     return (values - values.min()) / span if span > 0 else np.zeros_like(values)
 
 
-class EmbeddingReranker(_RerankerBase):
+class EmbeddingReranker:
+    """Convex fusion of three exact scores, each min-max normalized over the candidates: the chunk's
+    cosine to the query, its BM25, and the BM25 of its whole file (document-level evidence).
+    The weights (`reranker.weights`) were chosen by cross-validation on SciFact train (bench/fusion_cv.py)."""
+
     name = "embedding"
 
-    def __init__(self, dense_weight: float, top_n: int) -> None:
-        self.dense_weight = dense_weight
+    def __init__(self, weights: dict[str, float], top_n: int) -> None:
+        self.weights = weights
         self.top_n = top_n
 
     def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
@@ -80,19 +61,17 @@ class EmbeddingReranker(_RerankerBase):
         snapshot = controller.snapshot()
         qvec = controller.embedder.embed([query])[0]
         stored = snapshot.vectors_of(ids)
-        dense = np.asarray([float(np.dot(stored[cid], qvec)) if cid in stored else 0.0 for cid in ids])
-        bm25 = np.zeros(len(ids))
-        if snapshot.bm25 is not None:
-            tokens = bm25_tokens([query])[0]
-            if tokens:
-                all_scores = snapshot.bm25.get_scores(tokens)
-                bm25 = np.asarray([float(all_scores[snapshot.by_id[cid]]) if cid in snapshot.by_id else 0.0 for cid in ids])
-        mixed = self.dense_weight * _minmax(dense) + (1 - self.dense_weight) * _minmax(bm25)
+        signals = {
+            "dense": np.asarray([float(np.dot(stored[cid], qvec)) if cid in stored else 0.0 for cid in ids]),
+            "chunk_bm25": snapshot.chunk_bm25(query, ids),
+            "file_bm25": snapshot.file_bm25_of(query, ids),
+        }
+        mixed = sum(self.weights.get(name, 0.0) * _minmax(values) for name, values in signals.items())
         order = sorted(range(len(ids)), key=lambda i: (-mixed[i], ids[i]))
         return [(ids[i], float(mixed[i])) for i in order]
 
 
-class CrossEncoderReranker(_RerankerBase):
+class CrossEncoderReranker:
     name = "cross_encoder"
 
     def __init__(self, model: str, top_n: int) -> None:
@@ -112,7 +91,7 @@ class CrossEncoderReranker(_RerankerBase):
         return [(chunks[i].id, float(scores[i])) for i in order]
 
 
-class LLMReranker(_RerankerBase):
+class LLMReranker:
     """Grades each candidate with the `RR` agent (relevance high/medium/low), ties kept in input order.
 
     The candidates are graded concurrently (the runner's bounded pool); results keep input order.
@@ -144,4 +123,4 @@ def reranker_from_settings(settings: Settings, runner: Any = None) -> Reranker:
         return LLMReranker(runner, cfg.top_n)
     if cfg.kind == "none":
         return NoReranker()
-    return EmbeddingReranker(cfg.dense_weight, cfg.top_n)
+    return EmbeddingReranker(cfg.weights, cfg.top_n)

@@ -1,0 +1,55 @@
+"""RAGstream's retrieval as a LangChain retriever: the same controller, strategies and index.
+
+    from ragstream import RagstreamRetriever
+    retriever = RagstreamRetriever(project="notes", top_k=5)
+    docs = retriever.invoke("How are checkpoints written?")
+
+Each `Document` carries its chunk id, source path, sha256, span, the score of every retriever that
+found it, and the strategy and fallback rung that served the query.
+"""
+
+from __future__ import annotations
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from ragstream.ingestion.manifest import indexed_project
+from ragstream.retrieval.controller import RetrievalController
+from ragstream.retrieval.factory import build_controller
+from ragstream.retrieval.strategy import Strategy
+from ragstream.settings import Settings, default_settings
+
+
+class RagstreamRetriever(BaseRetriever):
+    """A project's documents, retrieved by RAGstream (hybrid by default), as LangChain `Document`s."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    project: str
+    strategy: Strategy | None = None  # None: chosen from the query, as in the pipeline
+    top_k: int = Field(default=10, gt=0)
+    settings: Settings = Field(default_factory=default_settings, exclude=True)
+    _controller: RetrievalController | None = PrivateAttr(default=None)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        if self._controller is None:
+            indexed_project(self.settings, self.project)  # a ProjectError that says what to do
+            self._controller = build_controller(self.settings, self.project)
+        result = self._controller.retrieve([query], self.strategy)
+        snapshot = self._controller.snapshot()
+        documents = []
+        for item in result.results[: self.top_k]:
+            chunk = snapshot.chunk(item.chunk_id)
+            scores = {f"score_{name}": value for name, value in item.scores.items()}
+            documents.append(Document(
+                page_content=chunk.text,
+                id=chunk.id,
+                metadata={
+                    "chunk_id": chunk.id, "source": chunk.source_path, "sha256": chunk.sha256,
+                    "start": chunk.span.start, "end": chunk.span.end, "score": item.score, **scores,
+                    "strategy": result.strategy.value, "rung": result.rung,
+                },
+            ))
+        return documents

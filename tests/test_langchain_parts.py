@@ -1,0 +1,61 @@
+"""RAGstream's parts as LangChain parts: a retriever, embeddings, and the store opened the LangChain way."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import create_retriever_tool
+
+from ragstream import RagstreamEmbeddings, RagstreamRetriever
+from ragstream.errors import ProjectError
+from ragstream.projects import project_paths
+from ragstream.retrieval.strategy import Strategy
+from ragstream.settings import Settings
+
+
+def test_the_retriever_returns_traceable_documents(indexed: Settings) -> None:
+    retriever = RagstreamRetriever(project="demo", settings=indexed, top_k=3)
+    assert isinstance(retriever, BaseRetriever)
+    docs = retriever.invoke("ERR_BUDGET_4711 token budget ceiling")
+    assert 0 < len(docs) <= 3 and all(isinstance(d, Document) for d in docs)
+    top = docs[0]
+    assert top.metadata["source"] == "budget.py" and top.metadata["chunk_id"].startswith("budget.py@")
+    assert top.page_content == (indexed.data_dir / "doc_raw" / "demo" / "budget.py").read_text()[top.metadata["start"]:top.metadata["end"]]
+    assert len(top.metadata["sha256"]) == 64
+    assert {"strategy", "rung", "score"} <= set(top.metadata) and top.metadata["strategy"] == "HYBRID"
+    assert any(key.startswith("score_") for key in top.metadata)
+
+
+def test_strategy_is_a_field_and_a_bad_project_is_a_project_error(indexed: Settings) -> None:
+    lexical = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.SEMANTIC)
+    assert {d.metadata["strategy"] for d in lexical.invoke("fenced excerpt")} == {"SEMANTIC"}
+    with pytest.raises(ProjectError, match="no project 'nowhere'"):
+        RagstreamRetriever(project="nowhere", settings=indexed).invoke("anything")
+
+
+def test_the_retriever_works_as_a_tool_and_in_an_lcel_chain(indexed: Settings) -> None:
+    retriever = RagstreamRetriever(project="demo", settings=indexed, top_k=2)
+    tool = create_retriever_tool(retriever, "search_notes", "Search the project's notes.")
+    assert "budget" in tool.invoke({"query": "ERR_BUDGET_4711"}).lower()
+    chain = retriever | RunnableLambda(lambda docs: "\n".join(d.metadata["source"] for d in docs))
+    assert "budget.py" in chain.invoke("ERR_BUDGET_4711")
+
+
+def test_the_embeddings_are_langchain_embeddings_and_open_the_collection(indexed: Settings) -> None:
+    from langchain_chroma import Chroma
+
+    from ragstream.ingestion.store import chroma_client, collection_name
+
+    embeddings = RagstreamEmbeddings(indexed)
+    assert isinstance(embeddings, Embeddings)
+    vector = embeddings.embed_query("token budget")
+    assert len(vector) == 384 and abs(sum(v * v for v in vector) - 1) < 1e-3
+    store = Chroma(client=chroma_client(indexed, project_paths(indexed, "demo")), collection_name=collection_name("demo"),
+                   embedding_function=embeddings)
+    found = store.similarity_search("ERR_BUDGET_4711 token budget ceiling", k=2)
+    assert found and found[0].metadata["path"] == "budget.py"
+    ours = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.PRECISE, top_k=1).invoke("ERR_BUDGET_4711 token budget ceiling")
+    assert found[0].page_content == ours[0].page_content
