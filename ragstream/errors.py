@@ -62,8 +62,8 @@ class LLMError(RagstreamError):
     """An LLM call failed; the message never contains the API key."""
 
 
-class LLMNotConfiguredError(LLMError):
-    """A real LLM is needed but no provider key or base URL is configured."""
+class LLMNotConfiguredError(LLMError, InputError):
+    """A real LLM is needed but no provider key or base URL is configured (the request cannot be met as given)."""
 
 
 class LLMCallError(LLMError):

@@ -37,6 +37,7 @@ class RunContext:
     include_undecided: bool | None = None
     history_profile: str | None = None
     manual: bool = False
+    send: bool = False  # after the build, answer the prompt with the configured LLM (and its critic)
 
     def __init__(self, services: Services | None = None, **values: Any) -> None:
         # `services` is an attribute, not a field: it is no client's to send, and stays out of the
@@ -77,8 +78,8 @@ class RunContext:
             raise InputError(f"unknown retrieval strategy {self.strategy!r}: use one of {list(Strategy.__members__)}")
         if self.include_undecided not in (None, True, False):
             raise InputError("include_undecided must be true, false or null")
-        if not isinstance(self.manual, bool):
-            raise InputError("manual must be true or false")
+        if not isinstance(self.manual, bool) or not isinstance(self.send, bool):
+            raise InputError("manual and send must be true or false")
 
 
 @dataclass(frozen=True)

@@ -275,14 +275,41 @@ class EditRecord(Report):
     withdrawn_lines: list[str] = Field(default_factory=list)
 
 
+class AnswerAttempt(Report):
+    text: str
+    model: str = ""
+    critique: dict[str, str] = Field(default_factory=dict)
+    accepted: bool | None = None  # None until the critic has judged it
+
+
+class Answer(Report):
+    """The model's answer to the built prompt, every attempt with its critique (the critic loop)."""
+
+    attempts: list[AnswerAttempt] = Field(default_factory=list)
+    done: bool = False  # accepted, or out of regenerations (`send.critic_max_retries`)
+    usage: Usage = Field(default_factory=Usage)
+    prompt_tokens: int = 0
+
+    @property
+    def text(self) -> str:
+        return self.attempts[-1].text if self.attempts else ""
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.attempts) and self.attempts[-1].accepted is True
+
+    @property
+    def retries(self) -> int:
+        return max(len(self.attempts) - 1, 0)
+
+
 class RunRecords(BaseModel):
-    """What `extras` holds besides the stage reports: the run's project, a person's edits, the answer."""
+    """What `extras` holds besides the stage reports: the run's project and a person's edits."""
 
     model_config = ConfigDict(extra="forbid")
 
     project: str | None = None
     edits: list[EditRecord] = Field(default_factory=list)
-    send: dict[str, Any] | None = None
 
     def edited_fields(self) -> set[str]:
         """Fields a person edited since the last PreProcessing."""
@@ -296,7 +323,7 @@ class RunRecords(BaseModel):
             return data
         old = dict(data)
         decisions = old.get("decisions", {})
-        new: dict[str, Any] = {"project": old.get("project"), "edits": old.get("edits", []), "send": old.get("send")}
+        new: dict[str, Any] = {"project": old.get("project"), "edits": old.get("edits", [])}
         if decisions:
             new["preprocess"] = {
                 "format": decisions.get("format", "plain"), "format_note": decisions.get("format_note"),
@@ -351,6 +378,7 @@ class SuperPrompt(BaseModel):
     Attachments_MD: str = ""
     prompt_ready: str = ""
     recentConversation: list[ConversationTurn] = Field(default_factory=list)
+    answer: Answer | None = None  # what the model answered to prompt_ready, when the run was asked to send
 
     @model_validator(mode="before")
     @classmethod

@@ -64,6 +64,8 @@ class FakeOpenAIServer:
                 words = content.split(" ")
                 for i, word in enumerate(words):
                     delta = {"content": word + (" " if i < len(words) - 1 else "")}
+                    if i == 0:
+                        delta["role"] = "assistant"  # as OpenAI sends it, in the first chunk
                     chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
                              "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())

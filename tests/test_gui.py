@@ -97,3 +97,33 @@ def test_create_project_upload_and_ingest(tmp_path: Path, monkeypatch) -> None:
     files = at.dataframe[0].value
     assert sorted(files["file"]) == ["architecture.md", "ingestion.md", "retrieval.md"]
     assert (files["chunks"] >= 1).all()
+
+
+def test_send_shows_the_streamed_answer_and_the_verdict(openai_on_indexed, monkeypatch) -> None:
+    from tests.test_answer import Model
+
+    server, settings = openai_on_indexed(**{"send.critic_max_retries": 2})
+    server.responder = Model()
+    monkeypatch.setenv("RAGSTREAM_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-local-server-0000")
+    monkeypatch.setenv("RAGSTREAM_DATA_DIR", str(settings.data_dir))
+    at = AppTest.from_file(str(APP), default_timeout=300)
+    at.run()
+    at.text_area(key="prompt").input("# Task\nHow are changed documents re-embedded?").run()
+    _button(at, "run_all").click().run()
+    _button(at, "continue").click().run()
+    assert not _button(at, "send").disabled
+    _button(at, "send").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(s.value == "Answer" for s in at.subheader)
+    assert any("Second draft" in m.value for m in at.markdown)
+    assert any("accepted by the critic after 1 regeneration" in c.value for c in at.caption)
+
+
+def test_send_is_disabled_offline(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    at.text_area(key="prompt").input(PROMPT).run()
+    _button(at, "run_all").click().run()
+    _button(at, "continue").click().run()
+    assert _button(at, "send").disabled

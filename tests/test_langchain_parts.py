@@ -59,3 +59,25 @@ def test_the_embeddings_are_langchain_embeddings_and_open_the_collection(indexed
     assert found and found[0].metadata["path"] == "budget.py"
     ours = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.PRECISE, top_k=1).invoke("ERR_BUDGET_4711 token budget ceiling")
     assert found[0].page_content == ours[0].page_content
+
+
+def test_the_offline_provider_is_a_chat_model_with_structured_output_and_streaming(base_settings: Settings) -> None:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.prompts import ChatPromptTemplate
+    from pydantic import BaseModel
+
+    from ragstream.agents.providers.local_provider import LocalChatModel
+
+    model = LocalChatModel(embedding=base_settings.embedding, models_dir=base_settings.models_dir)
+    assert isinstance(model, BaseChatModel)
+    schema = {"type": "object", "properties": {"kind": {"type": "string", "enum": ["table", "prose", "unknown"],
+              "x-fallback": "unknown", "x-cues": {"table": ["table"]}}}, "required": ["kind"]}
+    chain = ChatPromptTemplate.from_messages([("human", "{request}")]) | model.with_structured_output(schema)
+    assert chain.invoke({"request": "Answer with a table, please."}) == {"kind": "table"}
+
+    class Shape(BaseModel):
+        kind: str
+
+    assert isinstance(model.with_structured_output(Shape).invoke("prose"), Shape)
+    chunks = list(model.stream("The reranker fuses scores. Excerpts are fenced. Edits are kept."))
+    assert len(chunks) > 3 and "".join(c.content for c in chunks).startswith("The reranker fuses scores.")

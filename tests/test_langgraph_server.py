@@ -134,3 +134,55 @@ def test_a_bad_run_shows_its_error_and_leaves_the_thread_as_it_was(bad: str, pau
 def test_strict_msgpack_server_logged_no_unregistered_type(server_process: Server) -> None:
     log = server_process.log.read_text(encoding="utf-8")
     assert "unregistered type" not in log and "Blocked deserialization" not in log
+
+
+@pytest.fixture(scope="module")
+def llm_server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
+    """A second `langgraph dev`, whose LLM is a local OpenAI-protocol server that drafts twice."""
+    from tests.openai_server import FakeOpenAIServer
+    from tests.test_answer import Model
+
+    with FakeOpenAIServer() as model_server:
+        model_server.responder = Model()
+        port = free_port()
+        workdir = tmp_path_factory.mktemp("lgdev-llm")
+        for name in ("langgraph.json", "graphs"):
+            (workdir / name).symlink_to(ROOT / name)
+        env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "openai",
+               "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test-local-server-0000",
+               "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false",
+               "LANGGRAPH_STRICT_MSGPACK": "true"}
+        log = (workdir / "server.log").open("w")
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
+             "--port", str(port)],
+            cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        wait_for_http(f"{url}/ok", proc, 180, workdir / "server.log")
+        yield url
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(llm_server: str) -> None:
+    client = get_sync_client(url=llm_server)
+    tid = client.threads.create()["thread_id"]
+    context = {"project": "demo", "send": True}
+    client.runs.wait(tid, "ragstream", input={"prompt": "# Task\nHow are changed documents re-embedded?"}, context=context)
+    assert client.threads.get_state(tid)["next"] == ["a5"]  # the review pause comes first
+    tokens, nodes = [], []
+    for part in client.runs.stream(tid, "ragstream", input=None, context=context, stream_mode=["messages-tuple", "updates"]):
+        if part.event == "messages":
+            chunk, metadata = part.data
+            if metadata.get("langgraph_node") == "answer" and chunk.get("content"):
+                tokens.append(chunk["content"])
+        elif part.event == "updates":
+            nodes += list(part.data)
+    assert "".join(tokens) == "First draft without citations" + "Second draft [ingestion.md@x#0]"
+    assert nodes[-4:] == ["answer", "critic", "answer", "critic"]
+    values = client.threads.get_state(tid)["values"]
+    assert values["stage"] == "build" and values["answer"]["done"] and len(values["answer"]["attempts"]) == 2

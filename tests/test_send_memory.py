@@ -39,18 +39,18 @@ def test_send_streams_then_critic_rejection_regenerates(server_settings) -> None
     server.push(Reply(content="First draft without citations"), Reply(content=json.dumps(BAD)),
                 Reply(content="Revised answer [ingestion.md@x#0]"), Reply(content=json.dumps(OK)))
     tokens: list[str] = []
-    result = ctl.send(on_token=tokens.append)
+    answer = ctl.send(on_token=tokens.append)
     assert "".join(tokens) == "First draft without citations" + "Revised answer [ingestion.md@x#0]"
     assert len(tokens) > 2  # token by token
-    assert result["answer"] == "Revised answer [ingestion.md@x#0]"
-    assert (result["retries"], result["accepted"]) == (1, True)
-    assert [a["critique"]["grounded"] for a in result["attempts"]] == ["no", "yes"]
+    assert answer.text == "Revised answer [ingestion.md@x#0]"
+    assert (answer.retries, answer.accepted, answer.done) == (1, True, True)
+    assert [a.critique["grounded"] for a in answer.attempts] == ["no", "yes"]
     regenerate = [r for r in server.requests if r.get("stream")][1]
     assert regenerate["stream"] is True and "cite the excerpt ids" in regenerate["messages"][-1]["content"]
-    assert ctl.sp.extras.send["answer"] == result["answer"]
-    event = [e for e in ctl.trace() if e["event"] == "send"][-1]
+    assert ctl.sp.answer == answer and ctl.sp.stage.value == "build"
+    event = [e for e in ctl.trace() if e["event"] == "answer"][-1]
     assert event["retries"] == 1 and event["input_tokens"] > 0
-    assert [t.answer for t in ctl.services.memory.turns("demo")] == [result["answer"]]
+    assert [t.answer for t in ctl.services.memory.turns("demo")] == [answer.text]
 
 
 def test_retry_limit_is_honoured(server_settings) -> None:
@@ -59,9 +59,9 @@ def test_retry_limit_is_honoured(server_settings) -> None:
     server.script.clear()
     for i in range(3):
         server.push(Reply(content=f"draft {i}"), Reply(content=json.dumps(BAD)))
-    result = ctl.send()
-    assert (result["retries"], result["accepted"]) == (2, False)
-    assert result["answer"] == "draft 2"
+    answer = ctl.send()
+    assert (answer.retries, answer.accepted, answer.done) == (2, False, True)
+    assert answer.text == "draft 2"
     assert sum(1 for r in server.requests if r.get("stream")) == 3
 
 

@@ -98,8 +98,8 @@ def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
     assert [e["event"] for e in ctl.trace()] == ["stage_start", "stage_finish"]
 
 
-def test_graph_nodes_are_the_registry() -> None:
-    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == list(NAMES)
+def test_graph_nodes_are_the_registry_then_the_answer_loop() -> None:
+    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "answer", "critic"]
 
 
 def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
@@ -112,9 +112,16 @@ def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
     ctl.spans = OtelSpans(exporter)
     ctl.select_project("demo")
     ctl.run_full_pipeline(PROMPT + "\n# Context\npassword: hunter2-very-secret", {"pause_after": "none"})
-    names = [span.name for span in exporter.get_finished_spans()]
-    assert names == [f"stage.{s.value}" for s in ORDER[1:]]
-    retrieval = next(s for s in exporter.get_finished_spans() if s.name == "stage.retrieval")
+    ctl.spans.flush()
+    spans = exporter.get_finished_spans()
+    root = next(s for s in spans if s.name == "ragstream.run_full_pipeline")
+    stages = [s for s in spans if s.name.startswith("stage.")]
+    assert [s.name for s in stages] == [f"stage.{s.value}" for s in ORDER[1:]]
+    assert all(s.parent.span_id == root.context.span_id for s in stages)  # one trace: the run, then its stages
+    a2 = next(s for s in stages if s.name == "stage.a2")
+    llm = [s for s in spans if s.name.startswith("llm.")]
+    assert llm and any(s.parent.span_id == a2.context.span_id for s in llm)  # LLM calls sit under their stage
+    retrieval = next(s for s in stages if s.name == "stage.retrieval")
     assert retrieval.attributes["ragstream.retrieval.strategy"] == "HYBRID"
     ctl.traces.append(ctl.thread_id, [{"event": "note", "message": "password: hunter2-very-secret"}])
     assert "hunter2" not in ctl.traces.path(ctl.thread_id).read_text()

@@ -11,7 +11,7 @@ from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE
-from ragstream.state import SuperPrompt
+from ragstream.state import Answer, SuperPrompt
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -250,16 +250,34 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     _warm_up(settings, args.project)
     ctl = _controller(settings, args.thread, args.project)
     ctl.history_profile = getattr(args, "history", None)
-    options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or []}
-    sp = ctl.run_full_pipeline(_read_prompt(args), options)
+    send = getattr(args, "send", False)
+    options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or [],
+               "send": send and not args.review}
+    sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=_print_token)
     if args.review and ctl.paused_before:
         print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.S_CTX_MD}\n", file=sys.stderr)
         edited = _edit_condensed(sp.S_CTX_MD, args)
         if edited is not None and edited != sp.S_CTX_MD:
             ctl.edit(S_CTX_MD=edited)
         sp = ctl.resume()
+        if send:
+            ctl.send(on_token=_print_token)
+            sp = ctl.sp
+    if sp.answer is not None:
+        print()
+        _report_answer(sp.answer)
+        return 0
     _report(ctl, sp)
     return 0
+
+
+def _print_token(token: str) -> None:
+    print(token, end="", flush=True)
+
+
+def _report_answer(answer: Answer) -> None:
+    verdicts = [" ".join(f"{k}={v}" for k, v in a.critique.items() if k != "feedback") for a in answer.attempts]
+    print(f"critic: {' | '.join(verdicts)}; regenerations: {answer.retries}", file=sys.stderr)
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
@@ -302,10 +320,9 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
     ctl = _controller(settings, args.thread, None)
-    result = ctl.send(on_token=lambda token: print(token, end="", flush=True))
+    answer = ctl.send(on_token=_print_token)
     print()
-    verdicts = [" ".join(f"{k}={v}" for k, v in a["critique"].items() if k != "feedback") for a in result["attempts"]]
-    print(f"critic: {' | '.join(verdicts)}; regenerations: {result['retries']}", file=sys.stderr)
+    _report_answer(answer)
     return 0
 
 
@@ -416,6 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strategy", choices=list(Strategy.__members__))
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
+    run.add_argument("--send", action="store_true", help="then send the prompt to the configured LLM (streamed, with a critic)")
     run.set_defaults(handler=cmd_run)
 
     demo = sub.add_parser("demo", help="ingest the bundled sample project and build a SuperPrompt (offline)")

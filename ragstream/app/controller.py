@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from contextlib import nullcontext
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from ragstream.context.otel import OtelSpans
 from ragstream.context.telemetry import TraceStore
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
 from ragstream.ingestion.manifest import Manifest
+from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import build_graph, preflight
@@ -31,7 +33,7 @@ from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunContext
 from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, pause_points, stage_named
-from ragstream.state import SuperPrompt
+from ragstream.state import Answer, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.ingestion.manager import IngestionStats, Progress
@@ -60,6 +62,7 @@ class AppController:
             "skip": [],
             "strategy": None,
             "include_undecided": None,
+            "send": False,
         }
         self.history_profile: str | None = None
         self.last_error: str | None = None
@@ -95,37 +98,52 @@ class AppController:
                 include_undecided=config["include_undecided"],
                 history_profile=self.history_profile,
                 manual=manual,
+                send=bool(config.get("send")) and not manual,
                 services=self.services,
             )
         )
 
     def _run_graph(
-        self, graph_input: Any, context: RunContext, stage: Stage, pause: list[str], label: str,
-        accepted: Callable[[], None] | None = None,
+        self, graph_input: Any, context: RunContext, stage: Stage | None, pause: list[str], label: str,
+        accepted: Callable[[], None] | None = None, on_token: Callable[[str], None] | None = None,
     ) -> None:
         """Check the first stage, then run the graph from it through its stream.
 
         The check runs before the graph is touched (and before `accepted` commits the call's options),
-        so a refused call leaves the thread and the controller exactly as they were; stage events reach
-        `on_event` live and the trace.
+        so a refused call leaves the thread and the controller exactly as they were (`stage` None: the
+        caller checked). Stage events reach `on_event` live and the trace; the answer's tokens reach
+        `on_token` as the model writes them.
         """
-        prompt = graph_input.get("prompt") if isinstance(graph_input, dict) else None
-        if isinstance(graph_input, Command) and isinstance(graph_input.update, dict):
-            prompt = graph_input.update.get("prompt")
-        preflight(self.sp, stage, context, self.services, prompt)
+        if stage is not None:
+            prompt = graph_input.get("prompt") if isinstance(graph_input, dict) else None
+            if isinstance(graph_input, Command) and isinstance(graph_input.update, dict):
+                prompt = graph_input.update.get("prompt")
+            preflight(self.sp, stage, context, self.services, prompt)
         if accepted:
             accepted()
         if self.paused_before:  # a pending pause or a failed stage: the state decides where to go now
             self.graph.update_state(self._cfg, None, as_node=END)
         events: list[dict[str, Any]] = []
+        with self.spans.run(self.thread_id, label) if self.spans else nullcontext():
+            self._stream(graph_input, context, pause, label, events, on_token)
+
+    def _stream(
+        self, graph_input: Any, context: RunContext, pause: list[str], label: str, events: list[dict[str, Any]],
+        on_token: Callable[[str], None] | None,
+    ) -> None:
         try:
-            for event in self.graph.stream(
-                graph_input, self._cfg, context=context, interrupt_after=pause or None, stream_mode="custom"
+            for mode, data in self.graph.stream(
+                graph_input, self._cfg, context=context, interrupt_after=pause or None, stream_mode=["custom", "messages"]
             ):
-                event = {**event, "call": label}
+                if mode == "messages":
+                    chunk, metadata = data
+                    if on_token and metadata.get("langgraph_node") == ANSWER and isinstance(chunk.content, str) and chunk.content:
+                        on_token(chunk.content)
+                    continue
+                event = {**data, "call": label}
                 events.append(event)
                 if self.spans:
-                    self.spans.record(self.thread_id, event)
+                    self.spans.record(event)
                 if self.on_event:
                     self.on_event(event)
         finally:
@@ -180,8 +198,14 @@ class AppController:
             return self.preprocess(user_text if user_text is not None else self.sp.raw_prompt)
         return self._step(stage)
 
-    def run_full_pipeline(self, user_text: str, options: dict[str, Any] | None = None) -> SuperPrompt:
-        """All stages in order, pausing where `options["pause_after"]` says (default: after A4)."""
+    def run_full_pipeline(
+        self, user_text: str, options: dict[str, Any] | None = None, on_token: Callable[[str], None] | None = None
+    ) -> SuperPrompt:
+        """All stages in order, pausing where `options["pause_after"]` says (default: after A4).
+
+        With `options["send"]`, the run goes on from the build to the answer and its critic
+        (tokens reach `on_token`).
+        """
         opts = {**self.config, **(options or {})}
         project = opts.pop("project", None)
 
@@ -194,7 +218,7 @@ class AppController:
             pause = pause_points(opts["pause_after"])
             validate_prompt(user_text, self.settings)
             context = self._context(manual=False, config=opts, project=project)
-            self._run_graph({"prompt": user_text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted)
+            self._run_graph({"prompt": user_text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted, on_token)
 
         return self._execute("run_full_pipeline", run)
 
@@ -227,31 +251,22 @@ class AppController:
 
     # -- send and memory ------------------------------------------------------------------
 
-    def send(self, on_token: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """Send the built prompt to the configured LLM (streamed), with the critic loop.
+    def send(self, on_token: Callable[[str], None] | None = None) -> Answer:
+        """Send the built prompt to the configured LLM through the graph's answer and critic nodes.
 
-        The result lands in `extras["send"]` (recorded after the build) and in the trace, and the pair
-        goes to the project's conversation memory unless history is switched off.
+        Tokens reach `on_token` as they stream; a critic rejection regenerates with its feedback, up to
+        `send.critic_max_retries`. The answer is `SuperPrompt.answer`, in the trace, and (with a project
+        and `memory.persist`) in conversation memory.
         """
-        from ragstream.context.send import send
-
-        sp = self.sp
-        result: dict[str, Any] = {}
 
         def run() -> None:
-            result.update(send(sp, self.services.llm, self.services.runner, self.services.budget, self.settings.send, on_token))
-            extras = sp.extras.model_copy(update={"send": result})
-            self.graph.update_state(self._cfg, to_channels(sp, {"extras": extras}), as_node=Stage.BUILD.value)
-            self.traces.append(
-                self.thread_id,
-                [{"event": "send", "retries": result["retries"], "accepted": result["accepted"], **result["usage"],
-                  "critiques": [a["critique"] for a in result["attempts"]]}],
-            )
-            if self.active_project:
-                self.services.memory.record(self.active_project, sp.raw_prompt, result["answer"], self.thread_id)
+            check_sendable(self.sp, self.services)
+            context = RunContext.coerce(RunContext(project=self.active_project, send=True, manual=True, services=self.services))
+            self._run_graph(Command(goto=ANSWER), context, None, [], "send", on_token=on_token)
 
-        self._execute("send", run)
-        return result
+        answer = self._execute("send", run).answer
+        assert answer is not None
+        return answer
 
     def record_answer(self, answer: str) -> bool:
         """Remember an answer obtained elsewhere (pasted by the user) for the current prompt."""

@@ -156,6 +156,31 @@ def review_panel(ctl: AppController) -> None:
     st.caption("Press Continue to apply these edits as A4's output and run A5 and the Prompt Builder.")
 
 
+def send_panel(ctl: AppController) -> None:
+    """Send the built prompt to the configured LLM; the answer appears as it streams, then the critic's verdict."""
+    offline = ctl.services.offline
+    clicked = st.button("Send", key="send", disabled=offline, help="needs OPENAI_API_KEY or OPENAI_BASE_URL" if offline else None)
+    if offline:
+        st.caption("Sending needs an LLM (OPENAI_API_KEY or OPENAI_BASE_URL); offline, the SuperPrompt above is the product.")
+    if clicked:
+        shown = st.empty()
+        streamed: list[str] = []
+
+        def show(token: str) -> None:
+            streamed.append(token)
+            shown.markdown("".join(streamed))
+
+        attempt(ctl.send, on_token=show)
+        st.rerun()
+    answer = ctl.sp.answer
+    if answer is not None:
+        st.subheader("Answer")
+        st.markdown(answer.text)
+        verdict = "accepted by the critic" if answer.accepted else "not accepted by the critic"
+        st.caption(f"{verdict} after {answer.retries} regeneration(s); {answer.usage.input_tokens} tokens in, "
+                   f"{answer.usage.output_tokens} out")
+
+
 def telemetry_panel(ctl: AppController) -> None:
     summary = summarize(ctl.trace())
     if not summary["stages"]:
@@ -186,6 +211,7 @@ def main() -> None:
     st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown")
     if sp.stage is Stage.BUILD:
         st.download_button("Download prompt", sp.prompt_ready, file_name="superprompt.md", key="download")
+        send_panel(ctl)
     telemetry_panel(ctl)
 
 

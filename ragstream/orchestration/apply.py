@@ -2,7 +2,8 @@
 
 Every write goes through `settle`, which enforces the state's invariants:
 
-- no output of a stage after the frontier (`SuperPrompt.stage`) is in the state or the prompt;
+- no output of a stage after the frontier (`SuperPrompt.stage`) is in the state or the prompt, and an
+  answer exists only for the built prompt it answered (any new output or edit discards it);
 - `final_selection_ids` is the view of the latest valid selecting stage;
 - every chunk cited in `S_CTX_MD` is in `final_selection_ids` (a line whose every citation was
   withdrawn is withdrawn with it; lines a person wrote without citations stay);
@@ -81,11 +82,12 @@ def settle(sp: SuperPrompt) -> dict[str, Any]:
         update={
             **{spec.name: None for spec in invalid},
             "edits": [e for e in sp.extras.edits if rank(e.stage) <= rank(frontier)],
-            "send": sp.extras.send if frontier is Stage.BUILD else None,
         }
     )
     if extras != sp.extras:
         updates["extras"] = extras
+    if sp.answer is not None and frontier is not Stage.BUILD:
+        updates["answer"] = None
     settled = sp.model_copy(update=updates)
     view = settled.current_view()
     selection = list(view[1]) if view else []
@@ -109,6 +111,7 @@ def to_channels(sp: SuperPrompt, updates: dict[str, Any]) -> dict[str, Any]:
 def apply_output(sp: SuperPrompt, stage: Stage, output: StageOutput) -> dict[str, Any]:
     """A stage's output applied: its fields, its report, its view, the new frontier and history, settled."""
     updates: dict[str, Any] = dict(output.updates)
+    updates["answer"] = None  # it answered the prompt as it was
     updates["stage"] = frontier_after(sp.stage, stage)
     updates["history_of_stages"] = [*sp.history_of_stages, stage]
     extras = updates.get("extras", sp.extras)
@@ -159,7 +162,7 @@ def apply_edit(sp: SuperPrompt, fields: dict[str, Any]) -> tuple[dict[str, Any],
     for name in flat:
         owner = _edit_owner(sp, EDITABLE[name])
         frontier = min(frontier, frontier_after(sp.stage, owner, frozenset({EDITABLE[name]})), key=rank)
-    updates: dict[str, Any] = {"stage": frontier}
+    updates: dict[str, Any] = {"stage": frontier, "answer": None}
     labels = {k: v for k, v in flat.items() if k in PromptBody.model_fields}
     if labels:
         updates["body"] = sp.body.model_copy(update=labels)

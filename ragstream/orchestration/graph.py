@@ -7,7 +7,8 @@ the next stage after the frontier that the run does not skip, so an auto run, a 
 run after a manual step all continue from where the SuperPrompt actually is.
 
 A run starts from the input `{"prompt": "..."}` (what Studio's input form shows); a manual step
-aims at one node with `Command(goto=...)` and pauses right after it.
+aims at one node with `Command(goto=...)` and pauses right after it. A run that sends goes on from
+the build to the `answer` and `critic` nodes (see `answer`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel
 
 from ragstream.context.telemetry import emit
-from ragstream.errors import EmptyPromptError
+from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
+from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
 from ragstream.orchestration.apply import apply_output, to_channels
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
@@ -61,6 +63,8 @@ def preflight(sp: SuperPrompt, stage: Stage, ctx: RunContext, services: Services
     project = ctx.project or sp.extras.project
     if project or not ctx.manual or stage in NEEDS_PROJECT:
         indexed_project(services.settings, project)
+    if ctx.send and services.offline:
+        raise LLMNotConfiguredError(NO_LLM)
 
 
 def _node(spec: StageSpec):
@@ -110,11 +114,13 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
 
 
 def route(state: SuperPrompt) -> str:
-    """The next stage after the frontier that this run does not skip; END once built."""
+    """The next stage after the frontier that this run does not skip; once built, the answer if the run sends."""
     runtime = get_runtime()  # None for an update_state outside a run: no run options apply then
-    skip = set(RunContext.coerce(runtime.context).skip) if runtime is not None else set()
-    target = next_stage(state.stage, skip)
-    return END if target is None else target.value
+    ctx = RunContext.coerce(runtime.context) if runtime is not None else RunContext()
+    target = next_stage(state.stage, set(ctx.skip))
+    if target is not None:
+        return target.value
+    return ANSWER if ctx.send and state.stage is Stage.BUILD else END
 
 
 def graph_builder() -> StateGraph:
@@ -122,7 +128,11 @@ def graph_builder() -> StateGraph:
     for spec in REGISTRY:
         schema = PreprocessInput if spec.name == Stage.PREPROCESS.value else SuperPrompt
         builder.add_node(spec.name, _node(spec), input_schema=schema)
-        builder.add_conditional_edges(spec.name, route, [*NAMES, END])
+        builder.add_conditional_edges(spec.name, route, [*NAMES, ANSWER, END])
+    builder.add_node(ANSWER, answer_node)
+    builder.add_node(CRITIC, critic_node)
+    builder.add_edge(ANSWER, CRITIC)
+    builder.add_conditional_edges(CRITIC, after_critic, [ANSWER, END])
     builder.add_edge(START, Stage.PREPROCESS.value)
     return builder
 

@@ -24,10 +24,19 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel
 
 from ragstream.agents.agent_prompt import parse_payload_block
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
@@ -102,15 +111,13 @@ def _cued_sentences(prop: dict[str, Any], payload: dict[str, Any], taken: set[st
 
 
 class LocalProvider:
+    """The offline provider behind llm_client: calls go through `LocalChatModel`, like any chat model."""
+
     name = "local"
 
     def __init__(self, embedding: EmbeddingSettings, models_dir: Path) -> None:
         self._embedding = embedding
         self._models_dir = models_dir
-
-    @property
-    def embedder(self) -> Embedder:
-        return get_embedder(self._embedding, self._models_dir)
 
     def complete(
         self,
@@ -121,23 +128,85 @@ class LocalProvider:
         max_tokens: int | None,
     ) -> LLMResponse:
         started = time.monotonic()
-        user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
-        payload = parse_payload_block(user) or {"input": user}
-        schema = (response_format or {}).get("json_schema", {}).get("schema") or (response_format or {}).get("schema")
-        if schema:
-            text = json.dumps(self._fill_object(schema, payload), ensure_ascii=False, sort_keys=False)
-        else:
-            text = "\n".join(sentences(_flatten(payload))[:_LIST_ITEMS])
-        words_in = sum(len(m.get("content", "").split()) for m in messages)
+        chat = LocalChatModel(embedding=self._embedding, models_dir=self._models_dir, model_name=model)
+        reply = chat.invoke(messages, response_format=response_format)
+        usage = reply.usage_metadata or {}
         return LLMResponse(
-            text=text,
+            text=str(reply.content),
             model=f"local:{model}",
             provider=self.name,
-            usage=TokenUsage(input_tokens=words_in, output_tokens=len(text.split())),
+            usage=TokenUsage(input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0)),
             latency_s=time.monotonic() - started,
         )
 
-    def _fill_object(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+
+class LocalChatModel(BaseChatModel):
+    """The offline provider as a LangChain chat model (no model behind it: see the module docstring).
+
+    It honours `with_structured_output` with a JSON schema (and the `response_format` binding that
+    agents use), and streams its reply word by word, so it composes like any chat model:
+    `prompt | LocalChatModel(...).with_structured_output(schema)`.
+    """
+
+    embedding: EmbeddingSettings
+    models_dir: Path
+    model_name: str = "local"
+
+    @property
+    def _llm_type(self) -> str:
+        return "ragstream-local"
+
+    def _reply(self, messages: list[BaseMessage], response_format: dict[str, Any] | None) -> tuple[str, UsageMetadata]:
+        user = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
+        payload = parse_payload_block(user) or {"input": user}
+        schema = (response_format or {}).get("json_schema", {}).get("schema") or (response_format or {}).get("schema")
+        filler = SchemaFiller(get_embedder(self.embedding, self.models_dir))
+        if schema:
+            text = json.dumps(filler.fill_object(schema, payload), ensure_ascii=False, sort_keys=False)
+        else:
+            text = "\n".join(sentences(_flatten(payload))[:_LIST_ITEMS])
+        words_in = sum(len(str(m.content).split()) for m in messages)
+        words_out = len(text.split())
+        return text, UsageMetadata(input_tokens=words_in, output_tokens=words_out, total_tokens=words_in + words_out)
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
+    ) -> ChatResult:
+        text, usage = self._reply(messages, kwargs.get("response_format"))
+        message = AIMessage(content=text, usage_metadata=usage, response_metadata={"model_name": f"local:{self.model_name}"})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        text, usage = self._reply(messages, kwargs.get("response_format"))
+        pieces = re.findall(r"\S+\s*", text) or [text]
+        for i, piece in enumerate(pieces):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece, usage_metadata=usage if i == len(pieces) - 1 else None))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+    def with_structured_output(self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any) -> Runnable:
+        """A runnable whose output is the parsed object (a dict for a JSON schema, a model for a Pydantic class)."""
+        if include_raw:
+            raise NotImplementedError("include_raw is not supported by the local provider")
+        is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
+        json_schema = schema.model_json_schema() if is_model else schema
+        name = json_schema.get("title", "output") if isinstance(json_schema, dict) else "output"
+        bound = self.bind(response_format={"type": "json_schema", "json_schema": {"name": name, "schema": json_schema}})
+        return bound | (PydanticOutputParser(pydantic_object=schema) if is_model else JsonOutputParser())
+
+
+class SchemaFiller:
+    """Fills a response schema from an input payload (the rules in the module docstring)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def fill_object(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
         props: dict[str, Any] = schema.get("properties", {})
         whole = _flatten(payload)
         needs_vectors = any("x-cues" not in p and "x-explains" not in p for p in props.values())
@@ -187,7 +256,7 @@ class LocalProvider:
                 return [self._choose(items, doc_vector)]
             return []
         if kind == "object":
-            return self._fill_object(prop, payload)
+            return self.fill_object(prop, payload)
         if kind in ("integer", "number"):
             return prop.get("minimum", 0)
         if kind == "boolean":

@@ -84,9 +84,11 @@ class OpenAIProvider:
         temperature: float,
         max_tokens: int | None,
     ) -> LLMResponse:
-        chat = self._model(model, temperature, max_tokens)
+        # An agent's structured reply is not for a reader: one whole response, kept out of LangGraph's
+        # token stream (a `messages` stream would otherwise make LangChain stream it).
+        chat = self._model(model, temperature, max_tokens).model_copy(update={"disable_streaming": True})
         kwargs = {"response_format": strip_extensions(response_format)} if response_format else {}
-        return self._with_retries(model, lambda: chat.invoke(messages, **kwargs))
+        return self._with_retries(model, lambda: chat.invoke(messages, config={"tags": ["nostream"]}, **kwargs))
 
     def stream(
         self,

@@ -1,0 +1,99 @@
+"""The answer and critic nodes: the built prompt sent to the model, streamed, then judged.
+
+They run after the Prompt Builder only when the run asks to send (`context={"send": true}`,
+`ragstream run --send`, the GUI's Send button, `AppController.send`). `answer` streams the model's
+tokens through LangChain's callbacks, so LangGraph's `messages` stream mode carries them to
+`graph.stream`, the SDK's SSE and Studio; `critic` judges the answer (grounded, complete, follows the
+format) and, on a rejection, the graph loops back to `answer` with the critique, at most
+`send.critic_max_retries` times. The answer lives in `SuperPrompt.answer` and, when the loop ends, in
+the project's conversation memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+
+from ragstream.context.telemetry import emit
+from ragstream.errors import InputError, LLMNotConfiguredError
+from ragstream.orchestration.apply import to_channels
+from ragstream.services import Services, default_services
+from ragstream.stage_io import RunContext
+from ragstream.stages import Stage
+from ragstream.state import Answer, AnswerAttempt, SuperPrompt, Usage
+
+ANSWER, CRITIC = "answer", "critic"
+CHECKS = ("grounded", "complete", "follows_format")
+NO_LLM = (
+    "no LLM is configured (set OPENAI_API_KEY or OPENAI_BASE_URL): the offline provider cannot answer prompts; "
+    "the SuperPrompt itself is the product, copy it from prompt_ready"
+)
+
+
+def check_sendable(sp: SuperPrompt, services: Services) -> None:
+    """Why the built prompt cannot be sent, as a typed error, before any call is made."""
+    if services.offline:
+        raise LLMNotConfiguredError(NO_LLM)
+    if sp.stage is not Stage.BUILD:
+        raise InputError(f"build the prompt before sending it (the run has reached '{sp.stage.value}')")
+    budget = services.budget
+    tokens = budget.count(sp.prompt_ready)
+    if tokens > budget.ceiling("send"):
+        raise InputError(f"the prompt has ~{tokens} tokens, over the send ceiling of {budget.ceiling('send')}")
+
+
+def _services(runtime: Runtime[RunContext]) -> Services:
+    return RunContext.coerce(runtime.context).services or default_services()
+
+
+def answer_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """One attempt: the prompt (and, after a rejection, the previous attempt and its critique), streamed."""
+    services = _services(runtime)
+    check_sendable(state, services)
+    settings = services.settings.send
+    previous = state.answer or Answer(prompt_tokens=services.budget.count(state.prompt_ready))
+    messages = [{"role": "user", "content": state.prompt_ready}]
+    for attempt in previous.attempts:
+        feedback = attempt.critique.get("feedback") or "it did not pass review"
+        messages += [
+            {"role": "assistant", "content": attempt.text},
+            {"role": "user", "content": f"A reviewer found problems: {feedback} Revise your answer; follow the prompt above."},
+        ]
+    reply = services.llm.stream(settings.model, messages, lambda _token: None, settings.temperature, settings.max_tokens)
+    usage = Usage(input_tokens=previous.usage.input_tokens + reply.usage.input_tokens,
+                  output_tokens=previous.usage.output_tokens + reply.usage.output_tokens)
+    answer = previous.model_copy(update={"attempts": [*previous.attempts, AnswerAttempt(text=reply.text, model=reply.model)],
+                                         "usage": usage, "done": False})
+    emit({"event": "answer_attempt", "attempt": len(answer.attempts), "model": reply.model, "tokens_out": reply.usage.output_tokens})
+    return to_channels(state, {"answer": answer})
+
+
+def critic_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Judge the last attempt; when the loop ends, the exchange goes to the project's memory."""
+    services = _services(runtime)
+    answer = state.answer
+    if answer is None or not answer.attempts:
+        raise InputError("nothing to judge: the answer node has not run")
+    call = services.runner.run("CRITIC", {"prompt": state.prompt_ready, "answer": answer.text})
+    accepted = all(call.output[check] == "yes" for check in CHECKS)
+    judged = answer.attempts[-1].model_copy(update={"critique": {k: str(v) for k, v in call.output.items()}, "accepted": accepted})
+    usage = Usage(input_tokens=answer.usage.input_tokens + call.reply.usage.input_tokens,
+                  output_tokens=answer.usage.output_tokens + call.reply.usage.output_tokens)
+    done = accepted or len(answer.attempts) > services.settings.send.critic_max_retries
+    answer = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "usage": usage, "done": done})
+    if done:
+        project = RunContext.coerce(runtime.context).project or state.extras.project
+        if project:
+            thread = str(get_config().get("configurable", {}).get("thread_id", ""))
+            services.memory.record(project, state.raw_prompt, answer.text, thread)
+        emit({"event": "answer", "accepted": answer.accepted, "retries": answer.retries, **answer.usage.model_dump(),
+              "critiques": [a.critique for a in answer.attempts]})
+    return to_channels(state, {"answer": answer})
+
+
+def after_critic(state: SuperPrompt) -> str:
+    """Back to the answer with the critique, until accepted or out of regenerations."""
+    return END if state.answer is None or state.answer.done else ANSWER
