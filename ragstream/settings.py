@@ -155,6 +155,8 @@ class LLMSettings(BaseModel):
     backoff_initial_s: float = Field(ge=0)
     backoff_max_s: float = Field(ge=0)
     max_concurrency: int = Field(default=4, gt=0)
+    max_in_flight: int = Field(default=16, gt=0)
+    rate_limit_patience_s: float = Field(default=120.0, ge=0)
     prices: dict[str, dict[Literal["input", "output"], float]] = Field(default_factory=dict)
 
     @property

@@ -2,7 +2,7 @@
 
 Retries are ours, not the SDK's, and the only retry layer in RAGstream (graph nodes do not retry):
 their number, jittered exponential backoff and Retry-After handling follow settings, and every
-attempt has a deadline. Error messages are redacted: the key never leaves.
+attempt has a deadline. Calls pass an endpoint gate shared by the process (see `endpoint_gate`). Error messages are redacted: the key never leaves.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
+from ragstream.agents.providers.endpoint_gate import gate_for
 from ragstream.errors import LLMCallError, LLMTimeoutError
 from ragstream.redact import redact
 from ragstream.settings import LLMSettings
@@ -50,6 +51,7 @@ class OpenAIProvider:
     def __init__(self, llm: LLMSettings) -> None:
         self.settings = llm
         self._key = llm.api_key.get_secret_value() if llm.api_key else None
+        self.gate = gate_for(llm.base_url or "https://api.openai.com/v1", llm.max_in_flight)
 
     def _model(self, model: str, temperature: float, max_tokens: int | None) -> ChatOpenAI:
         return ChatOpenAI(
@@ -117,43 +119,59 @@ class OpenAIProvider:
         return self._with_retries(model, run)
 
     def _with_retries(self, model: str, attempt_call: Callable[[], AIMessage]) -> LLMResponse:
-        attempts = self.settings.max_retries + 1
+        """Transient failures are retried `max_retries` times; rate limits are waited out.
+
+        A 429 is the server saying "later", not "broken": it does not use up a retry while the call
+        has been waiting less than `rate_limit_patience_s`, and it closes the endpoint's gate for
+        every session in the process until the Retry-After has passed.
+        """
+        allowed = self.settings.max_retries + 1
         started = time.monotonic()
-        last: LLMCallError | None = None
-        for attempt in range(attempts):
-            hint: float | None = None
-            try:
-                reply = attempt_call()
-            except openai.APITimeoutError:
-                last = LLMTimeoutError(
-                    f"{model}: no answer within {self.settings.timeout_s:g}s", attempts=attempt + 1
-                )
-            except openai.APIConnectionError as exc:
-                last = LLMCallError(f"{model}: cannot connect: {self._safe(str(exc))}", attempts=attempt + 1)
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                message = self._safe(f"{model}: HTTP {status}: {exc.message}")
-                if status != 429 and status < 500:
-                    raise LLMCallError(message, status=status, attempts=attempt + 1) from None
-                hint = _retry_after(exc)
-                last = LLMCallError(message, status=status, attempts=attempt + 1)
-            except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
-                raise LLMCallError(f"{model}: {self._safe(str(exc))}", attempts=attempt + 1) from None
-            except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError) as exc:
-                # A truncated or non-JSON HTTP body: worth another attempt, then a typed error.
-                last = LLMCallError(
-                    f"{model}: malformed response ({type(exc).__name__}: {self._safe(str(exc))[:200]})", attempts=attempt + 1
-                )
-            else:
-                return self._response(reply, model, attempt + 1, time.monotonic() - started)
-            if attempt + 1 < attempts:
-                delay = self._backoff(attempt, hint)
-                log.warning("llm retry %d/%d in %.2fs: %s", attempt + 1, attempts - 1, delay, last)
-                time.sleep(delay)
-        assert last is not None
-        last.args = (f"{last.args[0]} (gave up after {attempts} attempts)",)
-        last.attempts = attempts
-        raise last
+        failures = limited = 0
+        while True:
+            error, hint = self._attempt(model, attempt_call, failures + limited + 1)
+            if isinstance(error, AIMessage):
+                return self._response(error, model, failures + limited + 1, time.monotonic() - started)
+            if error.status == 429:
+                delay = self._backoff(limited, hint)
+                limited += 1
+                if time.monotonic() - started + delay <= self.settings.rate_limit_patience_s:
+                    log.warning("llm rate limited, waiting %.2fs: %s", delay, error)
+                    self.gate.close_for(delay)
+                    continue
+                error.args = (f"{error.args[0]} (still rate limited after {time.monotonic() - started:.0f}s)",)
+                raise error
+            failures += 1
+            if failures >= allowed:
+                error.args = (f"{error.args[0]} (gave up after {allowed} attempts)",)
+                raise error
+            delay = self._backoff(failures - 1, hint)
+            log.warning("llm retry %d/%d in %.2fs: %s", failures, allowed - 1, delay, error)
+            time.sleep(delay)
+
+    def _attempt(
+        self, model: str, attempt_call: Callable[[], AIMessage], attempt: int
+    ) -> tuple[AIMessage | LLMCallError, float | None]:
+        """One call through the endpoint's gate: the reply, or the retryable error and any Retry-After."""
+        try:
+            with self.gate.turn():
+                return attempt_call(), None
+        except openai.APITimeoutError:
+            return LLMTimeoutError(f"{model}: no answer within {self.settings.timeout_s:g}s", attempts=attempt), None
+        except openai.APIConnectionError as exc:
+            return LLMCallError(f"{model}: cannot connect: {self._safe(str(exc))}", attempts=attempt), None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            error = LLMCallError(self._safe(f"{model}: HTTP {status}: {exc.message}"), status=status, attempts=attempt)
+            if status != 429 and status < 500:
+                raise error from None
+            return error, _retry_after(exc)
+        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
+            raise LLMCallError(f"{model}: {self._safe(str(exc))}", attempts=attempt) from None
+        except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            # A truncated or non-JSON HTTP body: worth another attempt, then a typed error.
+            detail = f"{type(exc).__name__}: {self._safe(str(exc))[:200]}"
+            return LLMCallError(f"{model}: malformed response ({detail})", attempts=attempt), None
 
     def _response(self, reply: AIMessage, model: str, attempts: int, latency: float) -> LLMResponse:
         content = reply.content if isinstance(reply.content, str) else "".join(
