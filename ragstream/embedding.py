@@ -14,8 +14,10 @@ Nothing downloads at run time. Each embedder is thread-safe and loaded once per 
 
 from __future__ import annotations
 
+import math
 import os
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -31,12 +33,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+RANKING_BATCH = 32  # texts per run when vectors are only compared within one call
+# Attention holds batch x width^2 scores per head: a batch of long texts is cut so that one run never
+# needs more working memory than 32 texts of 64 tokens (a long-lived process keeps its peak).
+MAX_ATTENTION_CELLS = 32 * 64 * 64
 
 
 class Embedder(Protocol):
     dimension: int
 
-    def embed(self, texts: list[str]) -> np.ndarray: ...
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Each text's vector, independent of the others in the call."""
+        ...
+
+    def embed_together(self, texts: list[str]) -> np.ndarray:
+        """Vectors only compared with each other within this call (ranking): may be batched for speed."""
+        ...
 
 
 class OnnxEmbedder:
@@ -61,17 +73,32 @@ class OnnxEmbedder:
             raise ConfigError(f"cannot load the ONNX embedding model {onnx_path}: {exc}") from exc
         self.onnx_path = onnx_path
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
         self.dimension = int(self.session.get_outputs()[0].shape[-1])
+        self._reach_peak()
+
+    def _reach_peak(self) -> None:
+        """Run the largest shapes once, so that onnxruntime's arena has its final size from the start
+        instead of growing run by run in a long-lived process as longer inputs turn up."""
+        for width in (math.isqrt(MAX_ATTENTION_CELLS // RANKING_BATCH), self.max_tokens):
+            rows = max(1, min(RANKING_BATCH, MAX_ATTENTION_CELLS // width**2))
+            ids = np.full((rows, width), 100, dtype=np.int64)
+            self.session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._run(texts, self.batch_size)
+
+    def embed_together(self, texts: list[str]) -> np.ndarray:
+        return self._run(texts, RANKING_BATCH)
+
+    def _run(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
         encoded = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            width = max(len(encoded[i].ids) for i in rows)
+        for rows in _batches(order, [len(e.ids) for e in encoded], batch_size):
+            width = len(encoded[rows[-1]].ids)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros_like(ids)
             for r, i in enumerate(rows):
@@ -81,6 +108,18 @@ class OnnxEmbedder:
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             out[rows] = self.session.run(None, feed)[0]
         return out
+
+
+def _batches(order: list[int], lengths: list[int], batch_size: int) -> Iterator[list[int]]:
+    """Runs of up to `batch_size` texts (shortest first), each within MAX_ATTENTION_CELLS."""
+    rows: list[int] = []
+    for i in order:
+        if rows and (len(rows) == batch_size or (len(rows) + 1) * lengths[i] ** 2 > MAX_ATTENTION_CELLS):
+            yield rows
+            rows = []
+        rows.append(i)
+    if rows:
+        yield rows
 
 
 class TorchEmbedder:
@@ -106,6 +145,9 @@ class TorchEmbedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_together(self, texts: list[str]) -> np.ndarray:
+        return self.embed(texts)
+
 
 class OpenAIEmbedder:
     """OpenAI (or compatible) embeddings through langchain-openai, normalized like the local ones."""
@@ -126,6 +168,9 @@ class OpenAIEmbedder:
         self.dimension = vectors.shape[1]
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
+
+    def embed_together(self, texts: list[str]) -> np.ndarray:
+        return self.embed(texts)
 
 
 @lru_cache(maxsize=4)

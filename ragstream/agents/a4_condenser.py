@@ -129,7 +129,7 @@ def condense_offline(
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     evidence: list[LineEvidence] = []
-    for line in condense_extractively(pieces, kept, embedder.embed, settings):
+    for line in condense_extractively(pieces, kept, embedder.embed_together, settings):
         _sort_in(sections, line.section, line.text, [line.chunk_id], withheld, [])
         if line.text not in withheld:
             evidence.append(LineEvidence(section=line.section, chunk=line.chunk_id, relevance=line.relevance, cue=line.cue))

@@ -132,16 +132,15 @@ def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_projects(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.ingestion.manifest import Manifest
+    from ragstream.ingestion.manifest import manifest_summary
     from ragstream.projects import list_projects, project_paths
 
     names = list_projects(settings)
     if not names:
         print(f"no projects under {settings.data_dir} (put files in {settings.data_dir / 'doc_raw' / '<project>'})")
     for name in names:
-        manifest = Manifest.load(project_paths(settings, name).manifest_path)
-        chunks = sum(len(f.chunk_ids) for f in manifest.files.values())
-        state = f"{len(manifest.files)} files, {chunks} chunks" if manifest.generation else "not ingested"
+        summary = manifest_summary(project_paths(settings, name).manifest_path)
+        state = f"{summary.files} files, {summary.chunks} chunks" if summary.generation else "not ingested"
         print(f"{name:24s} {state}")
     return 0
 

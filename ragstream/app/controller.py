@@ -22,11 +22,11 @@ from langgraph.types import Command
 from ragstream.context.otel import OtelSpans
 from ragstream.context.telemetry import TraceStore
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
-from ragstream.ingestion.manifest import Manifest
+from ragstream.ingestion.manifest import manifest_summary
 from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
-from ragstream.orchestration.graph import build_graph, preflight
+from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import project_paths
 from ragstream.services import Services
@@ -53,7 +53,7 @@ class AppController:
         self.settings = settings or load_settings()
         self.services = services or Services(self.settings)
         self.checkpointer = checkpointer or open_checkpointer(self.settings)
-        self.graph = build_graph(self.checkpointer)
+        self.graph = graph_for(self.checkpointer)
         self.thread_id = thread_id or uuid.uuid4().hex[:12]
         self.active_project: str | None = None
         self.active_store_path: str | None = None
@@ -309,13 +309,13 @@ class AppController:
         paths = project_paths(self.settings, project_name)
         self.active_project = paths.name
         self.active_store_path = str(paths.store_dir)
-        manifest = Manifest.load(paths.manifest_path)
+        summary = manifest_summary(paths.manifest_path)
         return {
             "project": paths.name,
             "store_path": self.active_store_path,
-            "ingested": bool(manifest.generation),
-            "files": len(manifest.files),
-            "chunks": sum(len(f.chunk_ids) for f in manifest.files.values()),
+            "ingested": bool(summary.generation),
+            "files": summary.files,
+            "chunks": summary.chunks,
         }
 
     def set_store_path(self, path: str) -> dict[str, Any]:

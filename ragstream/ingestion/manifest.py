@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -29,6 +30,7 @@ class FileEntry(BaseModel):
 class Manifest(BaseModel):
     generation: int = 0
     embedding: str = "local:all-MiniLM-L6-v2"
+    chunking: str = ""  # how files were cut (see manager.chunking_identity); "" before it was recorded
     files: dict[str, FileEntry] = Field(default_factory=dict)
 
     @classmethod
@@ -46,29 +48,42 @@ class Manifest(BaseModel):
         return {cid for entry in self.files.values() for cid in entry.chunk_ids}
 
 
-_GENERATIONS: dict[Path, tuple[tuple[int, int], int]] = {}
-_GENERATIONS_LOCK = threading.Lock()
+@dataclass(frozen=True)
+class ManifestSummary:
+    generation: int
+    files: int
+    chunks: int
 
 
-def committed_generation(path: Path) -> int:
-    """The manifest's generation (0: none), re-read only when the file changed since the last call.
+_SUMMARIES: dict[Path, tuple[tuple[int, int], ManifestSummary]] = {}
+_SUMMARIES_LOCK = threading.Lock()
 
-    Readers call this on every query; a project's manifest lists every file, so parsing it each
-    time would cost more than the query.
+
+def manifest_summary(path: Path) -> ManifestSummary:
+    """The committed generation and counts, re-read only when the manifest file changed.
+
+    Readers ask on every query and every project selection; a manifest lists every file, so parsing
+    it each time would cost more than the query. One entry per project path: bounded.
     """
     try:
         stat = path.stat()
     except OSError:
-        return 0
+        return ManifestSummary(0, 0, 0)
     signature = (stat.st_mtime_ns, stat.st_size)
-    with _GENERATIONS_LOCK:
-        cached = _GENERATIONS.get(path)
+    with _SUMMARIES_LOCK:
+        cached = _SUMMARIES.get(path)
     if cached is not None and cached[0] == signature:
         return cached[1]
-    generation = Manifest.load(path).generation
-    with _GENERATIONS_LOCK:
-        _GENERATIONS[path] = (signature, generation)
-    return generation
+    manifest = Manifest.load(path)
+    summary = ManifestSummary(manifest.generation, len(manifest.files), sum(len(f.chunk_ids) for f in manifest.files.values()))
+    with _SUMMARIES_LOCK:
+        _SUMMARIES[path] = (signature, summary)
+    return summary
+
+
+def committed_generation(path: Path) -> int:
+    """The manifest's generation (0: none)."""
+    return manifest_summary(path).generation
 
 
 def indexed_project(settings: Settings, name: str | None) -> ProjectPaths:

@@ -14,7 +14,9 @@ the build to the `answer` and `critic` nodes (see `answer`).
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import weakref
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -141,3 +143,17 @@ def build_graph(
     checkpointer: BaseCheckpointSaver | None = None, interrupt_after: list[str] | None = None
 ) -> CompiledStateGraph:
     return graph_builder().compile(checkpointer=checkpointer, interrupt_after=interrupt_after or None, name="ragstream")
+
+
+_GRAPHS: weakref.WeakKeyDictionary[BaseCheckpointSaver, CompiledStateGraph] = weakref.WeakKeyDictionary()
+_GRAPHS_LOCK = threading.Lock()
+
+
+def graph_for(checkpointer: BaseCheckpointSaver) -> CompiledStateGraph:
+    """The compiled graph on this checkpointer, compiled once and shared by every controller using it
+    (a session per request, as the GUI and servers make, would otherwise compile it each time)."""
+    with _GRAPHS_LOCK:
+        graph = _GRAPHS.get(checkpointer)
+        if graph is None:
+            graph = _GRAPHS[checkpointer] = build_graph(checkpointer)
+        return graph

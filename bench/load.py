@@ -1,0 +1,158 @@
+"""Many users on one LangGraph server: concurrent SDK sessions, their latency, errors and the server's memory.
+
+Starts `langgraph dev` on loopback over a SciFact project (local provider), then `--clients` SDK clients
+each run whole sessions for `--seconds`: start a run (it pauses after A4), edit the condensed context,
+resume, read the final prompt, and check that it holds this session's own claim and edit (runs of
+different users must never mix). Printed: sessions per minute, p50/p95 session latency, errors (must be
+0), and the server's resident memory after a warm-up session per client and at the end.
+
+Run: python bench/load.py [--clients 8] [--seconds 120] [--docs 0 (all)] [--work data/bench-load]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+from langgraph_sdk import get_sync_client
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.retrieval_eval import DEFAULT_DATA, read_jsonl, write_corpus  # noqa: E402
+from ragstream.ingestion.manager import IngestionManager  # noqa: E402
+from ragstream.settings import load_settings  # noqa: E402
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and all its descendants."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        todo += children.get(current, [])
+        try:
+            for line in Path(f"/proc/{current}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return total
+
+
+def session(url: str, claim: str) -> float:
+    """One user's whole session; raises if anything is wrong, including another user's text."""
+    client = get_sync_client(url=url, timeout=300)
+    marker = uuid.uuid4().hex[:10]
+    started = time.perf_counter()
+    tid = client.threads.create()["thread_id"]
+    prompt = f"# Task\nIs this claim supported? {claim}\n# Context\nsession {marker}"
+    client.runs.wait(tid, "ragstream", input={"prompt": prompt}, context={"project": "scifact"})
+    state = client.threads.get_state(tid)
+    if state["next"] != ["a5"]:
+        raise RuntimeError(f"session {marker}: expected the A4 pause, got {state['next']}")
+    client.threads.update_state(tid, {"S_CTX_MD": f"### Facts\n- reviewed in session {marker}"}, as_node="a4")
+    client.runs.wait(tid, "ragstream", input=None, context={"project": "scifact"})
+    final = client.threads.get_state(tid)["values"]["prompt_ready"]
+    if claim not in final or f"session {marker}" not in final or f"reviewed in session {marker}" not in final:
+        raise RuntimeError(f"session {marker}: the final prompt is not this session's")
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=120)
+    parser.add_argument("--docs", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=Path("data/bench-load"))
+    parser.add_argument("--port", type=int, default=2099)
+    args = parser.parse_args()
+
+    settings = load_settings(overrides={"data_dir": str(args.work), "llm.provider": "local"})
+    write_corpus(DEFAULT_DATA, settings.data_dir / "doc_raw" / "scifact", args.docs)
+    IngestionManager(settings).ingest("scifact")
+    claims = [q["text"] for q in read_jsonl(DEFAULT_DATA / "queries.jsonl")]
+
+    workdir = Path(tempfile.mkdtemp(prefix="ragstream-load-"))
+    for name in ("langgraph.json", "graphs"):
+        (workdir / name).symlink_to(ROOT / name)
+    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(settings.data_dir.resolve()), "RAGSTREAM_LLM_PROVIDER": "local",
+           "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "BG_JOB_ISOLATED_LOOPS": "true"}
+    log = (workdir / "server.log").open("w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
+         "--port", str(args.port), "--n-jobs-per-worker", str(args.clients)],
+        cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{args.port}"
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        for i in range(args.clients):  # warm-up: one session per client's worth of state
+            session(url, claims[i])
+        warm_rss = tree_rss_mb(server.pid)
+
+        latencies: list[float] = []
+        errors: list[str] = []
+        lock = threading.Lock()
+        stop = time.monotonic() + args.seconds
+
+        def user(offset: int) -> None:
+            n = offset
+            while time.monotonic() < stop:
+                try:
+                    took = session(url, claims[n % len(claims)])
+                    with lock:
+                        latencies.append(took)
+                except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
+                    with lock:
+                        errors.append(f"{type(exc).__name__}: {exc}")
+                n += args.clients
+
+        threads = [threading.Thread(target=user, args=(i,)) for i in range(args.clients)]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - started
+        end_rss = tree_rss_mb(server.pid)
+        latencies.sort()
+        print(f"{args.clients} clients for {elapsed:.0f} s: {len(latencies)} sessions = {len(latencies) / elapsed * 60:.1f} "
+              f"sessions/min; session latency p50 {statistics.median(latencies):.2f} s, "
+              f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s; errors {len(errors)}")
+        for error in errors[:5]:
+            print(f"  error: {error}")
+        print(f"server RSS after warm-up {warm_rss:.0f} MB, at the end {end_rss:.0f} MB")
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
