@@ -83,9 +83,9 @@ class FakeOpenAIServer:
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 data = []
                 for i, text in enumerate(texts):
-                    vec = [0.0] * 64
+                    vec = [0.0] * 256
                     for word in str(text).lower().split():
-                        vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+                        vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % 256] += 1.0
                     if body.get("encoding_format") == "base64":
                         value: Any = base64.b64encode(struct.pack(f"{len(vec)}f", *vec)).decode()
                     else:

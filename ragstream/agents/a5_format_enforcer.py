@@ -68,8 +68,9 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Rep
         kind = call.output["kind"]
         requested = body.format.lower()
         sections = sections or [
-            s for s in call.output.get("sections", []) if len(s.split()) <= _MAX_SECTION_WORDS and s.lower() in requested
-        ]
+            s for s in call.output.get("sections", [])
+            if len(s.split()) <= _MAX_SECTION_WORDS and s.lower() in requested and s.lower().strip(" .") != requested.strip(" .")
+        ]  # a named part of the request, never the request itself restated as one section
         source = f"{call.source}: {call.output.get('reason') or 'no reason given'}"
     rules = list(RULES.get(kind, []))
     if sections:

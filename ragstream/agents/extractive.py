@@ -7,18 +7,19 @@ similarity to the prompt's query pieces; maximal marginal relevance picks the mo
 each other, up to `condenser.max_lines`, and nothing under `condenser.min_relevance`. Each line is
 filed by documented cues (`condenser.*_cues`): Open issues are questions and undecided points,
 decisions are Facts, Constraints are normative sentences, Facts the rest. Source code contributes no
-sentences.
+sentences: a code chunk offers references to the definitions it holds (kind, name, `path:first-last`
+and the first line of its doc comment, all from the chunk's ingestion metadata), scored and picked
+like sentences and filed under Facts; code indexed without definitions offers nothing.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import numpy as np
 
-from ragstream.ingestion.loader import CODE_SUFFIXES
+from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 
@@ -41,6 +42,25 @@ class Sentence:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """Where a definition in a code chunk lives, as a line the answering model can cite as `path:line`."""
+
+    chunk: Chunk
+    symbol: Symbol
+
+    @property
+    def start(self) -> int:
+        return self.symbol.first
+
+    @property
+    def text(self) -> str:
+        s = self.symbol
+        where = f"{self.chunk.source_path}:{s.first}" + (f"-{s.last}" if s.last != s.first else "")
+        doc = f": {s.doc}" if s.doc else ""
+        return f"{s.kind} `{s.name}` ({where}){' (part shown)' if s.part else ''}{doc}"
+
+
+@dataclass(frozen=True)
 class Line:
     section: str  # facts | constraints | open_issues
     text: str
@@ -51,7 +71,7 @@ class Line:
 
 def sentences_of(chunk: Chunk) -> list[Sentence]:
     """The chunk's whole sentences and list items, as spans of its own text (headings and code left out)."""
-    if PurePosixPath(chunk.source_path).suffix.lower() in CODE_SUFFIXES:
+    if "language" in chunk.metadata:
         return []  # source code is never flattened into sentences
     text = chunk.text
     pieces: list[tuple[int, int]] = []
@@ -122,8 +142,9 @@ def condense_extractively(asks: list[str], chunks: list[Chunk], embed, settings:
 
     A sentence's relevance is its best cosine to any of `asks` (the prompt's query pieces).
     """
-    candidates = [s for chunk in chunks for s in sentences_of(chunk)]
-    unique: dict[str, Sentence] = {}
+    candidates: list[Sentence | Reference] = [s for chunk in chunks for s in sentences_of(chunk)]
+    candidates += [Reference(chunk, symbol) for chunk in chunks for symbol in symbols_of(chunk)]
+    unique: dict[str, Sentence | Reference] = {}
     for s in candidates:
         unique.setdefault(s.text.lower(), s)
     candidates = list(unique.values())
@@ -138,6 +159,6 @@ def condense_extractively(asks: list[str], chunks: list[Chunk], embed, settings:
     chosen.sort(key=lambda i: (order[candidates[i].chunk.id], candidates[i].start))
     lines = []
     for i in chosen:
-        section, cue = classify(candidates[i].text, settings)
+        section, cue = ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
         lines.append(Line(section, candidates[i].text, candidates[i].chunk.id, round(float(relevance[i]), 4), cue))
     return lines

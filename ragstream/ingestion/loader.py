@@ -14,14 +14,9 @@ from io import BytesIO
 from pathlib import Path
 
 TEXT_SUFFIXES = frozenset(
-    ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .ts .tsx .java .kt .scala .c .h .cc .cpp .hpp "
+    ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts .c .h .cc .cpp .cxx .hh .hpp "
     ".cs .go .rs .rb .php .swift .m .sh .bash .zsh .ps1 .sql .r .jl .lua .pl .toml .yaml .yml .ini .cfg .conf "
     ".csv .tsv .tex .bib .xml .css .scss .org .adoc .proto .graphql .dockerfile .env.example .gitignore".split()
-)
-# Source code among the text files: condensed as symbols, never as sentences.
-CODE_SUFFIXES = frozenset(
-    ".py .pyi .js .jsx .ts .tsx .java .kt .scala .c .h .cc .cpp .hpp .cs .go .rs .rb .php .swift .m .sh .bash .zsh "
-    ".ps1 .sql .r .jl .lua .pl".split()
 )
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 PDF_SUFFIXES = frozenset({".pdf"})

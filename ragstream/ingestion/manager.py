@@ -9,7 +9,9 @@ repaired by the next one: it re-embeds what the manifest does not vouch for and 
 
 from __future__ import annotations
 
+import bisect
 import fcntl
+import hashlib
 import logging
 import os
 import re
@@ -22,6 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from ragstream.chunking import Chunker
+from ragstream.code.chunks import CodeSplitter
+from ragstream.code.languages import load_languages
+from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document
@@ -36,6 +41,7 @@ log = logging.getLogger("ragstream.ingestion")
 
 # (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
 Progress = Callable[[str, int, int], None]
+CHUNKING_VERSION = "code-v1"  # bump when the cutting rules change in code, not in config
 EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
 _ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 
@@ -68,6 +74,13 @@ def embedding_identity(embedding: EmbeddingSettings) -> str:
     """What the stored vectors were made with; a change re-embeds every file (torch and fp32 ONNX agree)."""
     identity = f"{embedding.provider}:{embedding.model}"
     return identity + ":int8" if embedding.provider == "local" and embedding.backend == "onnx-int8" else identity
+
+
+def chunking_identity(settings: Settings) -> str:
+    """How files are cut into chunks; a change re-chunks (and so re-embeds) every file, since kept chunks
+    would otherwise mix two cuttings and lack the line and symbol metadata of the current one."""
+    languages = hashlib.sha256((settings.config_dir / "code.json").read_bytes()).hexdigest()[:12]
+    return f"{CHUNKING_VERSION}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}"
 
 
 def chunk_id(rel_path: str, sha256: str, index: int) -> str:
@@ -108,6 +121,12 @@ def _project_lock(paths: ProjectPaths) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def line_locator(text: str) -> Callable[[int], int]:
+    """offset -> its 1-based line number."""
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    return lambda offset: bisect.bisect_right(starts, offset)
+
+
 def _heading_for(headings: list[tuple[int, str]], offset: int) -> str:
     current = ""
     for start, heading in headings:
@@ -121,6 +140,8 @@ class IngestionManager:
     def __init__(self, settings: Settings, chunker: Chunker | None = None) -> None:
         self.settings = settings
         self.chunker = chunker or Chunker.from_settings(settings)
+        self.code_splitter = CodeSplitter(self.chunker)
+        self.languages = load_languages(settings.config_dir)
 
     def store(self, paths: ProjectPaths) -> ChromaStore:
         return ChromaStore(paths, self.settings)
@@ -128,14 +149,26 @@ class IngestionManager:
     def _chunks_for(self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str) -> list[Chunk]:
         headings = headings_at(text) if kind == "text" else []
         dated = _ISO_DATE.search(text) or _ISO_DATE.search(rel)
+        language = self.languages.of(rel) if kind == "text" else None
+        line_of = line_locator(text) if kind == "text" else None
+        if language is not None:
+            pieces = [(p.span, p.symbols) for p in self.code_splitter.split(text, language)]
+        else:
+            pieces = [(span, []) for span in self.chunker.spans(text)]
         chunks = []
-        for index, span in enumerate(self.chunker.spans(text)):
+        for index, (span, symbols) in enumerate(pieces):
             metadata: dict[str, str | int | float | bool | None] = {"mtime": mtime, "title": title, "kind": kind}
             if dated:
                 metadata["date"] = dated.group()
-            heading = _heading_for(headings, span.start)
+            heading = _heading_for(headings, span.start) if language is None else ""
             if heading:
                 metadata["heading"] = heading
+            if line_of is not None:
+                metadata["line_start"], metadata["line_end"] = line_of(span.start), line_of(max(span.start, span.end - 1))
+            if language is not None:
+                metadata["language"] = language.name
+            if symbols:
+                metadata["symbols"] = symbols_to_metadata(symbols)
             chunks.append(
                 Chunk(
                     id=chunk_id(rel, sha, index),
@@ -166,8 +199,9 @@ class IngestionManager:
         stats = IngestionStats(project=paths.name)
         manifest = Manifest.load(paths.manifest_path)
         identity = embedding_identity(self.settings.embedding)
-        if manifest.embedding != identity:  # another embedding model: every file is embedded again
-            manifest = Manifest(generation=manifest.generation, embedding=identity)
+        chunking = chunking_identity(self.settings)
+        if manifest.embedding != identity or manifest.chunking != chunking:  # every file is cut and embedded again
+            manifest = Manifest(generation=manifest.generation, embedding=identity, chunking=chunking)
         last = self._previous_snapshot(paths, manifest)
         previous = {c.id: c for c in last.chunks} if last else {}
         listing = list(_walk(root))
@@ -228,7 +262,7 @@ class IngestionManager:
                     ingestion = self.settings.ingestion
                     write_snapshot(paths.index_dir, generation, chunks, texts, matrix,
                                    (ingestion.file_bm25_k1, ingestion.file_bm25_b))
-                    Manifest(generation=generation, embedding=identity, files=files).save(paths.manifest_path)
+                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files).save(paths.manifest_path)
                 orphans = sorted(stored - expected)
                 if orphans:
                     store.delete(orphans)
@@ -250,7 +284,7 @@ class IngestionManager:
         vectors: dict[str, np.ndarray] = {}
         for start in range(0, len(chunks), EMBED_BATCH):
             batch = chunks[start : start + EMBED_BATCH]
-            matrix = embedder.embed([c.text for c in batch])
+            matrix = embedder.embed([index_text(c) for c in batch])
             store.upsert([c.id for c in batch], matrix, [c.text for c in batch], [self._meta(c) for c in batch])
             vectors.update(zip((c.id for c in batch), matrix))
             if progress:

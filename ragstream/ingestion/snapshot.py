@@ -19,6 +19,8 @@ import bm25s
 import numpy as np
 import Stemmer
 
+from ragstream.code.identifiers import with_identifier_parts
+from ragstream.code.symbols import index_text
 from ragstream.ingestion.manifest import generation_dir
 from ragstream.state import Chunk
 
@@ -27,7 +29,9 @@ _TOKEN_FILE = re.compile(r"[\w./\-]+\.\w{1,8}")
 
 
 def bm25_tokens(texts: list[str]) -> list[list[str]]:
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
+    """Stemmed words without stopwords; compound identifiers also as their words (see `identifiers`)."""
+    expanded = [with_identifier_parts(text) for text in texts]
+    return bm25s.tokenize(expanded, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
 
 
 @dataclass
@@ -133,7 +137,7 @@ def write_snapshot(
         names.setdefault(Path(path).name, path)
         names[path] = path
     (target / "links.json").write_text(json.dumps(find_links(file_texts, names)), encoding="utf-8")
-    _save_bm25(target / "bm25", [c.text for c in chunks])
+    _save_bm25(target / "bm25", [index_text(c) for c in chunks])
     files = sorted(file_texts)
     (target / "files.json").write_text(json.dumps(files), encoding="utf-8")
     _save_bm25(target / "bm25_files", [file_texts[f] for f in files], *file_bm25)

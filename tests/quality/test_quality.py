@@ -15,7 +15,9 @@ import pytest
 import yaml
 
 from ragstream.agents.a4_condenser import SECTIONS
+from ragstream.agents.extractive import Reference
 from ragstream.app.controller import AppController
+from ragstream.code.symbols import symbols_of
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.apply import CITATION
@@ -77,8 +79,12 @@ def _invariants(sp: SuperPrompt) -> None:
         assert set(cited) <= selected, f"a condensed line cites an unselected chunk: {line}"
         if cited:
             text = " ".join(CITATION.sub("", line[2:]).split())
-            source = " ".join(chunks[cited[0]].text.split())
-            assert text in source, f"a condensed line is not verbatim from the chunk it cites: {line}"
+            chunk = chunks[cited[0]]
+            if "language" in chunk.metadata:  # code: a reference to a definition the chunk holds
+                references = {" ".join(Reference(chunk, s).text.split()) for s in symbols_of(chunk)}
+                assert text in references, f"a condensed line names no definition of the chunk it cites: {line}"
+            else:
+                assert text in " ".join(chunk.text.split()), f"a condensed line is not verbatim from the chunk it cites: {line}"
     assert sp.S_CTX_MD == "" or "~~~~condensed-context" in sp.prompt_ready
     for chunk_id in selected:
         assert f'chunk="{chunk_id}"' in sp.prompt_ready, f"{chunk_id} is selected but not attached as a fenced excerpt"

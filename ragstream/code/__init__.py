@@ -1,0 +1,1 @@
+"""Source code as a corpus: languages, definitions (outlines), structure-aware chunks, identifiers."""

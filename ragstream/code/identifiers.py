@@ -1,0 +1,20 @@
+"""Identifiers split into words for lexical search: `best_match` also reads "best match", and
+`parseHTTPHeader` also "parse HTTP header", so a question in words finds the code and a question
+naming the identifier still matches it whole."""
+
+from __future__ import annotations
+
+import re
+
+_COMPOUND = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+\b|\b[A-Za-z]+[a-z0-9](?:[A-Z][A-Za-z0-9]*)+\b")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def identifier_parts(identifier: str) -> list[str]:
+    return _PART.findall(identifier)
+
+
+def with_identifier_parts(text: str) -> str:
+    """The text followed by the words of each compound identifier in it (the original stays)."""
+    parts = [" ".join(identifier_parts(m.group())) for m in _COMPOUND.finditer(text)]
+    return f"{text}\n{' '.join(parts)}" if parts else text
