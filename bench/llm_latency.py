@@ -1,7 +1,7 @@
 """How long a user waits for a whole auto run when every LLM call takes 300 ms (a typical model round trip).
 
 Starts a local OpenAI-protocol server on 127.0.0.1 that answers each call after `--delay` seconds
-(with a valid structured answer), ingests a SciFact sample so retrieval yields 20 candidates, and
+(with a valid structured answer), ingests a SciFact sample so retrieval yields its candidates (30 at the defaults), and
 runs the full pipeline with the `openai` provider: Agent 00 (two unknown headers), A2, A3 (one
 judgment per candidate), A4, A5. Printed per setting of `llm.max_concurrency`: the median wall time
 of the run and the number of LLM calls. 1 is the sequential baseline; the last line is the shipped
@@ -29,11 +29,14 @@ from ragstream.services import Services  # noqa: E402
 from ragstream.settings import load_settings  # noqa: E402
 from tests.openai_server import FakeOpenAIServer, Reply, schema_responder  # noqa: E402
 
-PROMPT = """# Claim to check
-Vitamin D supplementation reduces the risk of bone fractures in older adults.
+PROMPT = """# Task
+Does vitamin D supplementation reduce the risk of bone fractures in older adults?
 
 # Reader notes
 For a journal club; cite the trials.
+
+# Evidence wanted
+Randomized trials first.
 
 # Format
 bullet list

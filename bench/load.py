@@ -4,7 +4,8 @@ Starts `langgraph dev` on loopback over a SciFact project (local provider), then
 each run whole sessions for `--seconds`: start a run (it pauses after A4), edit the condensed context,
 resume, read the final prompt, and check that it holds this session's own claim and edit (runs of
 different users must never mix). Printed: sessions per minute, p50/p95 session latency, errors (must be
-0), and the server's resident memory after a warm-up session per client and at the end.
+0), and the server's resident memory after a warm-up session per client and at the end (each session
+deletes its thread when done unless --keep-threads).
 
 Run: python bench/load.py [--clients 8] [--seconds 120] [--docs 0 (all)] [--work data/bench-load]
 """
@@ -56,8 +57,10 @@ def tree_rss_mb(pid: int) -> float:
     return total
 
 
-def session(url: str, claim: str) -> float:
-    """One user's whole session; raises if anything is wrong, including another user's text."""
+def session(url: str, claim: str, keep: bool) -> float:
+    """One user's whole session; raises if anything is wrong, including another user's text. The thread
+    is deleted at the end unless `keep`: `langgraph dev` holds every checkpoint in memory, so kept
+    threads grow the server by their own data (a deployment keeps them in PostgreSQL)."""
     client = get_sync_client(url=url, timeout=300)
     marker = uuid.uuid4().hex[:10]
     started = time.perf_counter()
@@ -72,7 +75,10 @@ def session(url: str, claim: str) -> float:
     final = client.threads.get_state(tid)["values"]["prompt_ready"]
     if claim not in final or f"session {marker}" not in final or f"reviewed in session {marker}" not in final:
         raise RuntimeError(f"session {marker}: the final prompt is not this session's")
-    return time.perf_counter() - started
+    took = time.perf_counter() - started
+    if not keep:
+        client.threads.delete(tid)
+    return took
 
 
 def main() -> None:
@@ -82,6 +88,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("data/bench-load"))
     parser.add_argument("--port", type=int, default=2099)
+    parser.add_argument("--keep-threads", action="store_true", help="keep each session's thread (the server grows by its data)")
     args = parser.parse_args()
 
     settings = load_settings(overrides={"data_dir": str(args.work), "llm.provider": "local"})
@@ -110,7 +117,7 @@ def main() -> None:
             except httpx.HTTPError:
                 time.sleep(0.5)
         for i in range(args.clients):  # warm-up: one session per client's worth of state
-            session(url, claims[i])
+            session(url, claims[i], args.keep_threads)
         warm_rss = tree_rss_mb(server.pid)
 
         latencies: list[float] = []
@@ -122,7 +129,7 @@ def main() -> None:
             n = offset
             while time.monotonic() < stop:
                 try:
-                    took = session(url, claims[n % len(claims)])
+                    took = session(url, claims[n % len(claims)], args.keep_threads)
                     with lock:
                         latencies.append(took)
                 except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
@@ -130,7 +137,15 @@ def main() -> None:
                         errors.append(f"{type(exc).__name__}: {exc}")
                 n += args.clients
 
+        samples: list[float] = []
+
+        def sample() -> None:  # the server's memory over time: a plateau or a slope
+            while time.monotonic() < stop:
+                time.sleep(min(args.seconds / 6, max(0.0, stop - time.monotonic())))
+                samples.append(tree_rss_mb(server.pid))
+
         threads = [threading.Thread(target=user, args=(i,)) for i in range(args.clients)]
+        threads.append(threading.Thread(target=sample))
         started = time.monotonic()
         for thread in threads:
             thread.start()
@@ -144,7 +159,8 @@ def main() -> None:
               f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s; errors {len(errors)}")
         for error in errors[:5]:
             print(f"  error: {error}")
-        print(f"server RSS after warm-up {warm_rss:.0f} MB, at the end {end_rss:.0f} MB")
+        print(f"server RSS after warm-up {warm_rss:.0f} MB, at the end {end_rss:.0f} MB "
+              f"(samples: {', '.join(f'{mb:.0f}' for mb in samples)})")
     finally:
         server.terminate()
         try:

@@ -14,7 +14,6 @@ Nothing downloads at run time. Each embedder is thread-safe and loaded once per 
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Iterator
@@ -67,6 +66,8 @@ class OnnxEmbedder:
         options.log_severity_level = 3
         # Idle threads must not spin: a query's search and fusion run right after its embedding.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Inputs vary in shape (rows x tokens); a memory pattern cached per shape grows a long-lived process.
+        options.enable_mem_pattern = False
         try:
             self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a damaged file
@@ -75,15 +76,6 @@ class OnnxEmbedder:
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self.dimension = int(self.session.get_outputs()[0].shape[-1])
-        self._reach_peak()
-
-    def _reach_peak(self) -> None:
-        """Run the largest shapes once, so that onnxruntime's arena has its final size from the start
-        instead of growing run by run in a long-lived process as longer inputs turn up."""
-        for width in (math.isqrt(MAX_ATTENTION_CELLS // RANKING_BATCH), self.max_tokens):
-            rows = max(1, min(RANKING_BATCH, MAX_ATTENTION_CELLS // width**2))
-            ids = np.full((rows, width), 100, dtype=np.int64)
-            self.session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._run(texts, self.batch_size)

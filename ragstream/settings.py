@@ -58,6 +58,7 @@ class IngestionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     max_file_bytes: int = Field(gt=0)
+    skip_dirs: list[str] = Field(default_factory=list)  # folders never walked (caches, installed dependencies)
     file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
 

@@ -190,7 +190,11 @@ def code_project(settings: Settings) -> str:
     (raw / "scoring.py").write_text(PY_SOURCE, encoding="utf-8")
     (raw / "store.go").write_text(GO_SOURCE, encoding="utf-8")
     (raw / "notes.md").write_text("# Notes\n\nThe scorer weights every candidate.\n", encoding="utf-8")
-    IngestionManager(settings).ingest("codebase")
+    for generated in ("__pycache__/scoring.cpython-311.pyc", "node_modules/left-pad/index.js"):
+        (raw / generated).parent.mkdir(parents=True)
+        (raw / generated).write_text("module.exports = function leftPad() {}\n", encoding="utf-8")
+    stats = IngestionManager(settings).ingest("codebase")
+    assert stats.files_seen == 3 and not stats.skipped  # caches and installed dependencies are not walked
     return "codebase"
 
 

@@ -25,6 +25,7 @@ def test_the_retriever_returns_traceable_documents(indexed: Settings) -> None:
     assert top.metadata["source"] == "budget.py" and top.metadata["chunk_id"].startswith("budget.py@")
     assert top.page_content == (indexed.data_dir / "doc_raw" / "demo" / "budget.py").read_text()[top.metadata["start"]:top.metadata["end"]]
     assert len(top.metadata["sha256"]) == 64
+    assert (top.metadata["language"], top.metadata["line_start"]) == ("python", 1)  # citable as budget.py:1-6
     assert {"strategy", "rung", "score"} <= set(top.metadata) and top.metadata["strategy"] == "HYBRID"
     assert any(key.startswith("score_") for key in top.metadata)
 

@@ -88,11 +88,12 @@ def chunk_id(rel_path: str, sha256: str, index: int) -> str:
     return f"{rel_path}@{sha256[:10]}#{index}"
 
 
-def _walk(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
-    """(relative path, file, skip reason) for every file under root; never follows links out of it."""
+def _walk(root: Path, skip_dirs: frozenset[str]) -> Iterator[tuple[str, Path | None, str | None]]:
+    """(relative path, file, skip reason) for every file under root; never follows links out of it.
+    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents."""
     root_real = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in skip_dirs)
         for name in sorted(filenames):
             if name.startswith("."):
                 continue
@@ -204,7 +205,7 @@ class IngestionManager:
             manifest = Manifest(generation=manifest.generation, embedding=identity, chunking=chunking)
         last = self._previous_snapshot(paths, manifest)
         previous = {c.id: c for c in last.chunks} if last else {}
-        listing = list(_walk(root))
+        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs)))
         stats.files_seen = len(listing)
 
         files: dict[str, FileEntry] = {}

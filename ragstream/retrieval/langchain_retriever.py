@@ -4,8 +4,9 @@
     retriever = RagstreamRetriever(project="notes", top_k=5)
     docs = retriever.invoke("How are checkpoints written?")
 
-Each `Document` carries its chunk id, source path, sha256, span, the score of every retriever that
-found it, and the strategy and fallback rung that served the query.
+Each `Document` carries its chunk id, source path, sha256, span (and line range, language, title or
+heading where known), the score of every retriever that found it, and the strategy and fallback rung
+that served the query.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, default_settings
+
+
+_PASSED_ON = ("line_start", "line_end", "language", "title", "heading")  # ingestion metadata a reader can cite
 
 
 class RagstreamRetriever(BaseRetriever):
@@ -50,6 +54,7 @@ class RagstreamRetriever(BaseRetriever):
                     "chunk_id": chunk.id, "source": chunk.source_path, "sha256": chunk.sha256,
                     "start": chunk.span.start, "end": chunk.span.end, "score": item.score, **scores,
                     "strategy": result.strategy.value, "rung": result.rung,
+                    **{k: v for k, v in chunk.metadata.items() if k in _PASSED_ON},
                 },
             ))
         return documents
