@@ -116,8 +116,13 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.5)
-        for i in range(args.clients):  # warm-up: one session per client's worth of state
-            session(url, claims[i], args.keep_threads)
+        warmups = [  # warm-up: one session per client, all at once, so memory reaches its concurrent working set
+            threading.Thread(target=session, args=(url, claims[i], args.keep_threads)) for i in range(args.clients)
+        ]
+        for thread in warmups:
+            thread.start()
+        for thread in warmups:
+            thread.join()
         warm_rss = tree_rss_mb(server.pid)
 
         latencies: list[float] = []

@@ -183,9 +183,14 @@ def _cached(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
     return OnnxEmbedder(model_dir, onnx_path, batch_size, settings.max_input_tokens, settings.threads)
 
 
+_LOADING = threading.Lock()
+
+
 def get_embedder(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
-    """The process-wide embedder for these settings (the model loads once)."""
-    return _cached(settings, models_dir.resolve())
+    """The process-wide embedder for these settings. The model loads once, even when the first
+    requests of a server arrive together (each would otherwise load, and keep, its own copy)."""
+    with _LOADING:
+        return _cached(settings, models_dir.resolve())
 
 
 class RagstreamEmbeddings(Embeddings):

@@ -83,7 +83,16 @@ class Services:
             return self._controllers[project]
 
 
-@lru_cache(maxsize=1)
+_DEFAULT_LOCK = threading.Lock()
+
+
 def default_services() -> Services:
-    """Services for callers that bring none (the LangGraph server, the module-level graph)."""
+    """Services for callers that bring none (the LangGraph server, the module-level graph): one per
+    process, even when a server's first runs start together."""
+    with _DEFAULT_LOCK:
+        return _default_services()
+
+
+@lru_cache(maxsize=1)
+def _default_services() -> Services:
     return Services(default_settings())

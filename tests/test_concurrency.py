@@ -8,8 +8,10 @@ from pathlib import Path
 
 from ragstream.app.controller import AppController
 from ragstream.ingestion.manager import IngestionManager
+from ragstream.ingestion.manifest import Manifest
 from ragstream.ingestion.snapshot import load_snapshot
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
+from ragstream.projects import project_paths
 from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.strategy import Strategy
 from ragstream.services import Services
@@ -79,3 +81,21 @@ def test_queries_during_ingest_see_whole_generations(tmp_path: Path) -> None:
             reader.join()
     assert problems == []
     assert len(seen_generations) >= 2
+
+
+
+def test_a_servers_first_queries_arriving_together_share_one_loaded_index(tmp_path: Path) -> None:
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
+    make_project(settings.data_dir / "doc_raw" / "fresh", awkward=False)
+    IngestionManager(settings).ingest("fresh")
+    paths = project_paths(settings, "fresh")
+    generation = Manifest.load(paths.manifest_path).generation  # not loaded by anyone yet
+    start = threading.Barrier(8)
+
+    def first_query(_: int) -> int:
+        start.wait()
+        return id(load_snapshot(paths.index_dir, generation))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        loaded = set(pool.map(first_query, range(8)))
+    assert len(loaded) == 1, "concurrent first queries each loaded (and kept) their own copy of the index"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -160,9 +161,14 @@ def _load(folder: Path, generation: int) -> Snapshot:
                     file_bm25=file_bm25, files=files)
 
 
+_LOADING = threading.Lock()
+
+
 def load_snapshot(index_dir: Path, generation: int) -> Snapshot:
-    """The generation's snapshot (cached per process; generations never change once written)."""
-    return _load(generation_dir(index_dir, generation), generation)
+    """The generation's snapshot (cached per process; generations never change once written). Loaded
+    once even when concurrent first queries ask for it together."""
+    with _LOADING:
+        return _load(generation_dir(index_dir, generation), generation)
 
 
 def prune_generations(index_dir: Path, keep: set[int]) -> None:
