@@ -129,9 +129,10 @@ class OpenAIProvider:
         started = time.monotonic()
         failures = limited = 0
         while True:
-            error, hint = self._attempt(model, attempt_call, failures + limited + 1)
-            if isinstance(error, AIMessage):
-                return self._response(error, model, failures + limited + 1, time.monotonic() - started)
+            outcome, hint = self._attempt(model, attempt_call, failures + limited + 1)
+            if isinstance(outcome, AIMessage):
+                return self._response(outcome, model, failures + limited + 1, time.monotonic() - started)
+            error = outcome
             if error.status == 429:
                 delay = self._backoff(limited, hint)
                 limited += 1
