@@ -74,7 +74,6 @@ class OnnxEmbedder:
             raise ConfigError(f"cannot load the ONNX embedding model {onnx_path}: {exc}") from exc
         self.onnx_path = onnx_path
         self.batch_size = batch_size
-        self.max_tokens = max_tokens
         self.dimension = int(self.session.get_outputs()[0].shape[-1])
 
     def embed(self, texts: list[str]) -> np.ndarray:
