@@ -23,7 +23,7 @@ _MAX_SECTION_WORDS = 6
 
 EXAMPLES = {
     "markdown": "## <Section>\n<two to four sentences>\n\n## <Section>\n- <point>",
-    "bullet_list": "- <point one>\n- <point two>\n- <point three>",
+    "bullet_list": "- <point>\n- <next point>",  # a shape, not a count: the user's words say how many
     "table": "| <column> | <column> |\n|---|---|\n| <value> | <value> |",
     "json": '{"<key>": "<value>"}',
     "code": "```<language>\n<code>\n```",
