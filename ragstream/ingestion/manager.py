@@ -9,7 +9,6 @@ repaired by the next one: it re-embeds what the manifest does not vouch for and 
 
 from __future__ import annotations
 
-import bisect
 import fcntl
 import hashlib
 import logging
@@ -33,6 +32,7 @@ from ragstream.ingestion.loader import SkipFile, headings_at, load_document
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
+from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
 from ragstream.settings import EmbeddingSettings, Settings
 from ragstream.state import Chunk, Span
@@ -122,12 +122,6 @@ def _project_lock(paths: ProjectPaths) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def line_locator(text: str) -> Callable[[int], int]:
-    """offset -> its 1-based line number."""
-    starts = [0, *(m.end() for m in re.finditer("\n", text))]
-    return lambda offset: bisect.bisect_right(starts, offset)
-
-
 def _heading_for(headings: list[tuple[int, str]], offset: int) -> str:
     current = ""
     for start, heading in headings:
@@ -151,7 +145,7 @@ class IngestionManager:
         headings = headings_at(text) if kind == "text" else []
         dated = _ISO_DATE.search(text) or _ISO_DATE.search(rel)
         language = self.languages.of(rel) if kind == "text" else None
-        line_of = line_locator(text) if kind == "text" else None
+        line_of = LineIndex(text).line_of if kind == "text" else None
         if language is not None:
             pieces = [(p.span, p.symbols) for p in self.code_splitter.split(text, language)]
         else:

@@ -2,24 +2,9 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
+from ragstream.lines import LineIndex
 from ragstream.preprocessing.canonicalize import Canonicalized
 from ragstream.state import CanonEntry, Segment, SegmentNote
-
-
-class _LineIndex:
-    """Maps character offsets to 1-based line numbers in O(log n)."""
-
-    def __init__(self, text: str) -> None:
-        self._newlines: list[int] = []
-        pos = text.find("\n")
-        while pos != -1:
-            self._newlines.append(pos)
-            pos = text.find("\n", pos + 1)
-
-    def line_of(self, offset: int) -> int:
-        return bisect_right(self._newlines, offset - 1) + 1
 
 
 def _decide(entry: CanonEntry, text: str, include_undecided: bool) -> tuple[str, bool, SegmentNote]:
@@ -36,7 +21,7 @@ def _decide(entry: CanonEntry, text: str, include_undecided: bool) -> tuple[str,
 
 
 def build_segments(prompt: str, canon: Canonicalized, include_undecided: bool) -> list[Segment]:
-    lines = _LineIndex(prompt)
+    lines = LineIndex(prompt)
     rows: list[Segment] = []
     for n, entry in enumerate(canon.entries, start=1):
         text = entry.body_span.slice(prompt)
