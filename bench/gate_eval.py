@@ -3,7 +3,8 @@
 For every judged query, the shipped retrieval (HYBRID + reranker, at the defaults) gives the
 candidates A3 would see; the offline gate keeps or drops each. Printed per setting: the share of
 relevant candidates kept (it must stay near 1: dropping evidence is worse than keeping noise), the
-share of irrelevant candidates dropped, and the candidates kept per query. The shipped setting is
+share of irrelevant candidates dropped, the candidates kept per query and the queries where nothing was
+kept (every SciFact query has an answer, so "not covered" there is a miss). The shipped setting is
 the last line; the grid around it is what it was chosen from.
 
 Run after bench/retrieval_eval.py has ingested the corpus:
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragstream.agents.a3_nli_gate import weigh
+from ragstream.agents.a3_nli_gate import _terms, rarity_of, weigh
 from ragstream.retrieval.controller import Query
 from ragstream.retrieval.factory import build_controller, build_reranker
 from ragstream.retrieval.stage import rerank, retrieve
@@ -45,19 +46,23 @@ def main() -> None:
     for query in queries:
         chunks, _ = retrieve([Query(query["text"])], controller)
         chunks, _ = rerank(query["text"], chunks, reranker, controller)
-        stored = controller.store.embeddings([c.id for c in chunks])
+        snapshot = controller.snapshot()
+        stored = snapshot.vectors_of([c.id for c in chunks])
         vectors = [stored[c.id] for c in chunks]
         relevant = {c.id for c in chunks if Path(c.source_path).stem in qrels[query["_id"]]}
-        cases.append(([query["text"]], chunks, vectors, controller.embedder.embed([query["text"]]), relevant))
+        rarity = rarity_of(snapshot.document_frequency(_terms(query["text"], settings.gate)), len(snapshot.chunks))
+        cases.append(([query["text"]], chunks, vectors, controller.embedder.embed([query["text"]]), relevant, rarity))
 
     shipped = settings.gate
-    grid = [shipped.model_copy(update={"meaning_floor": m, "words_floor": w}) for m in (0.3, 0.35, 0.4, 0.5) for w in (0.4, 0.5, 0.6)]
+    grid = [shipped.model_copy(update={"min_evidence": e, "min_similarity": m, "words_weight": w})
+            for e in (0.45, 0.5, 0.55, 0.6) for m in (0.2, 0.25, 0.3) for w in (0.25, 0.5)]
     for gate in [g for g in grid if g != shipped] + [shipped]:
-        kept_relevant = total_relevant = dropped_other = total_other = 0
+        kept_relevant = total_relevant = dropped_other = total_other = nothing_kept = 0
         kept_per_query = []
-        for ask, chunks, vectors, ask_vector, relevant in cases:
-            kept, _ = weigh(ask, chunks, np.asarray(vectors, dtype=np.float32), ask_vector, gate)
+        for ask, chunks, vectors, ask_vector, relevant, rarity in cases:
+            kept, _ = weigh(ask, chunks, np.asarray(vectors, dtype=np.float32), ask_vector, gate, rarity)
             kept_per_query.append(len(kept))
+            nothing_kept += not kept
             for chunk in chunks:
                 if chunk.id in relevant:
                     total_relevant += 1
@@ -67,9 +72,9 @@ def main() -> None:
                     dropped_other += chunk.id not in kept
         label = "shipped" if gate == shipped else ""
         print(
-            f"meaning_floor {gate.meaning_floor:.2f} words_floor {gate.words_floor:.2f}  "
+            f"min_evidence {gate.min_evidence:.2f} min_similarity {gate.min_similarity:.2f} words_weight {gate.words_weight:.2f}  "
             f"relevant kept {kept_relevant / max(total_relevant, 1):.3f}  irrelevant dropped {dropped_other / max(total_other, 1):.3f}  "
-            f"kept/query {statistics.mean(kept_per_query):.1f}  {label}",
+            f"kept/query {statistics.mean(kept_per_query):.1f}  nothing kept {nothing_kept}/{len(cases)}  {label}",
             flush=True,
         )
 

@@ -12,7 +12,7 @@ import re
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
 
-_CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"))
+_CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"), ("constraints", "Constraints"))
 _LABELS = (
     ("audience", "Audience"),
     ("tone", "Tone"),
@@ -61,7 +61,7 @@ def unmapped_sections(sp: SuperPrompt) -> list[tuple[str, str]]:
 
 
 def render_ask(sp: SuperPrompt) -> str:
-    """Task, context and purpose, the sections no canon name fits, then the response labels, as Markdown."""
+    """Task, context, purpose and constraints, the sections no canon name fits, then the response labels, as Markdown."""
     body = sp.body
     parts = [f"## {title}\n{getattr(body, field)}" for field, title in _CONTENT_BLOCKS if getattr(body, field)]
     if body.user_prompt and body.user_prompt != body.task:

@@ -92,9 +92,9 @@ class GateSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    min_similarity: float = Field(ge=-1.0, le=1.0)
-    meaning_floor: float = Field(ge=0.0, le=1.0)  # cosine relative to the best candidate's
-    words_floor: float = Field(ge=0.0, le=1.0)  # shared content terms relative to the best candidate's
+    min_similarity: float = Field(ge=-1.0, le=1.0)  # under it, no amount of shared words keeps a chunk
+    words_weight: float = Field(ge=0.0)  # evidence = cosine + words_weight x share of the ask's word weight (idf)
+    min_evidence: float  # a chunk is kept at this much evidence
     function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
 
 
@@ -109,6 +109,13 @@ class CondenserSettings(BaseModel):
     constraint_cues: list[str]
     open_issue_cues: list[str]
     decision_cues: list[str]
+    # Sentences that are not content about the ask: narration and cross-references ("in the next
+    # chapter", "see below"), and openings that lean on what came before ("This", "It", "See").
+    narration_cues: list[str] = Field(default_factory=list)
+    dangling_openers: list[str] = Field(default_factory=list)
+    example_cues: list[str] = Field(default_factory=list)  # an example is not a Constraint, whatever its "must"
+    max_share: float = Field(default=1.0, gt=0.0, le=1.0)  # condensed lines' tokens at most this share of the excerpts'
+    min_tokens: int = Field(default=0, ge=0)  # ... or this many tokens, for short excerpts (where repeating costs little)
 
 
 class BudgetSettings(BaseModel):

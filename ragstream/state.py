@@ -64,7 +64,7 @@ class CanonEntry(BaseModel):
     normalized: str
     canon: str | None
     role: Role
-    mapped_by: Literal["alias", "agent00", "preamble", "plain_text", "task_fallback", "none"]
+    mapped_by: Literal["alias", "agent00", "preamble", "plain_text", "task_fallback", "user_role", "none"]
     body_span: Span
 
 
@@ -134,6 +134,7 @@ class PromptBody(BaseModel):
     task: str | None = None
     context: str | None = None
     purpose: str | None = None
+    constraints: str | None = None  # what the user says must hold (Constraints, Requirements, Rules, ...)
     user_prompt: str | None = None
     audience: str | None = None
     format: str | None = None
@@ -233,6 +234,9 @@ class A3Report(Report):
     provider: str = ""
     decisions: dict[str, ChunkDecision] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
+    # Parts of the ask no kept chunk covers (offline evidence), in the user's words: a sentence of the
+    # ask, or a word no document contains. Empty when everything is covered or when it cannot be judged.
+    uncovered: list[str] = Field(default_factory=list)
 
 
 class LineEvidence(Report):
@@ -252,6 +256,7 @@ class A4Report(Report):
     unsupported_lines: list[str] = Field(default_factory=list)
     withheld_lines: list[str] = Field(default_factory=list)
     lines: list[LineEvidence] = Field(default_factory=list)
+    uncovered: list[str] = Field(default_factory=list)  # parts of the ask the selection does not cover (Open issues)
 
 
 class A5Report(Report):

@@ -78,14 +78,24 @@ def test_a2_broken_reply_is_typed_and_changes_nothing(openai_settings: Settings,
 
 
 def test_a2_offline_sets_a_label_only_on_a_keyword_rule(settings: Settings) -> None:
-    services, sp = _preprocessed(settings, "# Task\nWrite a Python function that parses CSV files, with pytest tests.")
+    services, sp = _preprocessed(settings, "# Task\nWrite a Python function that parses CSV files, with pytest tests. Be concise.")
     out = run_stage(sp, "a2", services)
     report = out.extras.a2
-    assert report.provider == "local" and report.labels["system"] == "Python_Programmer"
-    assert report.reasons["system"] == "'python' in task"
-    assert out.body.system == "You are an expert Python Programmer."
-    assert (out.body.audience, out.body.tone, out.body.depth) == (None, None, None)  # no cue, no guess
-    assert report.reasons["audience"] == "no keyword rule applies"
+    assert report.provider == "local" and report.labels["tone"] == "direct"
+    assert report.reasons["tone"] == "'concise' in task"
+    assert out.body.tone == "direct"
+    # a topic word ('Python', 'pytest') is no basis for a role: none is set
+    assert (out.body.system, out.body.audience, out.body.depth) == (None, None, None)
+    assert report.reasons["system"] == "no keyword rule applies"
+
+
+def test_a2_keeps_the_role_the_user_wrote_verbatim(settings: Settings) -> None:
+    services, sp = _preprocessed(settings, "You are a senior backend engineer reviewing our auth code.\nWhere are tokens checked?")
+    out = run_stage(sp, "a2", services)
+    assert out.body.system == "You are a senior backend engineer reviewing our auth code."
+    assert out.body.task == "Where are tokens checked?"
+    assert out.extras.a2.decisions["system"] == "kept_user_value"
+    assert out.prompt_ready.count("senior backend engineer") == 1
 
 
 def test_a2_offline_asserts_nothing_for_a_plain_question(settings: Settings) -> None:

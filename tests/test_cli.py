@@ -16,7 +16,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_preprocess_prints_segment_table_and_prompt(tmp_path: Path) -> None:
-    out = _run("preprocess", "# Task\nExplain RRF\n# System\nbe terse\n# Notes\nn", cwd=tmp_path)
+    out = _run("preprocess", "# Task\nExplain RRF\n# System\nbe terse\n# Misc\nn", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "text1  TASK" in out.stdout
     assert "DROPPED_META" in out.stdout and "UNDECIDED" in out.stdout
@@ -26,7 +26,7 @@ def test_preprocess_prints_segment_table_and_prompt(tmp_path: Path) -> None:
 
 def test_preprocess_json_from_file(tmp_path: Path) -> None:
     prompt = tmp_path / "p.md"
-    prompt.write_text("# Goal\nship it\n# Notes\nextra", encoding="utf-8")
+    prompt.write_text("# Goal\nship it\n# Misc\nextra", encoding="utf-8")
     out = _run("preprocess", "--file", str(prompt), "--json", "--include-undecided", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     sp = json.loads(out.stdout)

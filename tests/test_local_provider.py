@@ -56,18 +56,18 @@ def test_local_output_valid_for_every_agent_and_identical_across_processes(base_
 
 
 @pytest.mark.parametrize(
-    ("task", "system"),
+    ("task", "audience"),
     [
-        ("Write a Python function that parses CSV files and add unit tests.", "Python_Programmer"),
-        ("Design the S3 bucket layout, Lambda triggers and IAM roles for our AWS account.", "AWS_Architect"),
+        ("Summarize the outage for managers and stakeholders.", "Manager"),
+        ("Explain closures to students who are new to JavaScript.", "Student"),
     ],
 )
-def test_chooser_follows_the_input(task: str, system: str, base_settings: Settings) -> None:
+def test_chooser_follows_the_input(task: str, audience: str, base_settings: Settings) -> None:
     payload = {"task": task, "purpose": "", "context": ""}
     prompt = AgentFactory(base_settings.agents_dir).create("A2", "v1", payload)
     messages, response_format = prompt.compose(payload)
     reply = LLMClient.from_settings(base_settings).call(prompt.model_name, messages, response_format)
-    assert prompt.parse_and_validate(reply)["system"] == system
+    assert prompt.parse_and_validate(reply)["audience"] == audience
 
 
 def test_writer_fields_are_extractive(base_settings: Settings) -> None:

@@ -102,11 +102,11 @@ def test_meta_sections_are_dropped_from_retrieval(settings: Settings, chunker: C
 
 
 def test_undecided_excluded_by_default_and_included_with_switch(settings: Settings, chunker: Chunker) -> None:
-    prompt = "# Task\nT\n# Constraints\nmust run offline"
+    prompt = "# Task\nT\n# Lunch plans\nmust run offline"
     default = _run(prompt, settings, chunker)
     row = default.preprocessing.segments[1]
     assert (row.canon_type, row.kept_for_retrieval, row.source_note) == ("UNDECIDED", False, "UNDECIDED")
-    assert default.report.unknown_headers == ["Constraints"]
+    assert default.report.unknown_headers == ["Lunch plans"]
     assert all(p.parent_text_id != row.id for p in default.preprocessing.pieces)
 
     included = _run(prompt, settings, chunker, include_undecided=True)
@@ -203,3 +203,37 @@ def test_schema_rejects_alias_pointing_at_non_canon(settings: Settings, tmp_path
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match=r"prompt_schema\.json.*aliases"):
         load_prompt_schema(path)
+
+
+# Headers people write in real prompts (prompt templates and guides): each lands in a canonical section.
+COMMON_HEADERS = {
+    "Constraints": "CONSTRAINTS", "Requirements": "CONSTRAINTS", "Rules": "CONSTRAINTS", "Acceptance criteria": "CONSTRAINTS",
+    "Deliverable": "FORMAT", "Expected output": "FORMAT", "Background": "CONTEXT", "Examples": "CONTEXT",
+    "Notes": "CONTEXT", "Input": "CONTEXT", "Goal": "PURPOSE", "Objectives": "PURPOSE", "Your task": "TASK",
+}
+
+
+@pytest.mark.parametrize(("header", "canon"), COMMON_HEADERS.items())
+def test_common_user_headers_map_to_a_canon(header: str, canon: str, settings: Settings, chunker: Chunker) -> None:
+    out = _run(f"# Question\nHow are chunks found?\n# {header}\nsome words", settings, chunker)
+    assert out.preprocessing.canon_map[header] == canon and header not in out.report.unknown_headers
+
+
+@pytest.mark.parametrize(
+    ("prompt", "system", "task"),
+    [
+        ("You are a senior backend engineer.\nWhere are tokens checked?", "You are a senior backend engineer.", "Where are tokens checked?"),
+        ("Act as a strict reviewer. Is this safe?", "Act as a strict reviewer.", "Is this safe?"),
+        ("# Task\nYou are an SRE. List the alerts.", "You are an SRE.", "List the alerts."),
+        ("You are the release manager.\n# Task\nDraft the notes.", "You are the release manager.", "Draft the notes."),
+        ("You are given a list of files. Sort them.", None, "You are given a list of files. Sort them."),
+        ("You are a helpful assistant.", None, "You are a helpful assistant."),
+        ("# Role\nYou are a tester.\n# Task\nYou are a pilot. Fly.", "You are a tester.", "You are a pilot. Fly."),
+    ],
+)
+def test_a_role_the_user_wrote_becomes_the_system_role(prompt: str, system: str | None, task: str, settings: Settings,
+                                                       chunker: Chunker) -> None:
+    out = _run(prompt, settings, chunker)
+    assert (out.body.system, out.body.task) == (system, task)
+    searched = " ".join(p.text_piece for p in out.preprocessing.pieces)
+    assert system is None or system not in searched  # the role is not searched for in the documents

@@ -3,16 +3,19 @@
 Near-duplicates are removed deterministically first (word 5-gram Jaccard similarity), so the
 LLM never spends a call on them and the better-ranked copy always survives. With an LLM, each
 remaining candidate is judged by the A3 agent (concurrently, results in input order). Offline, the
-gate decides from evidence the pipeline already has, calibrated against the best candidate:
+gate decides from absolute evidence the pipeline already has, never relative to the best candidate
+(a ratio keeps the best of a bad lot, so an ask the documents do not cover still got "evidence"):
 
 - the best cosine similarity of the chunk's stored embedding to the prompt's query pieces ("meaning":
   what retrieval measured), and
-- the share of the query pieces' content terms (stemmed, function words removed) the chunk contains
-  ("words").
+- the share of the ask's content-term weight the chunk holds ("words"), each term weighted by its
+  rarity in the project (idf), so a name on every page is no evidence.
 
-A candidate is dropped when it shares no term with the ask and its cosine is under
-`gate.min_similarity`, or when it is below `gate.meaning_floor` of the best candidate's cosine and
-below `gate.words_floor` of its shared terms. Every decision records these numbers as its reason.
+A candidate under `gate.min_similarity` is dropped; otherwise it is kept when its evidence, cosine +
+`gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair meaning with the
+ask's distinctive words, keeps it). bench/gate_eval.py measures the thresholds on SciFact. Every decision records these numbers as its reason. Offline, the report also
+names the parts of the ask (its asking sentences, or words no document contains) that no kept chunk
+covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import numpy as np
 from ragstream.agents.runner import AgentRunner
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.settings import GateSettings
+from ragstream.preprocessing.canonicalize import asks
+from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
@@ -34,6 +39,8 @@ AGENT = "A3"
 SHINGLE = 5
 DUPLICATE_JACCARD = 0.8
 _WORD = re.compile(r"\w+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
 
 
 def shingles(text: str) -> set[tuple[str, ...]]:
@@ -76,38 +83,57 @@ def gate(ask: str, candidates: list[Chunk], runner: AgentRunner, version: str = 
     return kept, report
 
 
+def _terms(text: str, settings: GateSettings) -> set[str]:
+    """Content terms (stemmed, function words removed), as BM25 indexes them."""
+    return set(bm25_tokens([text])[0]) - set(bm25_tokens([" ".join(settings.function_words)])[0])
+
+
+def rarity_of(frequency: dict[str, int], chunks: int) -> dict[str, float]:
+    """BM25 idf of each term over the project's chunks: a word on every page (the product's own name)
+    weighs next to nothing as evidence; a word on no page weighs most."""
+    return {t: float(np.log(1 + (chunks - n + 0.5) / (n + 0.5))) for t, n in frequency.items()}
+
+
+def _word_share(terms: set[str], found: set[str], rarity: dict[str, float]) -> float:
+    """The share of the terms' weight (idf) found: the product's name, on every page, counts for little."""
+    total = sum(rarity.get(t, 0.0) for t in terms)
+    return sum(rarity.get(t, 0.0) for t in terms & found) / total if total > 0 else 0.0
+
+
+def _judge(cosine: float, words: float, settings: GateSettings) -> tuple[bool, str]:
+    if cosine < settings.min_similarity:
+        return False, f"cosine under {settings.min_similarity:g}"
+    evidence = cosine + settings.words_weight * words
+    if evidence >= settings.min_evidence:
+        return True, f"evidence {evidence:.2f} at least {settings.min_evidence:g}"
+    return False, f"evidence {evidence:.2f} under {settings.min_evidence:g}"
+
+
 def weigh(
-    pieces: list[str], candidates: list[Chunk], vectors: np.ndarray, piece_vectors: np.ndarray, settings: GateSettings
+    pieces: list[str], candidates: list[Chunk], vectors: np.ndarray, piece_vectors: np.ndarray, settings: GateSettings,
+    rarity: dict[str, float] | None = None,
 ) -> tuple[list[str], A3Report]:
-    """The offline gate: keep/drop from meaning and shared words, relative to the best candidate.
+    """The offline gate: keep/drop each candidate from absolute evidence, the same for every corpus.
 
     `pieces` are the prompt's query pieces (what retrieval searched with): meaning is a chunk's best
-    cosine to any of them, words are the content terms it shares with all of them.
+    cosine to any of them; words are the largest share of one piece's content-term weight the chunk
+    holds, each term weighted by its rarity in the project (`Snapshot.rarity`; equal weights without one). Neither
+    is relative to the best candidate, so when nothing is relevant nothing is kept.
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
-    ask_terms = set(bm25_tokens([" ".join(pieces)])[0]) - set(bm25_tokens([" ".join(settings.function_words)])[0])
+    piece_terms = [_terms(p, settings) for p in pieces]
+    ask_terms = set().union(*piece_terms)
+    rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
     cosine = (vectors @ piece_vectors.T).max(axis=1) if len(candidates) and len(piece_vectors) else np.zeros(len(candidates))
-    shared = [sorted(ask_terms & set(bm25_tokens([c.text])[0])) for c in candidates]
-    coverage = [len(s) / len(ask_terms) if ask_terms else 0.0 for s in shared]
-    best_cosine = max((float(cosine[i]) for i in judged), default=0.0)
-    best_coverage = max((coverage[i] for i in judged), default=0.0)
     decisions = {cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}") for cid, other in dupes.items()}
     for i in judged:
-        c, words = float(cosine[i]), coverage[i]
-        rel_c = c / best_cosine if best_cosine > 0 else 0.0
-        rel_w = words / best_coverage if best_coverage > 0 else 0.0
-        evidence = (f"cosine {c:.2f} ({rel_c:.2f} of best), shares {len(shared[i])}/{len(ask_terms)} ask terms"
-                    + (f" ({', '.join(shared[i][:6])})" if shared[i] else ""))
-        if not shared[i] and c < settings.min_similarity:
-            decision, why = "drop_irrelevant", f"no shared term and cosine under {settings.min_similarity:g}"
-        elif rel_c < settings.meaning_floor and rel_w < settings.words_floor:
-            decision, why = "drop_irrelevant", (
-                f"under {settings.meaning_floor:g} of the best candidate's meaning and {settings.words_floor:g} of its words"
-            )
-        else:
-            decision, why = "keep", "close enough to the best candidate in meaning or words"
-        decisions[candidates[i].id] = ChunkDecision(decision=decision, reason=f"{evidence}: {why}")
+        shared = sorted(ask_terms & set(bm25_tokens([candidates[i].text])[0]))
+        words = max((_word_share(terms, set(shared), rarity) for terms in piece_terms), default=0.0)
+        keep, why = _judge(float(cosine[i]), words, settings)
+        evidence = (f"cosine {float(cosine[i]):.2f}, {words:.2f} of the ask's word weight"
+                    + (f" ({', '.join(shared[:6])})" if shared else ""))
+        decisions[candidates[i].id] = ChunkDecision(decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}: {why}")
     kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
     counts: dict[str, int] = {}
     for d in decisions.values():
@@ -115,6 +141,29 @@ def weigh(
     report = A3Report(agent="offline evidence (no model)", provider="local",
                       decisions={c.id: decisions[c.id] for c in candidates}, counts=counts)
     return kept, report
+
+
+def uncovered_parts(
+    parts: list[str], part_vectors: np.ndarray, kept: list[Chunk], kept_vectors: np.ndarray, settings: GateSettings,
+    rarity: dict[str, float], absent: set[str],
+) -> list[str]:
+    """The parts of the ask (its asking sentences) no kept chunk covers, judged like a candidate; then,
+    in covered parts, names (capitalized inside a sentence, as the user wrote them) no document contains."""
+    if not kept:
+        return list(parts)
+    texts = [set(bm25_tokens([c.text])[0]) for c in kept]
+    cosine = part_vectors @ kept_vectors.T
+    missing: list[str] = []
+    for p, part in enumerate(parts):
+        terms = _terms(part, settings)
+        if not any(_judge(float(cosine[p, k]), _word_share(terms, texts[k], rarity), settings)[0] for k in range(len(kept))):
+            missing.append(part)
+            continue
+        for word in dict.fromkeys(_NAME.findall(part)):
+            stems = _terms(word, settings)
+            if stems and stems <= absent:
+                missing.append(word)
+    return missing
 
 
 def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:
@@ -127,6 +176,14 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(len(candidates), -1)
 
 
+def asking_parts(sp: SuperPrompt, env: StageEnv) -> list[str]:
+    """The sentences of the task that ask for something (each judged for coverage); the task when none does."""
+    task = sp.body.task or normalized_ask(sp)
+    openers = load_prompt_schema(env.services.settings.prompt_schema_path).ask_openers
+    found = [s.strip() for s in _SENTENCE.split(task) if s.strip() and asks(s, openers)]
+    return found or [" ".join(task.split())]
+
+
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     chunks = sp.chunk_by_id()
     candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
@@ -134,7 +191,19 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     if env.services.offline:
         pieces = [q.text for q in query_pieces(sp)] or [ask]
         vectors = candidate_vectors(sp, candidates, env)
-        kept, report = weigh(pieces, candidates, vectors, env.services.embedder.embed(pieces), env.services.settings.gate)
+        settings = env.services.settings.gate
+        project = env.context.project or sp.extras.project
+        parts = asking_parts(sp, env)
+        terms = set().union(*(_terms(text, settings) for text in [*pieces, *parts]))
+        snapshot = env.services.retrieval(project).snapshot() if project else None
+        frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
+        rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
+        embedded = env.services.embedder.embed(pieces + parts)  # a chunk may answer one asking sentence only
+        kept, report = weigh(pieces + parts, candidates, vectors, embedded, settings, rarity)
+        index = {c.id: i for i, c in enumerate(candidates)}
+        absent = {t for t, n in frequency.items() if n == 0}
+        report.uncovered = uncovered_parts(parts, embedded[len(pieces) :], [chunks[cid] for cid in kept],
+                                           vectors[[index[cid] for cid in kept]], settings, rarity, absent)
     else:
         kept, report = gate(ask, candidates, env.services.runner)
     return StageOutput(report=report, selection=kept)

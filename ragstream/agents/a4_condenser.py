@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ragstream.agents.extractive import condense_extractively
+from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.context.budget import ContextBudget
 from ragstream.embedding import Embedder
@@ -75,10 +75,16 @@ def cite(line: str, chunks: list[Chunk]) -> tuple[str, list[str]]:
     return text, []
 
 
-def render_sctx(sections: dict[str, list[tuple[str, list[str]]]]) -> str:
+NOT_COVERED = "The documents do not cover: "
+
+
+def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: list[str] = ()) -> str:
+    """The three sections; the parts of the ask nothing covers come first among the Open issues, uncited
+    (they are the pipeline's finding, not a document's words)."""
+    sections = {**sections, "open_issues": [(NOT_COVERED + part, []) for part in uncovered] + sections.get("open_issues", [])}
     blocks = []
     for key, title in SECTIONS:
-        lines = [f"- {text} " + " ".join(f"[{cid}]" for cid in ids) for text, ids in sections.get(key, [])]
+        lines = [f"- {text}" + "".join(f" [{cid}]" for cid in ids) for text, ids in sections.get(key, [])]
         blocks.append(f"### {title}\n" + ("\n".join(lines) if lines else "- none found in the selected excerpts"))
     return "\n\n".join(blocks)
 
@@ -94,7 +100,8 @@ def _sort_in(sections: dict[str, list[tuple[str, list[str]]]], key: str, text: s
 
 
 def condense(
-    ask: str, selection: list[Chunk], runner: AgentRunner, budget: ContextBudget, version: str = "v1"
+    ask: str, selection: list[Chunk], runner: AgentRunner, budget: ContextBudget, version: str = "v1",
+    uncovered: list[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report."""
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
@@ -116,12 +123,38 @@ def condense(
         dropped_for_budget=trim.removed,
         unsupported_lines=unsupported,
         withheld_lines=withheld,
+        uncovered=list(uncovered),
     )
-    return render_sctx(sections), [c.id for c in kept], report
+    return render_sctx(sections, uncovered), [c.id for c in kept], report
+
+
+def within_share(lines: list[Line], kept: list[Chunk], budget: ContextBudget, settings: CondenserSettings) -> list[Line]:
+    """The most relevant lines whose tokens stay within `condenser.max_share` of the excerpts' (in order).
+
+    Offline, a condensed line is a sentence quoted from an excerpt the prompt also carries in full: it
+    earns its tokens by pointing at what answers the ask and filing it (Fact, Constraint, Open issue),
+    not by repeating the excerpts, so it is bounded by a share of them (or `condenser.min_tokens`, for
+    short excerpts, where a few lines cost little). Every excerpt's best line comes before any second
+    line, so the lines point at each excerpt; within a round, the most relevant first.
+    """
+    allowance = max(settings.max_share * sum(budget.count(c.text) for c in kept), settings.min_tokens)
+    rank: dict[int, int] = {}
+    seen: dict[str, int] = {}
+    for i in sorted(range(len(lines)), key=lambda i: -lines[i].relevance):
+        rank[i] = seen[lines[i].chunk_id] = seen.get(lines[i].chunk_id, -1) + 1
+    chosen: set[int] = set()
+    used = 0
+    for i in sorted(range(len(lines)), key=lambda i: (rank[i], -lines[i].relevance)):  # each excerpt's best line first
+        cost = budget.count(f"- {lines[i].text} [{lines[i].chunk_id}]")
+        if used + cost <= allowance:
+            chosen.add(i)
+            used += cost
+    return [line for i, line in enumerate(lines) if i in chosen]
 
 
 def condense_offline(
-    pieces: list[str], selection: list[Chunk], embedder: Embedder, budget: ContextBudget, settings: CondenserSettings
+    pieces: list[str], selection: list[Chunk], embedder: Embedder, budget: ContextBudget, settings: CondenserSettings,
+    uncovered: list[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences chosen for the prompt's query pieces (see `extractive`)."""
     reserve = budget.count("\n".join(pieces))
@@ -129,7 +162,7 @@ def condense_offline(
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     evidence: list[LineEvidence] = []
-    for line in condense_extractively(pieces, kept, embedder.embed_together, settings):
+    for line in within_share(condense_extractively(pieces, kept, embedder.embed_together, settings), kept, budget, settings):
         _sort_in(sections, line.section, line.text, [line.chunk_id], withheld, [])
         if line.text not in withheld:
             evidence.append(LineEvidence(section=line.section, chunk=line.chunk_id, relevance=line.relevance, cue=line.cue))
@@ -140,17 +173,28 @@ def condense_offline(
         dropped_for_budget=trim.removed,
         withheld_lines=withheld,
         lines=evidence,
+        uncovered=list(uncovered),
     )
-    return render_sctx(sections), [c.id for c in kept], report
+    return render_sctx(sections, uncovered), [c.id for c in kept], report
+
+
+def uncovered(sp: SuperPrompt, selection: list[Chunk]) -> list[str]:
+    """What the documents do not cover: A3's finding, or the whole ask when nothing was selected."""
+    found = list(sp.extras.a3.uncovered) if sp.extras.a3 is not None else []
+    if not selection and not found:
+        found = [" ".join((sp.body.task or normalized_ask(sp)).split())]
+    return found
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
     services = env.services
+    missing = uncovered(sp, selection)
     if services.offline:
         pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
-        text, kept, report = condense_offline(pieces, selection, services.embedder, services.budget, services.settings.condenser)
+        text, kept, report = condense_offline(pieces, selection, services.embedder, services.budget, services.settings.condenser,
+                                              missing)
     else:
-        text, kept, report = condense(normalized_ask(sp), selection, services.runner, services.budget)
+        text, kept, report = condense(normalized_ask(sp), selection, services.runner, services.budget, uncovered=missing)
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

@@ -34,11 +34,19 @@ RULES = {
     "markdown": ["Answer in Markdown.", "Use a heading per section."],
     "bullet_list": ["Answer as a bullet list.", "One idea per bullet."],
     "table": ["Answer with a Markdown table.", "Put explanations after the table, not inside cells."],
-    "json": ["Return one valid JSON object only.", "No text before or after the JSON."],
-    "code": ["Return the code in one fenced block with its language.", "Explain only in code comments."],
-    "prose": ["Answer in plain paragraphs.", "No headings or lists."],
+    "json": ["Return one valid JSON object."],
+    "code": ["Put the code in a fenced block with its language."],
+    "prose": ["Answer in plain paragraphs."],
     "email": ["Write an email with a subject line, greeting and sign-off."],
 }
+# Rules that exclude everything else: only when the user's format says so ("code only", "just the JSON"),
+# never when it asks for more than one thing ("numbered steps followed by one code snippet").
+EXCLUSIVE_RULES = {
+    "json": "No text before or after the JSON.",
+    "code": "Explain only in code comments.",
+    "prose": "No headings or lists.",
+}
+_EXCLUSIVE = re.compile(r"\b(?:only|just|nothing else|no other text)\b", re.IGNORECASE)
 DEPTH_RULES = {
     "short": "Keep the answer under 150 words.",
     "detailed": "Cover the main points with examples; about 300 to 600 words.",
@@ -55,11 +63,12 @@ def listed_sections(format_text: str) -> list[str]:
     return [s for s in items if s and len(s.split()) <= _MAX_SECTION_WORDS]
 
 
-def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Report:
-    """Rules derived from what is set: the recognized kind of the requested format, its sections, the depth.
+def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", user_depth: bool = True) -> A5Report:
+    """Rules derived from what the user asked: the recognized kind of the requested format, its sections, the depth.
 
     The user's own words (format, depth, tone, audience) are already in the prompt verbatim, under
     "Response requirements"; A5 adds only what follows from them and never a rule for an unset field.
+    A depth A2 inferred (`user_depth` false) gets no length rule: a number of words nobody asked for.
     """
     kind, sections, source = "unknown", listed_sections(body.format or ""), "no format requested"
     if body.format:
@@ -73,9 +82,11 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Rep
         ]  # a named part of the request, never the request itself restated as one section
         source = f"{call.source}: {call.output.get('reason') or 'no reason given'}"
     rules = list(RULES.get(kind, []))
+    if kind in EXCLUSIVE_RULES and _EXCLUSIVE.search(body.format or ""):
+        rules.append(EXCLUSIVE_RULES[kind])
     if sections:
         rules.append("Use exactly these sections, in this order: " + ", ".join(sections) + ".")
-    if body.depth and body.depth.lower() in DEPTH_RULES:
+    if user_depth and body.depth and body.depth.lower() in DEPTH_RULES:
         rules.append(DEPTH_RULES[body.depth.lower()])
     rules.append("Cite the excerpt ids you rely on in square brackets.")
     return A5Report(kind=kind, sections=sections, requested=body.format or "", example_shape=EXAMPLES.get(kind, ""),
@@ -83,4 +94,5 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Rep
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    return StageOutput(report=enforce(sp.body, env.services.runner))
+    given = {e.canon for e in (sp.preprocessing.canon_entries if sp.preprocessing else [])}
+    return StageOutput(report=enforce(sp.body, env.services.runner, user_depth="DEPTH" in given))

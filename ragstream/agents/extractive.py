@@ -27,7 +27,19 @@ _BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
 _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
+# Lines that are markup, not prose: HTML comments, rules and underlines (front matter's "---" too),
+# reStructuredText directives and field lists, table rows, shell and doctest prompts, a bare link.
+_MARKUP = re.compile(
+    r"<!--|-->|^\s*(?:-{3,}|={3,}|~{3,}|\*{3,}|\^{3,})\s*$|^\s*\.\.\s|^\s*:[\w -]+:|^\s*\||^\s*(?:>>>|\$\s|\.\.\.\s)"
+    r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)",
+    re.MULTILINE,
+)
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+# A paragraph that introduces literal text (reStructuredText "::", or a code directive): what follows is code.
+_LITERAL_INTRO = re.compile(r"::\s*$|^\.\.\s+(?:code|code-block|sourcecode|literalinclude|doctest)\b")
+_LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
 MIN_WORDS = 4
+MAX_LIST_WORDS = 150  # a lead-in with more items than this is too long to be one line: the items stand alone
 
 
 @dataclass(frozen=True)
@@ -69,35 +81,75 @@ class Line:
     cue: str
 
 
+def _fenced(text: str) -> list[tuple[int, int]]:
+    """Spans of the text inside fenced code blocks (an unclosed fence runs to the end)."""
+    marks = [m.start() for m in _FENCE.finditer(text)]
+    marks += [len(text)] if len(marks) % 2 else []
+    return list(zip(marks[::2], marks[1::2]))
+
+
+def _is_prose(raw: str) -> bool:
+    return not any(_CODE.search(line) or _MARKUP.search(line) for line in raw.splitlines())
+
+
 def sentences_of(chunk: Chunk) -> list[Sentence]:
-    """The chunk's whole sentences and list items, as spans of its own text (headings and code left out)."""
+    """The chunk's whole sentences and list items, as spans of its own text (headings, code and markup
+    left out). A sentence that introduces a list (ends with ':') is one span with its items; one that
+    introduces code, a table or nothing is left out, since alone it says nothing."""
     if "language" in chunk.metadata:
         return []  # source code is never flattened into sentences
     text = chunk.text
+    fenced = _fenced(text)
     pieces: list[tuple[int, int]] = []
     start = 0
     for match in _BREAK.finditer(text):
         pieces.append((start, match.start()))
         start = match.end()
     pieces.append((start, len(text)))
-    found = []
+    found: list[Sentence] = []
+    consumed = literal = 0
     for index, (a, b) in enumerate(pieces):
         raw = text[a:b]
         lead = len(raw) - len(raw.lstrip())
         a, raw = a + lead, raw.strip()
-        if not raw or raw.startswith("#"):
+        after_literal, literal = literal, bool(_LITERAL_INTRO.search(raw))
+        if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in fenced):
             continue
         if index == 0 and chunk.span.start > 0:
             continue  # may begin mid-sentence: the chunk before holds it whole
+        if after_literal and (lead or text[max(a - 1, 0)] in " \t"):
+            continue  # the indented literal block of a "::" paragraph
         if index == len(pieces) - 1 and not _TERMINAL.search(raw):
             continue  # may be cut by the chunk's end (a line break there may be a mere wrap)
         marker = _MARKER.match(raw)
         if marker:
             a, raw = a + marker.end(), raw[marker.end() :]
-        if len(raw.split()) < MIN_WORDS or any(_CODE.search(line) for line in raw.splitlines()):
+        if raw.endswith(":"):
+            items = _with_items(chunk, a, b)
+            if items is not None:
+                found.append(items)
+                consumed = items.end
+            continue
+        if len(raw.split()) < MIN_WORDS or not _is_prose(raw):
             continue
         found.append(Sentence(chunk, a, a + len(raw)))
     return found
+
+
+def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
+    """The lead-in at `start` with the list that follows it, when a whole list of prose items does."""
+    text = chunk.text
+    rest = text[lead_end:]
+    if not re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", rest):
+        return None
+    end = _LIST_END.search(text, lead_end)
+    if end is None and not _TERMINAL.search(text.rstrip()):
+        return None  # the list may go on in the next chunk
+    stop = end.start() if end else len(text.rstrip())
+    span = text[start:stop]
+    if len(span.split()) > MAX_LIST_WORDS or not _is_prose(span):
+        return None
+    return Sentence(chunk, start, stop)
 
 
 def _cue(sentence: str, cues: list[str]) -> str:
@@ -117,9 +169,16 @@ def classify(sentence: str, settings: CondenserSettings) -> tuple[str, str]:
     if cue:
         return "facts", cue
     cue = _cue(sentence, settings.constraint_cues)
-    if cue:
+    if cue and not _cue(sentence, settings.example_cues):
         return "constraints", cue
     return "facts", ""
+
+
+def stands_alone(sentence: str, settings: CondenserSettings) -> bool:
+    """Content about the subject: not narration or a cross-reference, not leaning on what came before."""
+    opening = re.match(r"\W*([A-Za-z]+)", sentence)
+    first = opening.group(1).lower() if opening else ""
+    return first not in settings.dangling_openers and not _cue(sentence, settings.narration_cues)
 
 
 def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSettings) -> list[int]:
@@ -142,7 +201,7 @@ def condense_extractively(asks: list[str], chunks: list[Chunk], embed, settings:
 
     A sentence's relevance is its best cosine to any of `asks` (the prompt's query pieces).
     """
-    candidates: list[Sentence | Reference] = [s for chunk in chunks for s in sentences_of(chunk)]
+    candidates: list[Sentence | Reference] = [s for chunk in chunks for s in sentences_of(chunk) if stands_alone(s.text, settings)]
     candidates += [Reference(chunk, symbol) for chunk in chunks for symbol in symbols_of(chunk)]
     unique: dict[str, Sentence | Reference] = {}
     for s in candidates:

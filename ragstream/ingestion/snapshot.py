@@ -84,6 +84,14 @@ class Snapshot:
         scores = dict(zip(self.files, (float(s) for s in self.file_bm25.get_scores(tokens))))
         return np.asarray([scores.get(self.chunk(cid).source_path, 0.0) if cid in self.by_id else 0.0 for cid in chunk_ids])
 
+    def document_frequency(self, terms: set[str]) -> dict[str, int]:
+        """How many chunks hold each (stemmed, as `bm25_tokens` gives it) term, from the BM25 index."""
+        if self.bm25 is None:
+            return dict.fromkeys(terms, 0)
+        vocab, indptr = self.bm25.vocab_dict, self.bm25.scores["indptr"]
+        ids = {t: vocab.get(t) for t in terms}
+        return {t: int(indptr[i + 1] - indptr[i]) if i is not None and i + 1 < len(indptr) else 0 for t, i in ids.items()}
+
     def vectors_of(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
         """The stored vectors of these chunks (those the generation holds)."""
         if self.vectors is None:

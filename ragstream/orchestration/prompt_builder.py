@@ -23,6 +23,12 @@ GROUNDING = (
 )
 
 
+NOT_COVERED = (
+    "The documents do not cover all of this ask (see the Open issues in the condensed context): say plainly "
+    "which part the documents do not cover rather than answering it from general knowledge."
+)
+
+
 def fence(chunk: Chunk) -> str:
     """Code fences open with their language (for highlighting and for the model); `lines` lets an
     answer cite `path:line`."""
@@ -46,6 +52,8 @@ def render_format(spec: A5Report) -> str:
 def build(sp: SuperPrompt, budget: ContextBudget) -> StageOutput:
     """System block, the ask with its output format, and the excerpts that fit the prompt budget."""
     system_md = f"## System\n{sp.body.system or DEFAULT_SYSTEM}\n\n{GROUNDING}"
+    if sp.extras.a4 is not None and sp.extras.a4.uncovered:
+        system_md += f"\n\n{NOT_COVERED}"
     prompt_md = render_ask(sp)
     if sp.extras.a5 is not None:
         prompt_md += "\n\n" + render_format(sp.extras.a5)

@@ -42,6 +42,11 @@ class Canonicalized:
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A role the user wrote for the model, as the opening sentence of the ask: "You are a/an/the ...",
+# "Act as a ...". Not "You are given ..." (a statement of the task), hence the article.
+_USER_ROLE = re.compile(
+    r"(?i)(?:you\s+are|you're|please\s+act\s+as|act\s+as|acting\s+as|play\s+the\s+role\s+of)\s+(?:an?|the|my|our)\s[^\n]*?[.!](?=\s|$)"
+)
 _BULLET = re.compile(r"^[\s>*\-+\d.)]*")
 
 
@@ -105,7 +110,7 @@ def canonicalize(
             mapped_by="plain_text",
             body_span=span,
         )
-        return Canonicalized([entry], "PLAIN_TEXT", 0)
+        return Canonicalized(_with_user_role(prompt, parsed, [entry], schema), "PLAIN_TEXT", 0)
 
     aliases = schema.alias_index
     entries: list[CanonEntry] = []
@@ -153,15 +158,50 @@ def canonicalize(
         entries[task_section] = entries[task_section].model_copy(
             update={"canon": "TASK", "role": "CONTENT", "mapped_by": "task_fallback"}
         )
-    return Canonicalized(entries, rule, task_section)
+    return Canonicalized(_with_user_role(prompt, parsed, entries, schema), rule, task_section)
+
+
+def _with_user_role(prompt: str, parsed: ParsedPrompt, entries: list[CanonEntry], schema: PromptSchema) -> list[CanonEntry]:
+    """A role the user wrote as the ask's opening sentence becomes the SYSTEM section, verbatim.
+
+    Only when no SYSTEM section was given, only in the first section with text (the ask or the
+    preamble), and only when something is left after it. The role's span leaves that section, so it
+    is neither part of the Task nor searched for; its entry is appended, keeping indices stable.
+    """
+    if any(e.canon == "SYSTEM" for e in entries):
+        return entries
+    first = next((i for i, e in enumerate(entries) if e.body_span.end > e.body_span.start), None)
+    if first is None or entries[first].canon not in ("TASK", schema.preamble_canon):
+        return entries
+    entry = entries[first]
+    if parsed.format != "plain" and parsed.headers[entry.section_index].value is not None:
+        return entries  # a JSON value: its text is decoded, not a slice of the prompt
+    text = entry.body_span.slice(prompt)
+    match = _USER_ROLE.match(text)
+    rest = strip_span(prompt, entry.body_span.start + match.end(), entry.body_span.end) if match else None
+    if match is None or rest is None:
+        return entries
+    if rest.end <= rest.start:  # the whole section is the role: a preamble before the ask becomes SYSTEM
+        if entry.canon != schema.preamble_canon or match.end() != len(text):
+            return entries
+        system = entry.model_copy(update={"canon": "SYSTEM", "role": schema.role_of("SYSTEM"), "mapped_by": "user_role"})
+        return [*entries[:first], system, *entries[first + 1 :]]
+    role = CanonEntry(
+        section_index=entry.section_index,
+        original_header=None,
+        normalized="",
+        canon="SYSTEM",
+        role=schema.role_of("SYSTEM"),
+        mapped_by="user_role",
+        body_span=Span(start=entry.body_span.start, end=entry.body_span.start + match.end()),
+    )
+    return [*entries[:first], entry.model_copy(update={"body_span": rest}), *entries[first + 1 :], role]
 
 
 def section_text(prompt: str, parsed: ParsedPrompt, entry: CanonEntry) -> str:
     """A section's readable text: the decoded JSON string when there is one, else the exact slice."""
-    if parsed.format == "plain":
-        return entry.body_span.slice(prompt)
-    header = parsed.headers[entry.section_index]
-    return header.value if header.value is not None else header.body
+    header = parsed.headers[entry.section_index] if parsed.format != "plain" else None
+    return header.value if header is not None and header.value is not None else entry.body_span.slice(prompt)
 
 
 def body_fields(prompt: str, parsed: ParsedPrompt, canon: Canonicalized) -> dict[str, str]:
