@@ -64,6 +64,17 @@ class IngestionSettings(BaseModel):
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
 
 
+class SecretsSettings(BaseModel):
+    """Secret scanning of documents and prompts (ragstream/secret_scan.py); `scan: false` turns it off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scan: bool = True
+    secret_files: list[str] = Field(default_factory=list)  # file names that hold secrets by nature: skipped
+    mostly_secret_share: float = Field(default=0.5, gt=0, le=1)  # a file with more of its lines secret: skipped
+    disabled_plugins: list[str] = Field(default_factory=list)  # detect-secrets plugin class names left out
+
+
 class RetrievalSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -179,6 +190,7 @@ class Settings(BaseModel):
     embedding: EmbeddingSettings
     preprocessing: PreprocessingSettings
     ingestion: IngestionSettings
+    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     retrieval: RetrievalSettings
     reranker: RerankerSettings
     gate: GateSettings

@@ -192,6 +192,7 @@ class PreprocessReport(Report):
     unknown_headers: list[str] = Field(default_factory=list)
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
+    secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
 
 
 class A2Report(Report):

@@ -132,16 +132,20 @@ def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_projects(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.ingestion.manifest import manifest_summary
+    from ragstream.ingestion.manifest import Manifest, manifest_summary
     from ragstream.projects import list_projects, project_paths
 
     names = list_projects(settings)
     if not names:
         print(f"no projects under {settings.data_dir} (put files in {settings.data_dir / 'doc_raw' / '<project>'})")
     for name in names:
-        summary = manifest_summary(project_paths(settings, name).manifest_path)
+        manifest_path = project_paths(settings, name).manifest_path
+        summary = manifest_summary(manifest_path)
         state = f"{summary.files} files, {summary.chunks} chunks" if summary.generation else "not ingested"
-        print(f"{name:24s} {state}")
+        secrets = Manifest.load(manifest_path).secret_lines() if summary.generation else []
+        print(f"{name:24s} {state}" + (f", secrets: {len(secrets)}" if secrets else ""))
+        for line in secrets:
+            print(f"  secret  {line}")
     return 0
 
 
@@ -174,7 +178,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 def _progress(event: dict) -> None:
     """Live per-stage progress on stderr, from the graph's event stream."""
     kind = event.get("event")
-    if kind == "stage_start":
+    if kind == "prompt_secrets":
+        found = ", ".join(f"{f['type']} (line {f['line']})" for f in event["findings"])
+        print(f"warning: your prompt holds secrets: {found}; each was replaced by [REDACTED: <type>] "
+              "before anything was stored or sent", file=sys.stderr, flush=True)
+    elif kind == "stage_start":
         print(f"> {event['stage']} ...", file=sys.stderr, flush=True)
     elif kind == "stage_finish":
         counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
