@@ -159,7 +159,9 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         bars[phase].update(done - bars[phase].n)
 
     try:
-        stats = IngestionManager(settings).ingest(args.project, Path(args.path) if args.path else None, progress)
+        stats = IngestionManager(settings).ingest(
+            args.project, Path(args.path) if args.path else None, progress, ignore_files=False if args.no_ignore else None
+        )
     finally:
         for bar in bars.values():
             bar.close()
@@ -420,6 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("project")
     ingest.add_argument("--path", help="ingest this folder (remembered for the project) instead of doc_raw/PROJECT")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--no-ignore", action="store_true", help="ingest files that .gitignore, .ignore or .ragstreamignore exclude")
     ingest.set_defaults(handler=cmd_ingest)
 
     run = sub.add_parser("run", help="run the whole pipeline on a prompt and print the final prompt")
