@@ -74,10 +74,10 @@ def _print_sp(sp: SuperPrompt, as_json: bool) -> None:
 def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str | None = None, **options: object) -> SuperPrompt:
     from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
-    from ragstream.stage_io import RunContext, StageEnv
+    from ragstream.stage_io import RunOptions, StageEnv
     from ragstream.stages import Stage
 
-    env = StageEnv(Services(settings), RunContext.coerce(RunContext(manual=True, **options)), prompt)
+    env = StageEnv(Services(settings), RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage_name), env)
 
 

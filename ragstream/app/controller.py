@@ -32,7 +32,7 @@ from ragstream.projects import project_paths
 from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, pause_points, stage_named
 from ragstream.state import Answer, SuperPrompt
 
@@ -90,23 +90,21 @@ class AppController:
         """Stages the thread will run next when resumed (empty when finished or never started)."""
         return list(self.graph.get_state(self._cfg).next)
 
-    def _context(self, manual: bool, config: dict[str, Any] | None = None, project: str | None = None) -> RunContext:
+    def _context(self, manual: bool, config: dict[str, Any] | None = None, project: str | None = None) -> RunOptions:
         config = config or self.config
-        return RunContext.coerce(
-            RunContext(
-                project=project or self.active_project,
-                strategy=config["strategy"],
-                skip=[] if manual else list(config["skip"]),
-                include_undecided=config["include_undecided"],
-                history_profile=self.history_profile,
-                manual=manual,
-                send=bool(config.get("send")) and not manual,
-                services=self.services,
-            )
+        return RunOptions(
+            project=project or self.active_project,
+            strategy=config["strategy"],
+            skip=[] if manual else list(config["skip"]),
+            include_undecided=config["include_undecided"],
+            history_profile=self.history_profile,
+            manual=manual,
+            send=bool(config.get("send")) and not manual,
+            services=self.services,
         )
 
     def _run_graph(
-        self, graph_input: Any, context: RunContext, stage: Stage | None, pause: list[str], label: str,
+        self, graph_input: Any, context: RunOptions, stage: Stage | None, pause: list[str], label: str,
         accepted: Callable[[], None] | None = None, on_token: Callable[[str], None] | None = None,
     ) -> None:
         """Check the first stage, then run the graph from it through its stream.
@@ -130,7 +128,7 @@ class AppController:
             self._stream(graph_input, context, pause, label, events, on_token)
 
     def _stream(
-        self, graph_input: Any, context: RunContext, pause: list[str], label: str, events: list[dict[str, Any]],
+        self, graph_input: Any, context: RunOptions, pause: list[str], label: str, events: list[dict[str, Any]],
         on_token: Callable[[str], None] | None,
     ) -> None:
         try:
@@ -275,7 +273,7 @@ class AppController:
 
         def run() -> None:
             check_sendable(self.sp, self.services)
-            context = RunContext.coerce(RunContext(project=self.active_project, send=True, manual=True, services=self.services))
+            context = RunOptions(project=self.active_project, send=True, manual=True, services=self.services)
             self._run_graph(Command(goto=ANSWER), context, None, [], "send", on_token=on_token)
 
         answer = self._execute("send", run).answer
