@@ -59,6 +59,7 @@ class IngestionSettings(BaseModel):
 
     max_file_bytes: int = Field(gt=0)
     skip_dirs: list[str] = Field(default_factory=list)  # folders never walked (caches, installed dependencies)
+    ignore_files: bool = True  # honour .gitignore, .ignore and .ragstreamignore (`ingest --no-ignore` turns off)
     file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
 
@@ -76,6 +77,17 @@ class ConfidenceSettings(BaseModel):
     near: int = Field(gt=0)
     coverage_top: int = Field(gt=0)
     rerun_strategies: list[Literal["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"]] = Field(default_factory=list)
+
+
+class SecretsSettings(BaseModel):
+    """Secret scanning of documents and prompts (ragstream/secret_scan.py); `scan: false` turns it off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scan: bool = True
+    secret_files: list[str] = Field(default_factory=list)  # file names that hold secrets by nature: skipped
+    mostly_secret_share: float = Field(default=0.5, gt=0, le=1)  # a file with more of its lines secret: skipped
+    disabled_plugins: list[str] = Field(default_factory=list)  # detect-secrets plugin class names left out
 
 
 class RetrievalSettings(BaseModel):
@@ -197,6 +209,7 @@ class Settings(BaseModel):
     embedding: EmbeddingSettings
     preprocessing: PreprocessingSettings
     ingestion: IngestionSettings
+    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     retrieval: RetrievalSettings
     reranker: RerankerSettings
     gate: GateSettings
