@@ -16,6 +16,7 @@ from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.ingestion.manifest import Manifest
 from ragstream.context.telemetry import summarize
+from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.projects import list_projects, project_paths, validate_project_name
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
@@ -219,7 +220,9 @@ def main() -> None:
     st.subheader(f"SuperPrompt - stage: {sp.stage.value}")
     st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown")
     if sp.stage is Stage.BUILD:
-        st.download_button("Download prompt", sp.prompt_ready, file_name="superprompt.md", key="download")
+        style = st.selectbox("Download style", STYLES, key="download_style")
+        st.download_button("Download prompt", export_prompt(sp, style), file_name=f"superprompt{SUFFIXES[style]}",
+                           mime=MEDIA_TYPES[style], key="download")
         send_panel(ctl)
     telemetry_panel(ctl)
 
