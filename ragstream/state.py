@@ -205,6 +205,13 @@ class A2Report(Report):
     usage: Usage = Field(default_factory=Usage)
 
 
+class RetrievalAttempt(Report):
+    """One strategy retrieval tried, and the calibrated confidence of its result set."""
+
+    strategy: str
+    confidence: float
+
+
 class Plan(Report):
     """What the run decided to do with the prompt before retrieving: its intent and the retrieval plan.
 
@@ -294,6 +301,11 @@ class RunMetadata(Report):
 
 
 class RetrievalReport(Report):
+    """`strategy` is the strategy whose result was kept; `confidence` is that result's calibrated
+    probability of holding a relevant chunk among its first results (retrieval/confidence.py), from
+    `confidence_evidence`; `attempts` lists every strategy tried, the first one first (a low first
+    confidence re-runs retrieval with other strategies and keeps the most confident)."""
+
     project: str
     strategy: str
     strategy_reason: str = ""
@@ -304,8 +316,15 @@ class RetrievalReport(Report):
     counts: dict[str, int] = Field(default_factory=dict)
     failures: dict[str, str] = Field(default_factory=dict)
     history_chunks: int = 0
+    confidence: float | None = None
+    confidence_evidence: dict[str, float] = Field(default_factory=dict)
+    attempts: list[RetrievalAttempt] = Field(default_factory=list)
     plan: Plan | None = None
     failure: str = ""  # why retrieval failed when the failure policy let the run continue without excerpts
+
+    @property
+    def rerun(self) -> bool:
+        return len(self.attempts) > 1
 
 
 class RerankReport(Report):
