@@ -90,6 +90,12 @@ class LLMClient:
         return response
 
     def _report(self, model: str, response: LLMResponse) -> None:
+        """An `llm_call` event for a model's work; the offline provider's deterministic steps are no LLM
+        calls and cost nothing, so they are `offline_step` events without tokens or cost."""
+        if response.provider == "local":
+            emit({"event": "offline_step", "provider": "local", "model": response.model,
+                  "latency_ms": round(response.latency_s * 1000, 2)})
+            return
         emit(
             {
                 "event": "llm_call",
@@ -97,9 +103,7 @@ class LLMClient:
                 "model": response.model,
                 "tokens_in": response.usage.input_tokens,
                 "tokens_out": response.usage.output_tokens,
-                "cost_usd": cost_estimate(self.prices, model, response.usage.input_tokens, response.usage.output_tokens)
-                if response.provider != "local"
-                else 0.0,
+                "cost_usd": cost_estimate(self.prices, model, response.usage.input_tokens, response.usage.output_tokens),
                 "latency_ms": round(response.latency_s * 1000, 2),
                 "attempts": response.attempts,
             }
