@@ -181,8 +181,9 @@ def _progress(event: dict) -> None:
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
         print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
-    elif kind == "stage_error":
-        print(f"  FAILED {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    elif kind == "stage_warning":
+        print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
 
 
 def _controller(settings: Settings, thread: str | None, project: str | None):
