@@ -468,6 +468,14 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve RAGstream's tools to an MCP host over stdin/stdout until the host closes the pipe."""
+    from ragstream.app.mcp_server import serve
+
+    serve(settings)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
@@ -565,6 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("action", choices=["prepare"])
     models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
     models.set_defaults(handler=cmd_models)
+
+    mcp = sub.add_parser("mcp", help="serve the tools (list projects, search, build a SuperPrompt) to an MCP host over stdio")
+    mcp.set_defaults(handler=cmd_mcp)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])
