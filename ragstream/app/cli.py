@@ -190,8 +190,9 @@ def _progress(event: dict) -> None:
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
         print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
-    elif kind == "stage_error":
-        print(f"  FAILED {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    elif kind == "stage_warning":
+        print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
 
 
 def _controller(settings: Settings, thread: str | None, project: str | None):
@@ -469,6 +470,14 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve RAGstream's tools to an MCP host over stdin/stdout until the host closes the pipe."""
+    from ragstream.app.mcp_server import serve
+
+    serve(settings)
+    return 0
+
+
 class _Once(argparse.Action):
     """An option that may be given once: argparse would otherwise keep the last of two silently."""
 
@@ -578,6 +587,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("action", choices=["prepare"])
     models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
     models.set_defaults(handler=cmd_models)
+
+    mcp = sub.add_parser("mcp", help="serve the tools (list projects, search, build a SuperPrompt) to an MCP host over stdio")
+    mcp.set_defaults(handler=cmd_mcp)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])
