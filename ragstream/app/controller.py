@@ -161,7 +161,7 @@ class AppController:
             self.last_error = f"{label}: {exc}"
             self.errors.append({"stage": label, "error": type(exc).__name__, "message": str(exc)})
             self.traces.append(self.thread_id, [{"event": "call_error", "call": label, "error": type(exc).__name__, "message": str(exc)}])
-            log.warning("stage %s failed: %s", label, exc)
+            log.info("stage %s failed: %s", label, exc)  # raised to the caller, who reports it once
             raise
         self.last_error = None
         sp = self.sp
