@@ -22,7 +22,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         chunker=services.chunker,
     )
     project = ctx.project or sp.extras.project
-    memory = services.memory.context(project) if project and ctx.history_profile != "none" else []
+    memory = env.memory.context(project) if project and ctx.history_profile != "none" else []
     report = done.report.model_copy(update={"memory_turns": len(memory)})
     return StageOutput(
         updates={
