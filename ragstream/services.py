@@ -76,14 +76,16 @@ class Services:
     @cached_property
     def memory(self) -> ConversationMemory:
         """The local user's conversation memory (CLI, GUI, Python); a server run binds its own (`memory_of`)."""
-        return ConversationMemory(local_store(self.settings.data_dir), self.settings.memory, self.runner, self.budget)
+        return ConversationMemory(
+            local_store(self.settings.data_dir), self.settings.memory, self.runner, self.budget, self.settings.secrets
+        )
 
     def memory_of(self, user: str | None, store: BaseStore | None) -> ConversationMemory:
         """The memory of a run: the server's Store and the authenticated user when served, else the local one."""
         if store is None and not user:
             return self.memory
         return ConversationMemory(store or local_store(self.settings.data_dir), self.settings.memory, self.runner,
-                                  self.budget, user or LOCAL_USER)
+                                  self.budget, self.settings.secrets, user or LOCAL_USER)
 
     def retrieval(self, project: str) -> RetrievalController:
         """One controller per project, reused across runs (it caches the index snapshot)."""

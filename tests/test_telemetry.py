@@ -44,7 +44,9 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
     expected = [(kind, stage.value) for stage in ORDER[1:] for kind in ("stage_start", "stage_finish")]
     assert stage_events == expected
     finish = {e["stage"]: e for e in events if e["event"] == "stage_finish"}
-    assert finish["retrieval"]["retrieval"] == {"strategy": "HYBRID", "rung": "hybrid"}
+    figures = finish["retrieval"]["retrieval"]
+    assert {k: figures[k] for k in ("strategy", "rung")} == {"strategy": "HYBRID", "rung": "hybrid"}
+    assert 0.0 <= figures["confidence"] <= 1.0 and figures["attempts"] >= 1
     assert finish["a4"]["counts"]["candidates"] > 0 and finish["build"]["prompt_tokens"] > 0
     assert all(e["duration_ms"] >= 0 for e in finish.values())
 

@@ -29,6 +29,7 @@ from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import project_paths
+from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
@@ -71,6 +72,7 @@ class AppController:
         self.traces = TraceStore(self.settings.data_dir / "traces", [key], self.settings.telemetry.redact_patterns)
         self.spans = OtelSpans.from_settings(self.settings.telemetry)
         self.on_event: Callable[[dict[str, Any]], None] | None = None
+        self.prompt_secrets: list[Finding] = []  # found in the last prompt given, and redacted
 
     # -- state ----------------------------------------------------------------------------
 
@@ -178,10 +180,21 @@ class AppController:
         def run() -> None:
             if not restart and self.sp.stage is not Stage.RAW:
                 raise StageOrderError("preprocess", self.sp.stage.value, "the prompt is already preprocessed; restart to preprocess again")
-            goto = Command(goto=Stage.PREPROCESS.value, update={"prompt": user_text})
+            goto = Command(goto=Stage.PREPROCESS.value, update={"prompt": self._guard_prompt(user_text)})
             self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, [Stage.PREPROCESS.value], "preprocess")
 
         return self._execute("preprocess", run)
+
+    def _guard_prompt(self, user_text: str) -> str:
+        """The prompt with its secrets redacted before the graph (checkpoints, traces, memory, any LLM) sees
+        it; `prompt_secrets` and a `prompt_secrets` event (type and line, never the value) warn the person."""
+        if not isinstance(user_text, str):
+            return user_text
+        scanned = scan_prompt(user_text, self.settings.secrets)
+        self.prompt_secrets = scanned.findings
+        if scanned.findings and self.on_event:
+            self.on_event({"event": "prompt_secrets", "findings": [f.to_dict() for f in scanned.findings]})
+        return scanned.text
 
     def _step(self, stage: Stage) -> SuperPrompt:
         def run() -> None:
@@ -215,8 +228,9 @@ class AppController:
         def run() -> None:
             pause = pause_points(opts["pause_after"])
             validate_prompt(user_text, self.settings)
+            text = self._guard_prompt(user_text)
             context = self._context(manual=False, config=opts, project=project)
-            self._run_graph({"prompt": user_text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted, on_token)
+            self._run_graph({"prompt": text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted, on_token)
 
         return self._execute("run_full_pipeline", run)
 

@@ -35,7 +35,8 @@ from langgraph.store.sqlite import SqliteStore
 
 from ragstream.context.budget import ContextBudget
 from ragstream.projects import validate_project_name
-from ragstream.settings import MemorySettings
+from ragstream.secret_scan import scan as scan_secrets
+from ragstream.settings import MemorySettings, SecretsSettings
 from ragstream.state import Chunk, ConversationTurn, Span
 
 LOCAL_USER = "local"
@@ -70,10 +71,17 @@ def namespace(user: str, project: str, kind: str) -> tuple[str, str, str]:
 
 class ConversationMemory:
     def __init__(
-        self, store: BaseStore, settings: MemorySettings, agents: Agents, budget: ContextBudget, user: str = LOCAL_USER
+        self,
+        store: BaseStore,
+        settings: MemorySettings,
+        agents: Agents,
+        budget: ContextBudget,
+        secrets: SecretsSettings | None = None,
+        user: str = LOCAL_USER,
     ) -> None:
         self.store = store
         self.settings = settings
+        self.secrets = secrets or SecretsSettings()
         self.agents = agents
         self.budget = budget
         self.user = user
@@ -101,6 +109,7 @@ class ConversationMemory:
         """Keep a pair and update summary and notes; False when history is switched off."""
         if not self.settings.persist:
             return False
+        prompt, answer = (scan_secrets(text, "turn.md", self.secrets).text for text in (prompt, answer))  # never kept
         key = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         with self._lock:
             self.store.put(namespace(self.user, project, "turns"), key,

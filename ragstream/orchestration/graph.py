@@ -130,7 +130,8 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     }
     retrieval = after.extras.retrieval
     if retrieval is not None and after.history_of_stages[-1] is Stage.RETRIEVAL:
-        figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung}
+        figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung, "confidence": retrieval.confidence,
+                                "attempts": len(retrieval.attempts)}
     return figures
 
 
