@@ -32,7 +32,7 @@ class User:
 
     def require_project(self, project: str | None) -> None:
         """A user may run on, and read the memory of, only the projects they were added with."""
-        if project is not None and project not in self.projects:
+        if project is not None and validate_project_name(project) not in self.projects:
             raise ProjectError(f"user '{self.name}' is not allowed on project '{project}' (allowed: {list(self.projects)})")
 
 
