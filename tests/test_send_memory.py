@@ -147,4 +147,4 @@ def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path
     history = [c for c in sp.base_context_chunks if c.metadata.get("kind") == "history"]
     assert history and "sha256 changed" in history[0].text
     assert all("teal" not in c.text for c in history[:1])
-    assert "## Conversation so far" in sp.prompt_ready
+    assert "## Earlier conversation\n~~~~earlier-conversation" in sp.prompt_ready
