@@ -112,6 +112,16 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
                "--review", "--sctx-file", str(sctx), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "paused after A4" in run.stderr and "REVIEWED BY A PERSON" in run.stdout
+    as_json = _run("--data-dir", data, "run", "# Task\nHow are chunks fenced?", "--project", "demo", "--thread", "j1",
+                   "--json", cwd=tmp_path)
+    assert as_json.returncode == 0, as_json.stderr
+    printed = json.loads(as_json.stdout)
+    meta = printed["run_metadata"]
+    assert printed["thread_id"] == meta["trace_id"] == "j1" and meta["stage"] == "build"
+    assert meta["retrieval"]["candidates"] > 0 and printed["prompt_ready"].startswith("## System")
+    trace = _run("--data-dir", data, "trace", "--thread", "j1", cwd=tmp_path)
+    assert trace.returncode == 0 and "run: trace j1, project demo, stage build" in trace.stdout
+    assert json.loads(_run("--data-dir", data, "trace", "--thread", "j1", "--metadata", cwd=tmp_path).stdout) == meta
     history = _run("--data-dir", data, "history", "--thread", "t1", cwd=tmp_path)
     assert history.returncode == 0 and "stage build" in history.stdout and "stage a4" in history.stdout
 
@@ -125,3 +135,28 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     assert "ingestion.md@" in retrieved.stdout
     nothing = _run("--data-dir", data, "resume", "--thread", "t-none", cwd=tmp_path)
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`ragstream ... | head`: the reader leaves early; no traceback, just the end of the command."""
+    proc = subprocess.Popen(["ragstream", "agents", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_an_option_given_twice_is_refused(tmp_path: Path) -> None:
+    out = _run("run", "# Task\nHi", "--project", "a", "--project", "b", cwd=tmp_path)
+    assert out.returncode == 2 and "--project given twice" in out.stderr
+
+
+def test_verbose_logs_what_ingestion_did_and_default_does_not(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\nChunks are cut at headings.\n")
+    quiet = _run("ingest", "p", "--path", str(docs), "--quiet", cwd=tmp_path)
+    loud = _run("-v", "ingest", "p", "--path", str(docs), "--quiet", cwd=tmp_path)
+    assert quiet.returncode == loud.returncode == 0
+    assert "INFO" not in quiet.stderr and "INFO ragstream.ingestion: ingest p:" in loud.stderr

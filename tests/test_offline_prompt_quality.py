@@ -126,5 +126,5 @@ def test_a5_adds_a_rule_only_for_what_the_format_asks(fmt: str, present: list[st
 def test_a5_adds_no_length_rule_for_a_depth_nobody_wrote(settings: Settings) -> None:
     runner = Services(settings).runner
     body = PromptBody(task="t", depth="detailed")
-    assert not any("words" in r for r in enforce(body, runner, user_depth=False).rules)
-    assert any("words" in r for r in enforce(body, runner, user_depth=True).rules)
+    assert not any("words" in r for r in enforce(body, runner, depth_given=False).rules)
+    assert any("words" in r for r in enforce(body, runner, depth_given=True).rules)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -11,7 +14,7 @@ from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE
-from ragstream.state import Answer, SuperPrompt
+from ragstream.state import Answer, RunMetadata, SuperPrompt
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -73,10 +76,10 @@ def _print_sp(sp: SuperPrompt, as_json: bool) -> None:
 def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str | None = None, **options: object) -> SuperPrompt:
     from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
-    from ragstream.stage_io import RunContext, StageEnv
+    from ragstream.stage_io import RunOptions, StageEnv
     from ragstream.stages import Stage
 
-    env = StageEnv(Services(settings), RunContext.coerce(RunContext(manual=True, **options)), prompt)
+    env = StageEnv(Services(settings), RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage_name), env)
 
 
@@ -113,8 +116,6 @@ def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
-    import json
-
     from ragstream.agents.agent_factory import AgentFactory
 
     factory = AgentFactory(settings.agents_dir)
@@ -132,16 +133,20 @@ def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_projects(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.ingestion.manifest import manifest_summary
+    from ragstream.ingestion.manifest import Manifest, manifest_summary
     from ragstream.projects import list_projects, project_paths
 
     names = list_projects(settings)
     if not names:
         print(f"no projects under {settings.data_dir} (put files in {settings.data_dir / 'doc_raw' / '<project>'})")
     for name in names:
-        summary = manifest_summary(project_paths(settings, name).manifest_path)
+        manifest_path = project_paths(settings, name).manifest_path
+        summary = manifest_summary(manifest_path)
         state = f"{summary.files} files, {summary.chunks} chunks" if summary.generation else "not ingested"
-        print(f"{name:24s} {state}")
+        secrets = Manifest.load(manifest_path).secret_lines() if summary.generation else []
+        print(f"{name:24s} {state}" + (f", secrets: {len(secrets)}" if secrets else ""))
+        for line in secrets:
+            print(f"  secret  {line}")
     return 0
 
 
@@ -159,7 +164,9 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         bars[phase].update(done - bars[phase].n)
 
     try:
-        stats = IngestionManager(settings).ingest(args.project, Path(args.path) if args.path else None, progress)
+        stats = IngestionManager(settings).ingest(
+            args.project, Path(args.path) if args.path else None, progress, ignore_files=False if args.no_ignore else None
+        )
     finally:
         for bar in bars.values():
             bar.close()
@@ -172,15 +179,20 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 def _progress(event: dict) -> None:
     """Live per-stage progress on stderr, from the graph's event stream."""
     kind = event.get("event")
-    if kind == "stage_start":
+    if kind == "prompt_secrets":
+        found = ", ".join(f"{f['type']} (line {f['line']})" for f in event["findings"])
+        print(f"warning: your prompt holds secrets: {found}; each was replaced by [REDACTED: <type>] "
+              "before anything was stored or sent", file=sys.stderr, flush=True)
+    elif kind == "stage_start":
         print(f"> {event['stage']} ...", file=sys.stderr, flush=True)
     elif kind == "stage_finish":
         counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
         print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
-    elif kind == "stage_error":
-        print(f"  FAILED {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    elif kind == "stage_warning":
+        print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
 
 
 def _controller(settings: Settings, thread: str | None, project: str | None):
@@ -252,7 +264,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     send = getattr(args, "send", False)
     options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or [],
                "send": send and not args.review}
-    sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=_print_token)
+    as_json = getattr(args, "json", False)
+    on_token = None if as_json else _print_token  # JSON output: the answer is in the object, not streamed
+    sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=on_token)
     if args.review and ctl.paused_before:
         print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.S_CTX_MD}\n", file=sys.stderr)
         edited = _edit_condensed(sp.S_CTX_MD, args)
@@ -260,14 +274,79 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             ctl.edit(S_CTX_MD=edited)
         sp = ctl.resume()
         if send:
-            ctl.send(on_token=_print_token)
+            ctl.send(on_token=on_token)
             sp = ctl.sp
+    if as_json:
+        print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
+        return 0
+    if args.tokens and sp.stage.value == "build":
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(ctl.token_breakdown(sp, ask_server=True)), file=sys.stderr)
     if sp.answer is not None:
         print()
         _report_answer(sp.answer)
         return 0
-    _report(ctl, sp)
+    if args.style == "markdown" and not args.output:
+        _report(ctl, sp)
+        return 0
+    _export(ctl, sp, args.style, args.output)
     return 0
+
+
+def _export(ctl, sp: SuperPrompt, style: str, output: str | None) -> None:
+    """The built prompt in a style, to a file or stdout (a paused run has no built prompt: a clear error)."""
+    from ragstream.orchestration.export import export_prompt
+
+    text = export_prompt(sp, style)
+    print(f"thread {ctl.thread_id}: stage {sp.stage.value}", file=sys.stderr)
+    if output is None:
+        print(text, end="")
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror}") from exc
+    print(f"wrote the prompt ({style}) to {output}", file=sys.stderr)
+
+
+def run_json(ctl, sp: SuperPrompt) -> dict:
+    """What `run --json` prints: the thread, where it stands, the final prompt, the answer and the run's metadata."""
+    return {
+        "thread_id": ctl.thread_id,
+        "stage": sp.stage.value,
+        "paused_before": ctl.paused_before,
+        "prompt_ready": sp.prompt_ready,
+        "answer": sp.answer.text if sp.answer is not None else None,
+        "run_metadata": sp.run_metadata.model_dump(mode="json"),
+    }
+
+
+def describe_metadata(meta: RunMetadata) -> list[str]:
+    """The run-metadata record as lines a person reads (`ragstream trace`)."""
+    lines = [f"run: trace {meta.trace_id or '-'}, project {meta.project or '-'}, stage {meta.stage}"]
+    if meta.plan is not None:
+        plan = meta.plan
+        action = f"retrieve {plan.strategy or 'by the strategy rules'}, {plan.candidates} candidates" if plan.retrieve else "no retrieval"
+        lines.append(f"plan: {plan.intent} ({plan.source}, confidence {plan.confidence:.2f}): {action}; {plan.reason}"
+                     + (f"; escalated: {plan.escalated}" if plan.escalated else ""))
+    if meta.retrieval is not None:
+        r = meta.retrieval
+        lines.append(f"retrieval: {r.strategy}/{r.rung}, {r.candidates} candidates"
+                     + (f", confidence {r.confidence:.2f}" if r.confidence is not None else "")
+                     + (f", failed: {r.failure}" if r.failure else ""))
+    for section, budget in meta.context_budget.items():
+        lines.append(f"budget {section}: {budget.used}/{budget.ceiling} tokens, {budget.dropped} dropped")
+    if meta.summary_selection is not None:
+        sel = meta.summary_selection
+        lines.append(f"memory: {sel.turns_kept} turns, {sel.snippets_kept} summary snippets, {sel.notes_kept} notes kept; "
+                     f"{sel.turns_dropped + sel.snippets_dropped + sel.notes_dropped} dropped, {sel.echoes_stripped} echoes stripped")
+    if meta.critic is not None:
+        lines.append(f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)")
+    total = meta.total
+    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}"
+                 if total.calls else "usage: no LLM calls")
+    return lines
 
 
 def _print_token(token: str) -> None:
@@ -326,12 +405,24 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
+    """The local user's memory, or with --server the memory of the user whose token is in RAGSTREAM_TOKEN."""
+    import os
+
     from ragstream.services import Services
 
-    memory = Services(settings).memory
+    services = Services(settings)
+    memory = services.memory
+    if args.server:
+        from ragstream.app.remote_store import RemoteStore
+
+        token = os.environ.get("RAGSTREAM_TOKEN", "")
+        user = os.environ.get("RAGSTREAM_USER", "")
+        if not token or not user:
+            raise InputError("--server needs RAGSTREAM_USER and RAGSTREAM_TOKEN (from `ragstream users add`)")
+        memory = services.memory_of(user, RemoteStore(args.server, token))
     if args.action == "clear":
         memory.clear(args.project)
-        print(f"conversation history of '{args.project}' cleared")
+        print(f"conversation history of '{args.project}' cleared for user '{memory.user}'")
         return 0
     if args.action == "record":
         ctl = _controller(settings, args.thread, args.project)
@@ -341,6 +432,24 @@ def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     for turn in memory.context(args.project):
         print(f"[{turn.role}] {turn.content}")
+    return 0
+
+
+def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
+    """Users of a shared LangGraph server; the new user's token is the last line printed."""
+    from ragstream.users import UserRegistry
+
+    registry = UserRegistry.of(settings)
+    if args.action == "add":
+        token = registry.add(args.name, args.project or [])
+        print(f"user '{args.name}' added, allowed on {sorted(set(args.project or []))}; their bearer token (shown once):")
+        print(token)
+    elif args.action == "remove":
+        registry.remove(args.name)
+        print(f"user '{args.name}' removed")
+    else:
+        for user in registry.list():
+            print(f"{user.name}\t{', '.join(user.projects) or '(no projects)'}")
     return 0
 
 
@@ -360,8 +469,6 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
-    import json
-
     from ragstream.context.telemetry import summarize
 
     ctl = _controller(settings, args.thread, None)
@@ -371,11 +478,24 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps(events, indent=1, ensure_ascii=False))
         return 0
+    if args.metadata:
+        print(ctl.sp.run_metadata.model_dump_json(indent=2))
+        return 0
+    for line in describe_metadata(ctl.sp.run_metadata):
+        print(line)
     summary = summarize(events)
     for stage, info in summary["stages"].items():
         print(f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens" + (f"  {info['retrieval']}" if "retrieval" in info else ""))
     llm = summary["llm"]
-    print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    if llm["calls"]:
+        print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    else:
+        print(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
+    tokens = [e for e in events if e.get("event") == "prompt_tokens"]
+    if tokens:
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(tokens[-1]))
     for error in summary["errors"]:
         print(f"error in {error['stage']}: {error['message']}")
     return 0
@@ -393,9 +513,29 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve RAGstream's tools to an MCP host over stdin/stdout until the host closes the pipe."""
+    from ragstream.app.mcp_server import serve
+
+    serve(settings)
+    return 0
+
+
+class _Once(argparse.Action):
+    """An option that may be given once: argparse would otherwise keep the last of two silently."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} given twice: give it once")
+        setattr(namespace, self.dest, values)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v: info, -vv: debug)")
+    parser.add_argument("-q", "--quiet", dest="log_errors_only", action="store_true", help="log errors only")
     sub = parser.add_subparsers(dest="command", required=True)
 
     pre = sub.add_parser("preprocess", help="run PreProcessing (Tasks 1-4) on a prompt")
@@ -420,33 +560,40 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("project")
     ingest.add_argument("--path", help="ingest this folder (remembered for the project) instead of doc_raw/PROJECT")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--no-ignore", action="store_true", help="ingest files that .gitignore, .ignore or .ragstreamignore exclude")
     ingest.set_defaults(handler=cmd_ingest)
 
     run = sub.add_parser("run", help="run the whole pipeline on a prompt and print the final prompt")
     run.add_argument("prompt", nargs="?", help="the prompt text")
-    run.add_argument("--file", help="read the prompt from this UTF-8 file")
-    run.add_argument("--project", help="project whose documents ground the prompt")
-    run.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
+    run.add_argument("--file", action=_Once, help="read the prompt from this UTF-8 file")
+    run.add_argument("--project", action=_Once, help="project whose documents ground the prompt")
+    run.add_argument("--thread", action=_Once, help="checkpoint thread id (default: a new one, printed)")
     run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
     run.add_argument("--strategy", choices=list(Strategy.__members__))
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.add_argument("--send", action="store_true", help="then send the prompt to the configured LLM (streamed, with a critic)")
+    run.add_argument("--style", choices=["markdown", "xml", "json", "plain"], default="markdown",
+                     help="how the final prompt is written (same content and citations in each)")
+    run.add_argument("--output", help="write the final prompt to this file instead of stdout")
+    run.add_argument("--tokens", action="store_true",
+                     help="print the prompt's tokens per section and excerpt (stderr), naming the tokenizer and whether exact")
+    run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
     run.set_defaults(handler=cmd_run)
 
     demo = sub.add_parser("demo", help="ingest the bundled sample project and build a SuperPrompt (offline)")
     demo.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     demo.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
-    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None)
+    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None, tokens=False)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
     step.add_argument("stage", choices=list(NAMES))
     step.add_argument("prompt", nargs="?", help="the prompt text (for preprocess)")
     step.add_argument("--file", help="read the prompt from this UTF-8 file (for preprocess)")
     step.add_argument("--thread", required=True)
-    step.add_argument("--project")
+    step.add_argument("--project", action=_Once)
     step.set_defaults(handler=cmd_step)
 
     resume = sub.add_parser("resume", help="continue a paused run")
@@ -464,10 +611,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     memory = sub.add_parser("memory", help="a project's conversation memory: show, clear, or record an answer")
     memory.add_argument("action", choices=["show", "clear", "record"])
-    memory.add_argument("--project", required=True)
+    memory.add_argument("--project", action=_Once, required=True)
     memory.add_argument("--thread", help="for record: the thread whose prompt was answered")
     memory.add_argument("--answer-file", help="for record: the answer text (default: stdin)")
+    memory.add_argument("--server", metavar="URL", help="a LangGraph server: the memory of RAGSTREAM_USER (token in RAGSTREAM_TOKEN)")
     memory.set_defaults(handler=cmd_memory)
+
+    users = sub.add_parser("users", help="users of a shared LangGraph server: add (prints the token), list, remove")
+    users.add_argument("action", choices=["add", "list", "remove"])
+    users.add_argument("name", nargs="?", help="the user, for add and remove")
+    users.add_argument("--project", action="append", help="for add: a project the user may use (repeat for more)")
+    users.set_defaults(handler=cmd_users)
 
     gui = sub.add_parser("gui", help="start the Streamlit GUI")
     gui.add_argument("--port", type=int, default=8501)
@@ -478,12 +632,16 @@ def build_parser() -> argparse.ArgumentParser:
     trace = sub.add_parser("trace", help="show a thread's telemetry trace (stages, LLM calls, tokens, cost, errors)")
     trace.add_argument("--thread", required=True)
     trace.add_argument("--json", action="store_true", help="every event as JSON")
+    trace.add_argument("--metadata", action="store_true", help="the thread's run-metadata record as JSON")
     trace.set_defaults(handler=cmd_trace)
 
     models = sub.add_parser("models", help="prepare the embedding model's ONNX export (otherwise done on first use)")
     models.add_argument("action", choices=["prepare"])
     models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
     models.set_defaults(handler=cmd_models)
+
+    mcp = sub.add_parser("mcp", help="serve the tools (list projects, search, build a SuperPrompt) to an MCP host over stdio")
+    mcp.set_defaults(handler=cmd_mcp)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])
@@ -493,16 +651,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_logging(verbose: int, quiet: bool) -> None:
+    """Warnings by default, so a library's log lines never interleave with the prompt on stdout."""
+    level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)  # libraries that set their own logger's level (bm25s: DEBUG) still obey the CLI
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_logging(args.verbose, args.log_errors_only)
     handler: Callable[[argparse.Namespace, Settings], int] = args.handler
     try:
         overrides = {"data_dir": args.data_dir} if args.data_dir else None
-        return handler(args, load_settings(overrides=overrides))
+        code = handler(args, load_settings(overrides=overrides))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
+        return code
     except RagstreamError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `ragstream ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.ingestion.manifest import Manifest
 from ragstream.context.telemetry import summarize
+from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.projects import list_projects, project_paths, validate_project_name
+from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
@@ -63,6 +65,10 @@ def sidebar(ctl: AppController) -> None:
     uploads = st.sidebar.file_uploader("Add documents", type=UPLOAD_TYPES, accept_multiple_files=True, key="uploads")
     for upload in uploads or []:
         name = Path(upload.name).name
+        unsafe = unsafe_name_reason(name)
+        if unsafe is not None:
+            st.sidebar.warning(f"{escape_attr(name)}: {unsafe}, not saved")
+            continue
         if upload.size > ctl.settings.ingestion.max_file_bytes:
             st.sidebar.warning(f"{name}: larger than {ctl.settings.ingestion.max_file_bytes:,} bytes, not saved")
             continue
@@ -87,9 +93,14 @@ def sidebar(ctl: AppController) -> None:
     manifest = Manifest.load(paths.manifest_path)
     if manifest.files:
         st.sidebar.dataframe(
-            pd.DataFrame([{"file": p, "chunks": len(f.chunk_ids)} for p, f in sorted(manifest.files.items())]),
+            pd.DataFrame([{"file": p, "chunks": len(f.chunk_ids), "secrets redacted": len(f.secrets)}
+                          for p, f in sorted(manifest.files.items())]),
             hide_index=True,
         )
+    secrets = manifest.secret_lines()
+    if secrets:
+        st.sidebar.warning("Secrets found (redacted before indexing; values never kept):\n\n"
+                           + "\n".join(f"- {line}" for line in secrets))
 
 
 def stage_buttons(ctl: AppController, prompt: str) -> None:
@@ -192,7 +203,20 @@ def telemetry_panel(ctl: AppController) -> None:
     st.bar_chart(frame["ms"])
     st.dataframe(frame)
     llm = summary["llm"]
-    st.caption(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    if llm["calls"]:
+        st.caption(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    else:
+        st.caption(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
+
+
+def tokens_panel(ctl: AppController) -> None:
+    """The built prompt's tokens per section and per excerpt, and what counted them."""
+    report = ctl.token_breakdown()
+    st.subheader(f"Tokens: {report['total']}")
+    st.caption(report["label"])
+    rows = [{"part": s["section"], "tokens": s["tokens"]} for s in report["sections"] if s["section"] != "excerpts"]
+    rows += [{"part": e["chunk"], "tokens": e["tokens"]} for e in report["excerpts"]]
+    st.bar_chart(pd.DataFrame(rows).set_index("part")["tokens"], horizontal=True)
 
 
 def main() -> None:
@@ -205,12 +229,18 @@ def main() -> None:
     flash = st.session_state.pop("flash", None)
     if flash or ctl.last_error:
         st.error(flash or ctl.last_error)
+    if ctl.prompt_secrets:
+        st.warning(f"Your prompt holds secrets: {describe(ctl.prompt_secrets)}. Each was replaced by "
+                   "[REDACTED: <type>] before anything was stored or sent.")
     review_panel(ctl)
     sp = ctl.sp
     st.subheader(f"SuperPrompt - stage: {sp.stage.value}")
     st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown")
     if sp.stage is Stage.BUILD:
-        st.download_button("Download prompt", sp.prompt_ready, file_name="superprompt.md", key="download")
+        style = st.selectbox("Download style", STYLES, key="download_style")
+        st.download_button("Download prompt", export_prompt(sp, style), file_name=f"superprompt{SUFFIXES[style]}",
+                           mime=MEDIA_TYPES[style], key="download")
+        tokens_panel(ctl)
         send_panel(ctl)
     telemetry_panel(ctl)
 

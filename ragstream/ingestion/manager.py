@@ -10,6 +10,7 @@ repaired by the next one: it re-embeds what the manifest does not vouch for and 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -22,26 +23,36 @@ from pathlib import Path
 
 import numpy as np
 
+import ragstream.chunking
+import ragstream.code.chunks
+import ragstream.code.outline
+import ragstream.ingestion.loader
 from ragstream.chunking import Chunker
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
 from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
-from ragstream.ingestion.loader import SkipFile, headings_at, load_document
+from ragstream.ingestion.ignore import IgnoreRules
+from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
+from ragstream.prompt_view import escape_attr
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.settings import EmbeddingSettings, Settings
+from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
+from ragstream.secret_scan import identity as secrets_identity
+from ragstream.secret_scan import scan as scan_secrets
+from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
 from ragstream.state import Chunk, Span
 
 log = logging.getLogger("ragstream.ingestion")
 
 # (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
 Progress = Callable[[str, int, int], None]
-CHUNKING_VERSION = "code-v1"  # bump when the cutting rules change in code, not in config
+# The modules whose code decides where chunks are cut (their source is part of chunking_identity).
+CUTTING_MODULES = (ragstream.chunking, ragstream.code.chunks, ragstream.code.outline, ragstream.ingestion.loader)
 EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
 _ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 
@@ -55,6 +66,7 @@ class IngestionStats:
     deleted: int = 0
     unchanged: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, list[Finding]] = field(default_factory=dict)  # redacted before storing: type and line only
     chunks_written: int = 0
     chunks_deleted: int = 0
     chunks_total: int = 0
@@ -64,7 +76,8 @@ class IngestionStats:
     def summary(self) -> str:
         return (
             f"{self.project}: {self.files_seen} files seen, {self.added} added, {self.updated} updated, "
-            f"{self.deleted} deleted, {self.unchanged} unchanged, {len(self.skipped)} skipped; "
+            f"{self.deleted} deleted, {self.unchanged} unchanged, {len(self.skipped)} skipped, "
+            f"{sum(map(len, self.secrets.values()))} secrets redacted; "
             f"{self.chunks_written} chunks written, {self.chunks_deleted} removed, {self.chunks_total} in the index "
             f"(generation {self.generation}, {self.seconds:.1f}s)"
         )
@@ -80,7 +93,17 @@ def chunking_identity(settings: Settings) -> str:
     """How files are cut into chunks; a change re-chunks (and so re-embeds) every file, since kept chunks
     would otherwise mix two cuttings and lack the line and symbol metadata of the current one."""
     languages = hashlib.sha256((settings.config_dir / "code.json").read_bytes()).hexdigest()[:12]
-    return f"{CHUNKING_VERSION}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}"
+    return f"{cutting_rules_version()}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}:{secrets_identity(settings.secrets)}"
+
+
+@functools.cache
+def cutting_rules_version() -> str:
+    """A digest of the modules whose code decides where chunks are cut, so that changing a cutting
+    rule re-chunks on the next ingest without anyone remembering to bump a version by hand."""
+    digest = hashlib.sha256()
+    for module in CUTTING_MODULES:
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def chunk_id(rel_path: str, sha256: str, index: int) -> str:
@@ -88,17 +111,37 @@ def chunk_id(rel_path: str, sha256: str, index: int) -> str:
     return f"{rel_path}@{sha256[:10]}#{index}"
 
 
-def _walk(root: Path, skip_dirs: frozenset[str]) -> Iterator[tuple[str, Path | None, str | None]]:
+def _walk(
+    root: Path, skip_dirs: frozenset[str], ignore: IgnoreRules | None, secrets: SecretsSettings
+) -> Iterator[tuple[str, Path | None, str | None]]:
     """(relative path, file, skip reason) for every file under root; never follows links out of it.
-    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents."""
+    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents;
+    hidden files are passed over too, except those named as secret files (`.env`), to be reported.
+    With ignore rules, an ignored file or folder is yielded once with the rule that excludes it."""
     root_real = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in skip_dirs)
+        folder = Path(dirpath).relative_to(root).as_posix()
+        folder = "" if folder == "." else folder
+        if ignore is not None:
+            ignore.enter(folder)
+        kept = []
+        for d in sorted(d for d in dirnames if not d.startswith(".") and d not in skip_dirs):
+            rel = f"{folder}/{d}" if folder else d
+            rule = ignore.rule_for(rel, is_dir=True) if ignore is not None else None
+            if rule is None:
+                kept.append(d)
+            else:
+                yield rel + "/", None, f"ignored by {rule}"
+        dirnames[:] = kept
         for name in sorted(filenames):
-            if name.startswith("."):
+            if name.startswith(".") and secret_file_rule(name, secrets) is None:
                 continue
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
+            rule = ignore.rule_for(rel, is_dir=False) if ignore is not None else None
+            if rule is not None:
+                yield rel, None, f"ignored by {rule}"
+                continue
             if path.is_symlink():
                 target = path.resolve()
                 if not target.is_relative_to(root_real):
@@ -177,7 +220,10 @@ class IngestionManager:
             )
         return chunks
 
-    def ingest(self, project: str, source: Path | None = None, progress: Progress | None = None) -> IngestionStats:
+    def ingest(
+        self, project: str, source: Path | None = None, progress: Progress | None = None, ignore_files: bool | None = None
+    ) -> IngestionStats:
+        """Index the project's folder; `ignore_files` (default: `ingestion.ignore_files`) honours ignore files."""
         paths = project_paths(self.settings, project)
         if source is not None:
             if not source.is_dir():
@@ -187,9 +233,12 @@ class IngestionManager:
         if not root.is_dir():
             raise ProjectError(f"project '{project}' has no documents: create {root} and put files in it")
         with _project_lock(paths):
-            return self._ingest_locked(paths, root, progress)
+            use_ignore = self.settings.ingestion.ignore_files if ignore_files is None else ignore_files
+            return self._ingest_locked(paths, root, progress, IgnoreRules(root) if use_ignore else None)
 
-    def _ingest_locked(self, paths: ProjectPaths, root: Path, progress: Progress | None) -> IngestionStats:
+    def _ingest_locked(
+        self, paths: ProjectPaths, root: Path, progress: Progress | None, ignore: IgnoreRules | None
+    ) -> IngestionStats:
         started = time.monotonic()
         stats = IngestionStats(project=paths.name)
         manifest = Manifest.load(paths.manifest_path)
@@ -199,7 +248,7 @@ class IngestionManager:
             manifest = Manifest(generation=manifest.generation, embedding=identity, chunking=chunking)
         last = self._previous_snapshot(paths, manifest)
         previous = {c.id: c for c in last.chunks} if last else {}
-        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs)))
+        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs), ignore, self.settings.secrets))
         stats.files_seen = len(listing)
 
         files: dict[str, FileEntry] = {}
@@ -212,6 +261,14 @@ class IngestionManager:
             if path is None:
                 stats.skipped[rel] = reason or "skipped"
                 continue
+            unsafe = unsafe_name_reason(rel)
+            if unsafe is not None:  # its name would be printed in fences and listings
+                stats.skipped[escape_attr(rel)] = unsafe
+                continue
+            secret_rule = secret_file_rule(rel, self.settings.secrets)
+            if secret_rule is not None:
+                stats.skipped[rel] = name_skip_reason(secret_rule)
+                continue
             try:
                 doc = load_document(path, self.settings.ingestion.max_file_bytes)
             except SkipFile as skip:
@@ -220,22 +277,33 @@ class IngestionManager:
             except OSError as exc:
                 stats.skipped[rel] = f"unreadable ({exc.strerror})"
                 continue
+            old = manifest.files.get(rel)
+            if old is not None and old.sha256 == doc.sha256 and not old.secrets:
+                scanned = Scanned(doc.text, [], 0, 0)  # scanned clean before (a scanner change resets the manifest)
+            else:
+                scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
+            if scanned.share > self.settings.secrets.mostly_secret_share:
+                stats.skipped[rel] = share_skip_reason(scanned)
+                continue
+            if scanned.findings:
+                stats.secrets[rel] = scanned.findings
             sha = doc.sha256
             stat = path.stat()
-            old = manifest.files.get(rel)
             known = old is not None and old.sha256 == sha and all(cid in previous for cid in old.chunk_ids)
             if known:
                 file_chunks = [previous[cid] for cid in old.chunk_ids]
                 stats.unchanged += 1
             else:
-                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, doc.text, doc.title, doc.kind)
+                title = scan_secrets(doc.title, rel, self.settings.secrets).text
+                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, scanned.text, title, doc.kind)
                 to_write.extend(file_chunks)
                 if old is None:
                     stats.added += 1
                 else:
                     stats.updated += 1
-            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks])
-            texts[rel] = doc.text
+            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks],
+                                   secrets=[f.to_dict() for f in scanned.findings])
+            texts[rel] = scanned.text
             chunks.extend(file_chunks)
         stats.deleted = len(set(manifest.files) - set(files))
 
@@ -249,7 +317,7 @@ class IngestionManager:
                 vectors = last.vectors_of([c.id for c in chunks if c.id not in writing]) if last else {}
                 vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
                 vectors.update(self._embed_and_store(store, to_write, progress))
-                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files)
+                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files) or stats.skipped != manifest.skipped
                 generation = manifest.generation
                 if changed or last is None or last.vectors is None or (chunks and not last.files):
                     generation = self._next_generation(paths, manifest)
@@ -257,7 +325,8 @@ class IngestionManager:
                     ingestion = self.settings.ingestion
                     write_snapshot(paths.index_dir, generation, chunks, texts, matrix,
                                    (ingestion.file_bm25_k1, ingestion.file_bm25_b))
-                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files).save(paths.manifest_path)
+                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files,
+                             skipped=stats.skipped).save(paths.manifest_path)
                 orphans = sorted(stored - expected)
                 if orphans:
                     store.delete(orphans)

@@ -9,7 +9,7 @@ from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
-from ragstream.state import Chunk, RerankReport, RetrievalReport, SuperPrompt
+from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
 
 
 def query_pieces(sp: SuperPrompt) -> list[Query]:
@@ -44,6 +44,9 @@ def retrieve(
         counts=result.counts,
         failures=result.failures,
         history_chunks=len(history or []),
+        confidence=result.confidence.score,
+        confidence_evidence=result.confidence.evidence,
+        attempts=[RetrievalAttempt(strategy=a.strategy, confidence=a.confidence) for a in result.attempts],
     )
     return chunks, report
 
@@ -70,7 +73,7 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     controller = services.retrieval(_project(sp, env))
     history: list[Chunk] = []
     if ctx.history_profile == "relevant":
-        history = services.memory.relevant_chunks(
+        history = env.memory.relevant_chunks(
             controller.paths.name, normalized_ask(sp), controller.embedder, 3, services.settings.retrieval.fallback_min_score
         )
     strategy = Strategy(ctx.strategy) if ctx.strategy else None
