@@ -183,27 +183,6 @@ class BudgetReport(Report):
     method: str = ""
 
 
-class PreprocessReport(Report):
-    format: PromptFormat
-    format_note: str | None = None
-    task_rule: str
-    must_headers: dict[str, str] = Field(default_factory=dict)
-    normalized_map: dict[str, str] = Field(default_factory=dict)
-    unknown_headers: list[str] = Field(default_factory=list)
-    source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
-    memory_turns: int = 0
-
-
-class A2Report(Report):
-    agent: str
-    provider: str
-    model: str = ""
-    labels: dict[str, str] = Field(default_factory=dict)
-    decisions: dict[str, str] = Field(default_factory=dict)
-    reasons: dict[str, str] = Field(default_factory=dict)
-    usage: Usage = Field(default_factory=Usage)
-
-
 class Plan(Report):
     """What the run decided to do with the prompt before retrieving: its intent and the retrieval plan.
 
@@ -260,8 +239,10 @@ class SummarySelection(Report):
     snippets_dropped: int = 0
     notes_kept: int = 0
     notes_dropped: int = 0
-    echoes_stripped: int = 0
+    echoes_stripped: int = 0  # assistant sentences left out because the memory already said them
     dropped: dict[str, str] = Field(default_factory=dict)  # item -> why it was left out
+    budget_ceiling: int = 0
+    budget_used: int = 0
 
 
 class CriticSummary(Report):
@@ -290,6 +271,28 @@ class RunMetadata(Report):
     critic: CriticSummary | None = None
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     total: StageUsage = Field(default_factory=StageUsage)
+
+
+class PreprocessReport(Report):
+    format: PromptFormat
+    format_note: str | None = None
+    task_rule: str
+    must_headers: dict[str, str] = Field(default_factory=dict)
+    normalized_map: dict[str, str] = Field(default_factory=dict)
+    unknown_headers: list[str] = Field(default_factory=list)
+    source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+    memory_turns: int = 0
+    memory: SummarySelection | None = None
+
+
+class A2Report(Report):
+    agent: str
+    provider: str
+    model: str = ""
+    labels: dict[str, str] = Field(default_factory=dict)
+    decisions: dict[str, str] = Field(default_factory=dict)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
 
 
 class RetrievalReport(Report):

@@ -121,6 +121,10 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     retrieval = after.extras.retrieval
     if retrieval is not None and after.history_of_stages[-1] is Stage.RETRIEVAL:
         figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung}
+        if retrieval.plan is not None:
+            plan = retrieval.plan
+            figures["plan"] = {"intent": plan.intent, "confidence": plan.confidence, "retrieve": plan.retrieve,
+                               "reason": plan.reason}
     return figures
 
 

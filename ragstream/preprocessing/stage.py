@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragstream.context.memory_selection import select_memory
 from ragstream.preprocessing.pipeline import preprocess
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import Extras, SuperPrompt
@@ -10,7 +11,8 @@ from ragstream.state import Extras, SuperPrompt
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     """The prompt from the run's input (or the thread's own, when re-run), preprocessed.
 
-    The project's conversation memory joins the prompt unless the history profile is `none`.
+    The project's conversation memory, chosen by relevance to the prompt (see `memory_selection`),
+    joins the prompt unless the history profile is `none`.
     """
     services, ctx = env.services, env.context
     text = env.prompt if env.prompt is not None else sp.raw_prompt
@@ -22,8 +24,12 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         chunker=services.chunker,
     )
     project = ctx.project or sp.extras.project
-    memory = services.memory.context(project) if project and ctx.history_profile != "none" else []
-    report = done.report.model_copy(update={"memory_turns": len(memory)})
+    memory, selection = [], None
+    if project and ctx.history_profile != "none":
+        ask = "\n".join(t for t in (done.body.task, done.body.purpose) if t)
+        memory, selection = select_memory(services.memory, project, ask, services.embedder, services.budget,
+                                          services.settings.memory)
+    report = done.report.model_copy(update={"memory_turns": len(memory), "memory": selection})
     return StageOutput(
         updates={
             "raw_prompt": done.raw_prompt,

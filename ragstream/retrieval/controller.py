@@ -144,7 +144,10 @@ class RetrievalController:
         log.info("retriever %s: %d hits in %.1f ms", name, report.counts[name], report.timings_ms[name])
         return lists
 
-    def retrieve(self, queries: list[Query] | list[str], strategy: Strategy | None = None) -> MergedResultSet:
+    def retrieve(
+        self, queries: list[Query] | list[str], strategy: Strategy | None = None, limit: int | None = None
+    ) -> MergedResultSet:
+        """The merged result set: at most `limit` candidates (`max_candidates` when not given)."""
         pieces = [q if isinstance(q, Query) else Query(q) for q in queries]
         pieces = [q for q in pieces if q.text.strip()]
         if not pieces:
@@ -172,7 +175,7 @@ class RetrievalController:
             lists = lists + self._run("temporal", lambda: self._temporal(pieces, base, snap), report)
         elif strategy is Strategy.EXPLORATORY:
             lists = lists + self._run("graph", lambda: self._graph(base, snap), report)
-        report.results = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates]
+        report.results = rrf_fuse(lists, self.settings.rrf_k)[: limit or self.settings.max_candidates]
         return report
 
     def _ladder(self, lists: list[RankedList]) -> tuple[list[RankedList], str, dict[str, float]]:
