@@ -183,6 +183,13 @@ class BudgetReport(Report):
     method: str = ""
 
 
+class RetrievalAttempt(Report):
+    """One strategy retrieval tried, and the calibrated confidence of its result set."""
+
+    strategy: str
+    confidence: float
+
+
 class Plan(Report):
     """What the run decided to do with the prompt before retrieving: its intent and the retrieval plan.
 
@@ -226,7 +233,8 @@ class RetrievalMode(Report):
     strategy: str
     rung: str
     candidates: int
-    confidence: float | None = None
+    confidence: float | None = None  # the kept result's calibrated confidence
+    attempts: list[str] = Field(default_factory=list)  # strategies tried, the first one first (the confidence loop)
     failure: str = ""
 
 
@@ -282,6 +290,7 @@ class PreprocessReport(Report):
     unknown_headers: list[str] = Field(default_factory=list)
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
+    secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
     memory: SummarySelection | None = None
 
 
@@ -296,6 +305,11 @@ class A2Report(Report):
 
 
 class RetrievalReport(Report):
+    """`strategy` is the strategy whose result was kept; `confidence` is that result's calibrated
+    probability of holding a relevant chunk among its first results (retrieval/confidence.py), from
+    `confidence_evidence`; `attempts` lists every strategy tried, the first one first (a low first
+    confidence re-runs retrieval with other strategies and keeps the most confident)."""
+
     project: str
     strategy: str
     strategy_reason: str = ""
@@ -306,8 +320,15 @@ class RetrievalReport(Report):
     counts: dict[str, int] = Field(default_factory=dict)
     failures: dict[str, str] = Field(default_factory=dict)
     history_chunks: int = 0
+    confidence: float | None = None
+    confidence_evidence: dict[str, float] = Field(default_factory=dict)
+    attempts: list[RetrievalAttempt] = Field(default_factory=list)
     plan: Plan | None = None
     failure: str = ""  # why retrieval failed when the failure policy let the run continue without excerpts
+
+    @property
+    def rerun(self) -> bool:
+        return len(self.attempts) > 1
 
 
 class RerankReport(Report):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ragstream.context.memory_selection import select_memory
 from ragstream.preprocessing.pipeline import preprocess
+from ragstream.secret_scan import redacted_in, scan_prompt
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import Extras, SuperPrompt
 
@@ -16,6 +17,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     """
     services, ctx = env.services, env.context
     text = env.prompt if env.prompt is not None else sp.raw_prompt
+    if isinstance(text, str):  # a door that did not redact (the LangGraph server): redacted before anything else
+        text = scan_prompt(text, services.settings.secrets).text
     done = preprocess(
         text,
         services.settings,
@@ -29,7 +32,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         ask = "\n".join(t for t in (done.body.task, done.body.purpose) if t)
         memory, selection = select_memory(services.memory, project, ask, services.embedder, services.budget,
                                           services.settings.memory)
-    report = done.report.model_copy(update={"memory_turns": len(memory), "memory": selection})
+    secrets = [f.to_dict() for f in redacted_in(done.raw_prompt)]
+    report = done.report.model_copy(update={"memory_turns": len(memory), "secrets_redacted": secrets, "memory": selection})
     return StageOutput(
         updates={
             "raw_prompt": done.raw_prompt,

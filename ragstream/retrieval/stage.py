@@ -10,7 +10,7 @@ from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
-from ragstream.state import Chunk, RerankReport, RetrievalReport, SuperPrompt
+from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
 
 
 def query_pieces(sp: SuperPrompt) -> list[Query]:
@@ -20,12 +20,12 @@ def query_pieces(sp: SuperPrompt) -> list[Query]:
 
 def retrieve(
     pieces: list[Query], controller: RetrievalController, strategy: Strategy | None = None, history: list[Chunk] | None = None,
-    limit: int | None = None,
+    limit: int | None = None, rerun: bool | None = None,
 ) -> tuple[list[Chunk], RetrievalReport]:
     """Documents first, then (when the history profile asks for it) relevant past turns."""
     if not pieces:
         raise RetrievalError("the prompt has no content kept for retrieval (only META or unknown sections)")
-    result = controller.retrieve(pieces, strategy, limit)
+    result = controller.retrieve(pieces, strategy, rerun=rerun, limit=limit)
     snapshot = controller.snapshot()
     chunks: list[Chunk] = []
     for item in result.results:
@@ -46,6 +46,9 @@ def retrieve(
         counts=result.counts,
         failures=result.failures,
         history_chunks=len(history or []),
+        confidence=result.confidence.score,
+        confidence_evidence=result.confidence.evidence,
+        attempts=[RetrievalAttempt(strategy=a.strategy, confidence=a.confidence) for a in result.attempts],
     )
     return chunks, report
 
@@ -88,7 +91,8 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         )
     strategy = Strategy(plan.strategy) if plan.strategy else None
     try:
-        chunks, report = retrieve(query_pieces(sp), controller, strategy, history, plan.candidates)
+        # the confidence loop may widen any strategy the plan chose, never one the user forced
+        chunks, report = retrieve(query_pieces(sp), controller, strategy, history, plan.candidates, plan.source != "user")
     except RetrievalError as exc:
         if services.settings.plan.on_retrieval_failure == "fail":
             raise
