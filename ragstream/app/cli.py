@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -192,8 +194,9 @@ def _progress(event: dict) -> None:
         if plan:
             print(f"  plan: {plan['intent']} (confidence {plan['confidence']:.2f}), "
                   f"{'retrieve' if plan['retrieve'] else 'no retrieval'}: {plan['reason']}", file=sys.stderr, flush=True)
-    elif kind == "stage_error":
-        print(f"  FAILED {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    elif kind == "stage_warning":
+        print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
 
 
 def _controller(settings: Settings, thread: str | None, project: str | None):
@@ -447,9 +450,29 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve RAGstream's tools to an MCP host over stdin/stdout until the host closes the pipe."""
+    from ragstream.app.mcp_server import serve
+
+    serve(settings)
+    return 0
+
+
+class _Once(argparse.Action):
+    """An option that may be given once: argparse would otherwise keep the last of two silently."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} given twice: give it once")
+        setattr(namespace, self.dest, values)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v: info, -vv: debug)")
+    parser.add_argument("-q", "--quiet", dest="log_errors_only", action="store_true", help="log errors only")
     sub = parser.add_subparsers(dest="command", required=True)
 
     pre = sub.add_parser("preprocess", help="run PreProcessing (Tasks 1-4) on a prompt")
@@ -479,9 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the whole pipeline on a prompt and print the final prompt")
     run.add_argument("prompt", nargs="?", help="the prompt text")
-    run.add_argument("--file", help="read the prompt from this UTF-8 file")
-    run.add_argument("--project", help="project whose documents ground the prompt")
-    run.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
+    run.add_argument("--file", action=_Once, help="read the prompt from this UTF-8 file")
+    run.add_argument("--project", action=_Once, help="project whose documents ground the prompt")
+    run.add_argument("--thread", action=_Once, help="checkpoint thread id (default: a new one, printed)")
     run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
     run.add_argument("--strategy", choices=list(Strategy.__members__))
@@ -505,7 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     step.add_argument("prompt", nargs="?", help="the prompt text (for preprocess)")
     step.add_argument("--file", help="read the prompt from this UTF-8 file (for preprocess)")
     step.add_argument("--thread", required=True)
-    step.add_argument("--project")
+    step.add_argument("--project", action=_Once)
     step.set_defaults(handler=cmd_step)
 
     resume = sub.add_parser("resume", help="continue a paused run")
@@ -523,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     memory = sub.add_parser("memory", help="a project's conversation memory: show, clear, or record an answer")
     memory.add_argument("action", choices=["show", "clear", "record"])
-    memory.add_argument("--project", required=True)
+    memory.add_argument("--project", action=_Once, required=True)
     memory.add_argument("--thread", help="for record: the thread whose prompt was answered")
     memory.add_argument("--answer-file", help="for record: the answer text (default: stdin)")
     memory.set_defaults(handler=cmd_memory)
@@ -545,6 +568,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
     models.set_defaults(handler=cmd_models)
 
+    mcp = sub.add_parser("mcp", help="serve the tools (list projects, search, build a SuperPrompt) to an MCP host over stdio")
+    mcp.set_defaults(handler=cmd_mcp)
+
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])
     agents.add_argument("name", nargs="?", help="agent name for `show`, e.g. A2")
@@ -553,16 +579,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_logging(verbose: int, quiet: bool) -> None:
+    """Warnings by default, so a library's log lines never interleave with the prompt on stdout."""
+    level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)  # libraries that set their own logger's level (bm25s: DEBUG) still obey the CLI
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_logging(args.verbose, args.log_errors_only)
     handler: Callable[[argparse.Namespace, Settings], int] = args.handler
     try:
         overrides = {"data_dir": args.data_dir} if args.data_dir else None
-        return handler(args, load_settings(overrides=overrides))
+        code = handler(args, load_settings(overrides=overrides))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
+        return code
     except RagstreamError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `ragstream ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
