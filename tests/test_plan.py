@@ -135,3 +135,17 @@ def test_continue_policy_builds_without_excerpts_and_says_so(tmp_path: Path) -> 
     assert sp.run_metadata.retrieval.failure == sp.extras.retrieval.failure
     assert "### Open issues\n- No excerpts: retrieval from project 'demo' failed" in sp.prompt_ready
     assert "nightly job rebuilds" not in unfenced(sp.prompt_ready) and "## Source excerpts" not in sp.prompt_ready
+
+
+def test_an_invalid_plan_reply_falls_back_to_the_rules(openai_on_indexed) -> None:
+    def broken(request: dict) -> str:
+        schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "intent" in schema.get("properties", {}):
+            return json.dumps({"intent": "small talk", "confidence": 3})  # not in the enum, out of range, no reason
+        return schema_responder(request)
+
+    server, settings = openai_on_indexed()
+    server.responder = broken
+    sp = _run(settings, "Thanks, that helped!")
+    plan = sp.extras.retrieval.plan
+    assert (plan.source, plan.intent, plan.retrieve) == ("rules", "conversational", False) and plan.evidence

@@ -9,7 +9,8 @@ candidates and a larger excerpt budget; `conversational` (thanks, greetings) and
 retrieve nothing, and the plan says why.
 
 Offline the rules below decide and record the words they rest on; with an LLM the PLAN agent
-(`config/agents/PLAN/v1.json`) decides and gives its reason. Either way a decision under
+(`config/agents/PLAN/v1.json`) decides and gives its reason (a reply that stays invalid falls back
+to the rules). Either way a decision under
 `plan.min_confidence` escalates: the run retrieves after all (never skips on a guess), with the
 research candidate count. A strategy the user forced always wins (`source: user`).
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from ragstream.agents.runner import AgentRunner
+from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.retrieval.strategy import Strategy, choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
@@ -115,14 +116,16 @@ def decide(
     sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None
 ) -> Plan:
     """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure."""
-    if offline:
-        intent, confidence, reason, evidence = classify(sp, settings)
-        source = "rules"
-    else:
+    intent, confidence, reason, evidence = classify(sp, settings)
+    source = "rules"
+    if not offline:  # a reply that stays invalid falls back to the rules' decision, recorded as theirs
         payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
-        output = runner.run(AGENT, payload).output
-        intent, confidence, reason, evidence = output["intent"], float(output["confidence"]), output["reason"], []
-        source = "llm"
+        ruled = {"intent": intent, "confidence": confidence, "reason": reason}
+        call = runner.run(AGENT, payload, fallback=lambda _error: ruled)
+        if call.outcome != FELL_BACK:
+            output = call.output
+            intent, confidence, reason, evidence = output["intent"], float(output["confidence"]), output["reason"], []
+            source = "llm"
     return plan_for(sp, settings, intent, confidence, reason, evidence, source, forced)
 
 
