@@ -55,11 +55,12 @@ def reachable(base_url: str, timeout: float = 3.0) -> str | None:
         return f"no OpenAI-compatible server at {base_url} ({exc})"
 
 
-def settings_for(work: Path, base_url: str, mode: str) -> Settings:
+def settings_for(work: Path, base_url: str, mode: str, timeout_s: float = 600) -> Settings:
+    """A CPU-bound local model is slow: one generous deadline per call and no retry of a timed-out call."""
     return load_settings(overrides={
         "data_dir": str(work / "data"), "llm.provider": "openai", "llm.base_url": base_url,
         "llm.api_key": os.environ.get("OPENAI_API_KEY") or "not-needed", "llm.structured_output": mode,
-        "llm.timeout_s": 120, "llm.max_retries": 1, "llm.max_concurrency": 2,
+        "llm.timeout_s": timeout_s, "llm.max_retries": 0, "llm.max_concurrency": 1,
     })
 
 
@@ -136,6 +137,7 @@ def main() -> int:
     parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1"))
     parser.add_argument("--mode", default="auto", choices=["auto", "json_schema", "json_object", "prompt"])
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per model call")
     parser.add_argument("--prompt", type=Path, default=ROOT / "examples" / "prompt.md")
     parser.add_argument("--expect", default="architecture.md", help="a source file the prompt's answer rests on")
     parser.add_argument("--no-send", action="store_true")
@@ -155,7 +157,7 @@ def main() -> int:
         if why:
             print(f"skipped: {why}; start one with ../shared/tools/real_llm_server.sh or pass --start", file=sys.stderr)
             return 2
-        settings = settings_for(args.work, args.base_url, args.mode)
+        settings = settings_for(args.work, args.base_url, args.mode, args.timeout)
         ingest(settings, "sample")
         prompt = args.prompt.read_text(encoding="utf-8")
         results = []

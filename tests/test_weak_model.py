@@ -173,3 +173,26 @@ def test_a_critic_without_a_valid_verdict_leaves_the_answer_unjudged(openai_on_i
     assert sp.answer is not None and sp.answer.done and sp.answer.text == "A streamed answer citing [x]."
     assert "the critic's reply was invalid: your reply was empty; after one re-ask: your reply was empty" in sp.answer.attempts[-1].critique["not_judged"]
     assert len([r for r in server.requests if r.get("stream")]) == 1  # no regeneration on a missing verdict
+
+
+def test_a_server_down_is_one_line_naming_the_url_and_the_next_run_works(indexed, tmp_path, monkeypatch, capsys) -> None:
+    from ragstream.app.cli import main
+    from tests.servers import free_port, link_indexed_project
+    from ragstream.settings import load_settings
+
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
+    link_indexed_project(settings, indexed)
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("# Task\nHow are changed documents re-embedded?\n", encoding="utf-8")
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    monkeypatch.setenv("RAGSTREAM_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    args = ["run", "--file", str(prompt), "--project", "demo"]
+    assert main(args) == 2
+    problems = [line for line in capsys.readouterr().err.splitlines() if not line.startswith(("> ", "  done "))]
+    assert len(problems) == 1 and problems[0].startswith("error: ") and f"cannot connect to {url}" in problems[0]
+    with FakeOpenAIServer() as server:
+        server.responder = schema_responder
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        assert main(args) == 0

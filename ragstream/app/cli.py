@@ -283,6 +283,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if as_json:
         print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
         return 0
+    if args.tokens and sp.stage.value == "build":
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(ctl.token_breakdown(sp, ask_server=True)), file=sys.stderr)
     if sp.answer is not None:
         print()
         _report_answer(sp.answer)
@@ -432,7 +436,15 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     for stage, info in summary["stages"].items():
         print(f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens" + (f"  {info['retrieval']}" if "retrieval" in info else ""))
     llm = summary["llm"]
-    print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    if llm["calls"]:
+        print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    else:
+        print(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
+    tokens = [e for e in events if e.get("event") == "prompt_tokens"]
+    if tokens:
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(tokens[-1]))
     for error in summary["errors"]:
         print(f"error in {error['stage']}: {error['message']}")
     return 0
@@ -514,6 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--style", choices=["markdown", "xml", "json", "plain"], default="markdown",
                      help="how the final prompt is written (same content and citations in each)")
     run.add_argument("--output", help="write the final prompt to this file instead of stdout")
+    run.add_argument("--tokens", action="store_true",
+                     help="print the prompt's tokens per section and excerpt (stderr), naming the tokenizer and whether exact")
     run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
     run.set_defaults(handler=cmd_run)
 
@@ -521,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     demo.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
-    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None)
+    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None, tokens=False)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
     step.add_argument("stage", choices=list(NAMES))

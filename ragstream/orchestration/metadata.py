@@ -130,5 +130,6 @@ def summary_lines(meta: RunMetadata) -> list[str]:
     if meta.critic is not None:
         lines.append(f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)")
     total = meta.total
-    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}")
+    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}"
+                 if total.calls else "usage: no LLM calls")
     return lines
