@@ -382,12 +382,24 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
+    """The local user's memory, or with --server the memory of the user whose token is in RAGSTREAM_TOKEN."""
+    import os
+
     from ragstream.services import Services
 
-    memory = Services(settings).memory
+    services = Services(settings)
+    memory = services.memory
+    if args.server:
+        from ragstream.app.remote_store import RemoteStore
+
+        token = os.environ.get("RAGSTREAM_TOKEN", "")
+        user = os.environ.get("RAGSTREAM_USER", "")
+        if not token or not user:
+            raise InputError("--server needs RAGSTREAM_USER and RAGSTREAM_TOKEN (from `ragstream users add`)")
+        memory = services.memory_of(user, RemoteStore(args.server, token))
     if args.action == "clear":
         memory.clear(args.project)
-        print(f"conversation history of '{args.project}' cleared")
+        print(f"conversation history of '{args.project}' cleared for user '{memory.user}'")
         return 0
     if args.action == "record":
         ctl = _controller(settings, args.thread, args.project)
@@ -397,6 +409,24 @@ def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     for turn in memory.context(args.project):
         print(f"[{turn.role}] {turn.content}")
+    return 0
+
+
+def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
+    """Users of a shared LangGraph server; the new user's token is the last line printed."""
+    from ragstream.users import UserRegistry
+
+    registry = UserRegistry.of(settings)
+    if args.action == "add":
+        token = registry.add(args.name, args.project or [])
+        print(f"user '{args.name}' added, allowed on {sorted(set(args.project or []))}; their bearer token (shown once):")
+        print(token)
+    elif args.action == "remove":
+        registry.remove(args.name)
+        print(f"user '{args.name}' removed")
+    else:
+        for user in registry.list():
+            print(f"{user.name}\t{', '.join(user.projects) or '(no projects)'}")
     return 0
 
 
@@ -563,7 +593,14 @@ def build_parser() -> argparse.ArgumentParser:
     memory.add_argument("--project", action=_Once, required=True)
     memory.add_argument("--thread", help="for record: the thread whose prompt was answered")
     memory.add_argument("--answer-file", help="for record: the answer text (default: stdin)")
+    memory.add_argument("--server", metavar="URL", help="a LangGraph server: the memory of RAGSTREAM_USER (token in RAGSTREAM_TOKEN)")
     memory.set_defaults(handler=cmd_memory)
+
+    users = sub.add_parser("users", help="users of a shared LangGraph server: add (prints the token), list, remove")
+    users.add_argument("action", choices=["add", "list", "remove"])
+    users.add_argument("name", nargs="?", help="the user, for add and remove")
+    users.add_argument("--project", action="append", help="for add: a project the user may use (repeat for more)")
+    users.set_defaults(handler=cmd_users)
 
     gui = sub.add_parser("gui", help="start the Streamlit GUI")
     gui.add_argument("--port", type=int, default=8501)

@@ -66,6 +66,10 @@ def sidebar(ctl: AppController) -> None:
     uploads = st.sidebar.file_uploader("Add documents", type=UPLOAD_TYPES, accept_multiple_files=True, key="uploads")
     for upload in uploads or []:
         name = Path(upload.name).name
+        unsafe = unsafe_name_reason(name)
+        if unsafe is not None:
+            st.sidebar.warning(f"{escape_attr(name)}: {unsafe}, not saved")
+            continue
         if upload.size > ctl.settings.ingestion.max_file_bytes:
             st.sidebar.warning(f"{name}: larger than {ctl.settings.ingestion.max_file_bytes:,} bytes, not saved")
             continue

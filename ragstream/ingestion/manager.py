@@ -34,7 +34,8 @@ from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.ignore import IgnoreRules
-from ragstream.ingestion.loader import SkipFile, headings_at, load_document
+from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
+from ragstream.prompt_view import escape_attr
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
@@ -259,6 +260,10 @@ class IngestionManager:
                 progress("scan", done, len(listing))
             if path is None:
                 stats.skipped[rel] = reason or "skipped"
+                continue
+            unsafe = unsafe_name_reason(rel)
+            if unsafe is not None:  # its name would be printed in fences and listings
+                stats.skipped[escape_attr(rel)] = unsafe
                 continue
             secret_rule = secret_file_rule(rel, self.settings.secrets)
             if secret_rule is not None:

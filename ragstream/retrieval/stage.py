@@ -86,7 +86,7 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         return StageOutput(updates={**updates, "base_context_chunks": []}, report=report, selection=[])
     history: list[Chunk] = []
     if ctx.history_profile == "relevant":
-        history = services.memory.relevant_chunks(
+        history = env.memory.relevant_chunks(
             controller.paths.name, normalized_ask(sp), controller.embedder, 3, services.settings.retrieval.fallback_min_score
         )
     strategy = Strategy(plan.strategy) if plan.strategy else None
