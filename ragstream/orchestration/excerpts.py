@@ -327,10 +327,10 @@ def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
 
 def whole_excerpts(
     selection: list[Chunk], sources: Sources, budget: ContextBudget, fence: Callable[[Chunk], str], reserve: int,
-    cfg: ExcerptSettings,
+    cfg: ExcerptSettings, ceiling: int | None = None,
 ) -> tuple[list[Chunk], TrimReport, list[ExcerptRecord]]:
     """The excerpts the prompt shows (as fence-ready chunks, best first), the budget report by chunk id,
-    and how each excerpt was hydrated."""
+    and how each excerpt was hydrated; `ceiling` overrides the prompt budget's (a plan's budget)."""
     excerpts = merged([hydrated(c, sources, cfg.sentence_reach_chars) for c in selection])
     cost_cache: dict[tuple[str, int, int, str], int] = {}
 
@@ -340,8 +340,9 @@ def whole_excerpts(
             cost_cache[key] = budget.count(fence(e.as_chunk()))
         return cost_cache[key]
 
-    kept, trim = budget.fit("prompt", excerpts, key=lambda e: e.as_chunk().id, text=lambda e: fence(e.as_chunk()), reserve=reserve)
-    ceiling = budget.ceiling("prompt")
+    kept, trim = budget.fit("prompt", excerpts, key=lambda e: e.as_chunk().id, text=lambda e: fence(e.as_chunk()),
+                            reserve=reserve, ceiling=ceiling)
+    ceiling = trim.ceiling
     index = 0
     while index < len(kept):
         target = kept[index]
