@@ -160,7 +160,7 @@ def test_code_excerpts_are_whole_statements_exact_and_never_repeat_a_line(projec
 
 def test_a_small_budget_still_shows_whole_excerpts_and_a_large_one_shows_parents(projects: dict[str, Settings]) -> None:
     base = projects["docs"]
-    prompt = DOC_PROMPTS[1]
+    prompt = DOC_PROMPTS[3]  # one whose gated selection (A3, absolute evidence) overflows the small budget
     tight = base.model_copy(update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 1500}})})
     roomy = base.model_copy(update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 20000}})})
     small, large = _built(tight, "docs", prompt), _built(roomy, "docs", prompt)

@@ -217,8 +217,11 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
     services = env.services
-    if not selection:
-        return StageOutput(updates={"S_CTX_MD": nothing_to_condense(sp)}, report=A4Report(agent="none (no excerpts)"), selection=[])
+    if not selection:  # A3 dropped every candidate: the documents do not cover the ask, and the prompt says so
+        missing = uncovered(sp, selection) if sp.extras.a3 is not None and sp.extras.a3.decisions else []
+        text = render_sctx({}, missing) if missing else nothing_to_condense(sp)
+        return StageOutput(updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing),
+                           selection=[])
     pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
     missing = uncovered(sp, selection)
 
