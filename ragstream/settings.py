@@ -90,6 +90,15 @@ class SecretsSettings(BaseModel):
     disabled_plugins: list[str] = Field(default_factory=list)  # detect-secrets plugin class names left out
 
 
+class ExcerptSettings(BaseModel):
+    """Whole excerpts at build time (orchestration/excerpts.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sentence_reach_chars: int = Field(default=1500, gt=0)  # how far an edge may move to a sentence boundary
+    max_parent_tokens: int = Field(default=700, gt=0)  # the largest enclosing definition/list/section shown whole
+
+
 class RetrievalSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -253,6 +262,7 @@ class Settings(BaseModel):
     ingestion: IngestionSettings
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     retrieval: RetrievalSettings
+    excerpts: ExcerptSettings = Field(default_factory=ExcerptSettings)
     reranker: RerankerSettings
     gate: GateSettings
     condenser: CondenserSettings

@@ -405,8 +405,23 @@ class A5Report(Report):
     llm: LLMOutcomes | None = None
 
 
+class ExcerptRecord(Report):
+    """One excerpt of the final prompt: its document, the chunks it holds (in file order), its span and
+    lines in the indexed text, how it was hydrated (orchestration/excerpts.py), and its text (read back
+    from the document at build time, so exports show exactly what the prompt shows)."""
+
+    source: str
+    chunks: list[str]
+    start: int
+    end: int
+    lines: list[int] | None = None
+    hydrated: str
+    text: str
+
+
 class BuildReport(Report):
     budget: BudgetReport | None = None
+    excerpts: list[ExcerptRecord] = Field(default_factory=list)
 
 
 class EditRecord(Report):
