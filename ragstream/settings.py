@@ -198,6 +198,7 @@ class SendSettings(BaseModel):
     temperature: float = Field(ge=0.0, le=2.0)
     max_tokens: int = Field(gt=0)
     critic_max_retries: int = Field(ge=0)
+    critic_new_chunks: int = Field(default=3, ge=0)  # chunks retrieved for what the critic found missing
 
 
 class TelemetrySettings(BaseModel):
