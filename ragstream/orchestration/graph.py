@@ -132,6 +132,10 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     if retrieval is not None and after.history_of_stages[-1] is Stage.RETRIEVAL:
         figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung, "confidence": retrieval.confidence,
                                 "attempts": len(retrieval.attempts)}
+        if retrieval.plan is not None:
+            plan = retrieval.plan
+            figures["plan"] = {"intent": plan.intent, "confidence": plan.confidence, "retrieve": plan.retrieve,
+                               "reason": plan.reason}
     return figures
 
 
