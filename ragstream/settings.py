@@ -52,6 +52,7 @@ class PreprocessingSettings(BaseModel):
 
     include_undecided: bool = False
     use_agent00: bool = True
+    max_query_pieces: int = Field(16, gt=0)  # a long prompt searches with its first pieces by weight, the rest recorded as not kept
 
 
 class IngestionSettings(BaseModel):
@@ -174,6 +175,23 @@ class PlanSettings(BaseModel):
     on_retrieval_failure: Literal["fail", "continue"]
 
 
+class WebSearchSettings(BaseModel):
+    """The optional web-search tool: a SearxNG server (its JSON API) the user runs or trusts; off by default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    url: str | None = None  # e.g. http://127.0.0.1:8888 (SearxNG with `search.formats: [json]`)
+    max_results: int = Field(5, gt=0)
+    timeout_s: float = Field(10.0, gt=0)
+
+
+class ToolsSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
+
+
 class BudgetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -205,6 +223,7 @@ class SendSettings(BaseModel):
     temperature: float = Field(ge=0.0, le=2.0)
     max_tokens: int = Field(gt=0)
     critic_max_retries: int = Field(ge=0)
+    critic_new_chunks: int = Field(default=3, ge=0)  # chunks retrieved for what the critic found missing
 
 
 class TelemetrySettings(BaseModel):
@@ -240,6 +259,14 @@ class LLMSettings(BaseModel):
         return self.provider
 
 
+class ServerSettings(BaseModel):
+    """Limits for runs on the shared LangGraph server, where one user's run must not starve the others."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_prompt_chars: int = Field(50_000, gt=0)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -257,11 +284,13 @@ class Settings(BaseModel):
     gate: GateSettings
     condenser: CondenserSettings
     plan: PlanSettings
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     budget: BudgetSettings
     memory: MemorySettings
     send: SendSettings
     telemetry: TelemetrySettings
     llm: LLMSettings
+    server: ServerSettings = Field(default_factory=ServerSettings)
     checkpoint_url: str | None = None
     chroma_url: str | None = None
     models_path: Path | None = None
