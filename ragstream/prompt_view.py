@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ragstream.stages import Stage
-from ragstream.state import SuperPrompt
+from ragstream.state import A5Report, SuperPrompt
 
 _CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"))
 _LABELS = (
@@ -78,6 +78,13 @@ def render_ask(sp: SuperPrompt) -> str:
     return "\n\n".join(parts)
 
 
+def render_format(spec: A5Report) -> str:
+    """The format specification A5 produced, as the Prompt Builder places it under the ask."""
+    rules = "\n".join(f"- {rule}" for rule in spec.rules)
+    shape = f"\n\nShape:\n{fence_block('text', spec.example_shape)}" if spec.example_shape else ""
+    return f"## Output format\n{rules}{shape}"
+
+
 def render_chunk_view(sp: SuperPrompt) -> str:
     """A short listing of the chunks the latest retrieval-side stage selected."""
     view = sp.current_view()
@@ -106,5 +113,6 @@ def render_prompt(sp: SuperPrompt) -> str:
     if sp.stage is Stage.BUILD:
         parts = [sp.System_MD, sp.Prompt_MD, render_condensed(sp), sp.Attachments_MD]
     else:
-        parts = [render_system(sp), render_ask(sp), render_condensed(sp) or render_chunk_view(sp)]
+        spec = render_format(sp.extras.a5) if sp.extras.a5 is not None else ""
+        parts = [render_system(sp), render_ask(sp), spec, render_condensed(sp) or render_chunk_view(sp)]
     return "\n\n".join(p for p in parts if p) + "\n"

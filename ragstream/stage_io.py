@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import InputError
 from ragstream.retrieval.strategy import Strategy
-from ragstream.stages import validate_skip
+from ragstream.stages import PAUSE_POLICIES, pause_points, validate_skip
 from ragstream.state import Report
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ class RunContext:
     history_profile: str | None = None
     manual: bool = False
     send: bool = False  # after the build, answer the prompt with the configured LLM (and its critic)
+    pause_after: str | list[str] = "a4"  # where an auto run stops for a person's review (`pause_points`)
+    strict: bool = False  # headers PreProcessing could not map wait for a person's decision
 
     def __init__(self, services: Services | None = None, **values: Any) -> None:
         # `services` is an attribute, not a field: it is no client's to send, and stays out of the
@@ -78,8 +80,16 @@ class RunContext:
             raise InputError(f"unknown retrieval strategy {self.strategy!r}: use one of {list(Strategy.__members__)}")
         if self.include_undecided not in (None, True, False):
             raise InputError("include_undecided must be true, false or null")
-        if not isinstance(self.manual, bool) or not isinstance(self.send, bool):
-            raise InputError("manual and send must be true or false")
+        if not all(isinstance(flag, bool) for flag in (self.manual, self.send, self.strict)):
+            raise InputError("manual, send and strict must be true or false")
+        if not isinstance(self.pause_after, (str, list, tuple)):
+            raise InputError(f"pause_after must be one of {list(PAUSE_POLICIES)} or a list of stages")
+        pause_points(self.pause_after)
+
+    @property
+    def pauses(self) -> list[str]:
+        """The stages an auto run stops after for review (none in a manual step: it stops anyway)."""
+        return [] if self.manual else pause_points(self.pause_after)
 
 
 @dataclass(frozen=True)

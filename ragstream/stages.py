@@ -174,6 +174,22 @@ def next_stage(frontier: Stage, skip: frozenset[str] | set[str] = frozenset()) -
     return None
 
 
+def successors(stage: Stage) -> list[Stage]:
+    """The stages an auto run may go to right after `stage`: its successor, and the later stages reachable
+    by skipping skippable stages in a legal skip set (the edges the graph draws)."""
+    found = []
+    for target in ORDER[rank(stage) + 1 :]:
+        between = [s.value for s in ORDER[rank(stage) + 1 : rank(target)]]
+        if not set(between) <= SKIPPABLE:
+            break
+        try:
+            validate_skip(between)
+        except InputError:
+            continue
+        found.append(target)
+    return found
+
+
 def validate_skip(skip: list[str] | tuple[str, ...]) -> list[str]:
     """Skip options: only skippable stages, and never both stages A4 can follow."""
     names = [LEGACY_NAMES.get(s, s) for s in skip]

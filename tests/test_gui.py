@@ -51,7 +51,7 @@ def test_run_all_pauses_for_review_and_the_edit_reaches_the_prompt(indexed: Sett
     at.text_area(key="prompt").input(PROMPT).run()
     _button(at, "run_all").click().run()
     ctl = at.session_state["controller"]
-    assert ctl.sp.stage.value == "a4" and ctl.paused_before == ["a5"]
+    assert ctl.sp.stage.value == "a4" and ctl.paused_before == ["review"]
     assert not _button(at, "continue").disabled
     original = ctl.sp.S_CTX_MD
     at.text_area(key="sctx_edit").input("### Facts\n- EDITED IN THE GUI").run()

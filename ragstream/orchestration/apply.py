@@ -18,7 +18,10 @@ without an allow-list (strict msgpack included).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
+
+from langgraph.channels import LastValue
 
 from ragstream.errors import InputError
 from ragstream.prompt_view import render_prompt
@@ -103,9 +106,31 @@ def settle(sp: SuperPrompt) -> dict[str, Any]:
     return updates
 
 
+SETTLED = "__settled__"
+
+
 def to_channels(sp: SuperPrompt, updates: dict[str, Any]) -> dict[str, Any]:
-    """`updates` to `sp` as plain JSON values, ready to be written to the graph's channels."""
-    return sp.model_copy(update=updates).model_dump(mode="json", include=set(updates))
+    """`updates` to `sp` as plain JSON values, each marked as settled here, ready for the graph's channels.
+
+    The graph's state channels take only marked values (`SettledValue`), so a raw `update_state` from a
+    client (`{"stage": "build", "prompt_ready": "FORGED"}`) is refused instead of kept as written: edits go
+    through the review's `Command(resume=...)` or `AppController.edit`, both of which end here.
+    """
+    plain = sp.model_copy(update=updates).model_dump(mode="json", include=set(updates))
+    return {name: {SETTLED: value} for name, value in plain.items()}
+
+
+class SettledValue(LastValue):
+    """A state channel that takes only values `to_channels` marked, and refuses any other write."""
+
+    def update(self, values: Sequence[Any]) -> bool:
+        for value in values:
+            if not (isinstance(value, dict) and set(value) == {SETTLED}):
+                raise InputError(
+                    f"{self.key} cannot be written directly: the state is written by its stages and by the review "
+                    "(resume the review interrupt with Command(resume={...}), or use AppController.edit)"
+                )
+        return super().update([value[SETTLED] for value in values])
 
 
 def apply_output(sp: SuperPrompt, stage: Stage, output: StageOutput) -> dict[str, Any]:

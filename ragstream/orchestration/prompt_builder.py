@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from ragstream.code.symbols import lines_of
 from ragstream.context.budget import ContextBudget
-from ragstream.prompt_view import fence_block, render_ask, render_condensed
+from ragstream.prompt_view import fence_block, render_ask, render_condensed, render_format
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import A5Report, BudgetReport, BuildReport, Chunk, SuperPrompt
+from ragstream.state import BudgetReport, BuildReport, Chunk, SuperPrompt
 
 DEFAULT_SYSTEM = "You are a careful assistant."
 GROUNDING = (
@@ -35,12 +35,6 @@ def fence(chunk: Chunk) -> str:
         + f' span="{chunk.span.start}-{chunk.span.end}"'
     )
     return fence_block(info, chunk.text)
-
-
-def render_format(spec: A5Report) -> str:
-    rules = "\n".join(f"- {rule}" for rule in spec.rules)
-    shape = f"\n\nShape:\n{fence_block('text', spec.example_shape)}" if spec.example_shape else ""
-    return f"## Output format\n{rules}{shape}"
 
 
 def build(sp: SuperPrompt, budget: ContextBudget) -> StageOutput:
