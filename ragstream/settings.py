@@ -59,6 +59,7 @@ class IngestionSettings(BaseModel):
 
     max_file_bytes: int = Field(gt=0)
     skip_dirs: list[str] = Field(default_factory=list)  # folders never walked (caches, installed dependencies)
+    ignore_files: bool = True  # honour .gitignore, .ignore and .ragstreamignore (`ingest --no-ignore` turns off)
     file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
 

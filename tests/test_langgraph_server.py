@@ -14,6 +14,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from ragstream.settings import Settings
+from ragstream.state import RunMetadata
 from tests.servers import free_port, wait_for_http
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
@@ -95,6 +96,8 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
     assert "EDITED THROUGH THE SDK" in values["prompt_ready"]
     assert values["history_of_stages"].count("a4") == 1
     assert [(e["stage"], e["fields"]) for e in values["extras"]["edits"]] == [("a4", ["S_CTX_MD", "final_selection_ids"])]
+    meta = RunMetadata.model_validate(values["run_metadata"])  # the SDK reads the same typed record
+    assert meta.trace_id == tid and meta.stage == "build" and meta.retrieval is not None and "excerpts" in meta.context_budget
 
 
 def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
@@ -223,3 +226,6 @@ def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(
     assert nodes[-4:] == ["answer", "critic", "answer", "critic"]
     values = client.threads.get_state(tid)["values"]
     assert values["stage"] == "build" and values["answer"]["done"] and len(values["answer"]["attempts"]) == 2
+    meta = RunMetadata.model_validate(values["run_metadata"])
+    assert meta.critic is not None and (meta.critic.attempts, meta.critic.retries) == (2, 1)
+    assert meta.usage["answer"].calls == 2 and meta.usage["critic"].calls == 2

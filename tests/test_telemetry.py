@@ -36,6 +36,7 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
     def clean(values: dict) -> dict:
         data = json.loads(SuperPrompt.model_validate(values).model_dump_json())
         data["extras"]["retrieval"].pop("timings_ms")
+        data["run_metadata"].pop("trace_id")  # the thread: "i" and "s"
         return data
 
     assert clean(invoked) == clean(streamed)
@@ -65,6 +66,9 @@ def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Pa
         events = ctl.trace()
     calls = [e for e in events if e["event"] == "llm_call"]
     assert calls and all(e["provider"] == "openai" and e["model"] == "gpt-4.1-mini" for e in calls)
+    total = ctl.sp.run_metadata.total  # the run's metadata record spent what the trace says
+    assert (total.calls, total.tokens_in, total.tokens_out) == (len(calls), 11 * len(calls), 7 * len(calls))
+    assert total.cost_usd == pytest.approx(sum(e["cost_usd"] for e in calls))
     assert all(e["tokens_in"] == 11 and e["tokens_out"] == 7 for e in calls)
     assert all(e["cost_usd"] == pytest.approx(11 * 0.40 / 1e6 + 7 * 1.60 / 1e6) for e in calls)
     summary = summarize(events)

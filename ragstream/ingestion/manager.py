@@ -28,6 +28,7 @@ from ragstream.code.languages import load_languages
 from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
+from ragstream.ingestion.ignore import IgnoreRules
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
@@ -88,17 +89,34 @@ def chunk_id(rel_path: str, sha256: str, index: int) -> str:
     return f"{rel_path}@{sha256[:10]}#{index}"
 
 
-def _walk(root: Path, skip_dirs: frozenset[str]) -> Iterator[tuple[str, Path | None, str | None]]:
+def _walk(root: Path, skip_dirs: frozenset[str], ignore: IgnoreRules | None) -> Iterator[tuple[str, Path | None, str | None]]:
     """(relative path, file, skip reason) for every file under root; never follows links out of it.
-    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents."""
+    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents.
+    With ignore rules, an ignored file or folder is yielded once with the rule that excludes it."""
     root_real = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in skip_dirs)
+        folder = Path(dirpath).relative_to(root).as_posix()
+        folder = "" if folder == "." else folder
+        if ignore is not None:
+            ignore.enter(folder)
+        kept = []
+        for d in sorted(d for d in dirnames if not d.startswith(".") and d not in skip_dirs):
+            rel = f"{folder}/{d}" if folder else d
+            rule = ignore.rule_for(rel, is_dir=True) if ignore is not None else None
+            if rule is None:
+                kept.append(d)
+            else:
+                yield rel + "/", None, f"ignored by {rule}"
+        dirnames[:] = kept
         for name in sorted(filenames):
             if name.startswith("."):
                 continue
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
+            rule = ignore.rule_for(rel, is_dir=False) if ignore is not None else None
+            if rule is not None:
+                yield rel, None, f"ignored by {rule}"
+                continue
             if path.is_symlink():
                 target = path.resolve()
                 if not target.is_relative_to(root_real):
@@ -177,7 +195,10 @@ class IngestionManager:
             )
         return chunks
 
-    def ingest(self, project: str, source: Path | None = None, progress: Progress | None = None) -> IngestionStats:
+    def ingest(
+        self, project: str, source: Path | None = None, progress: Progress | None = None, ignore_files: bool | None = None
+    ) -> IngestionStats:
+        """Index the project's folder; `ignore_files` (default: `ingestion.ignore_files`) honours ignore files."""
         paths = project_paths(self.settings, project)
         if source is not None:
             if not source.is_dir():
@@ -187,9 +208,12 @@ class IngestionManager:
         if not root.is_dir():
             raise ProjectError(f"project '{project}' has no documents: create {root} and put files in it")
         with _project_lock(paths):
-            return self._ingest_locked(paths, root, progress)
+            use_ignore = self.settings.ingestion.ignore_files if ignore_files is None else ignore_files
+            return self._ingest_locked(paths, root, progress, IgnoreRules(root) if use_ignore else None)
 
-    def _ingest_locked(self, paths: ProjectPaths, root: Path, progress: Progress | None) -> IngestionStats:
+    def _ingest_locked(
+        self, paths: ProjectPaths, root: Path, progress: Progress | None, ignore: IgnoreRules | None
+    ) -> IngestionStats:
         started = time.monotonic()
         stats = IngestionStats(project=paths.name)
         manifest = Manifest.load(paths.manifest_path)
@@ -199,7 +223,7 @@ class IngestionManager:
             manifest = Manifest(generation=manifest.generation, embedding=identity, chunking=chunking)
         last = self._previous_snapshot(paths, manifest)
         previous = {c.id: c for c in last.chunks} if last else {}
-        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs)))
+        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs), ignore))
         stats.files_seen = len(listing)
 
         files: dict[str, FileEntry] = {}

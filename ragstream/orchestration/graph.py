@@ -24,13 +24,15 @@ from typing import Annotated, Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.config import get_config
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, create_model
 
-from ragstream.context.telemetry import emit
+from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
 from ragstream.orchestration.apply import SettledValue, apply_output, to_channels
+from ragstream.orchestration.metadata import usage_of
 from ragstream.orchestration.review import REVIEW, review_node
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
@@ -83,8 +85,9 @@ def _node(spec: StageSpec):
         started = time.perf_counter()
         try:
             preflight(state, stage, ctx, services, prompt)
-            output = spec.run()(state, StageEnv(services, ctx, prompt))
-            updates = apply_output(state, stage, output)
+            with collect_llm_calls() as calls:
+                output = spec.run()(state, StageEnv(services, ctx, prompt))
+            updates = apply_output(state, stage, output, usage_of(calls), thread_id())
         except Exception as exc:
             emit({"event": "stage_error", "stage": stage.value, "error": type(exc).__name__, "message": str(exc)})
             raise
@@ -100,6 +103,12 @@ def _node(spec: StageSpec):
 
     node.__name__ = f"{spec.name}_node"
     return node
+
+
+def thread_id() -> str | None:
+    """The checkpoint thread of the running graph: the run's trace id (None without a checkpointer)."""
+    thread = get_config().get("configurable", {}).get("thread_id")
+    return str(thread) if thread is not None else None
 
 
 def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
