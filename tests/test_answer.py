@@ -50,7 +50,7 @@ def test_graph_stream_carries_the_answer_tokens_and_the_critic_loops_once(llm) -
     server, settings = llm
     graph = build_graph(memory_checkpointer())
     cfg = {"configurable": {"thread_id": "a"}}
-    context = RunContext(project="demo", send=True, services=Services(settings))
+    context = RunContext(project="demo", send=True, pause_after="none", services=Services(settings))
     tokens, nodes = [], []
     for mode, data in graph.stream({"prompt": PROMPT}, cfg, context=context, stream_mode=["messages", "updates"]):
         if mode == "messages":

@@ -26,7 +26,7 @@ PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_t
 
 def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(indexed: Settings) -> None:
     services = Services(indexed)
-    context = RunContext(project="demo", services=services)
+    context = RunContext(project="demo", pause_after="none", services=services)
     invoked_graph = build_graph(memory_checkpointer())
     invoked = invoked_graph.invoke({"prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
     streamed_graph = build_graph(memory_checkpointer())
@@ -102,8 +102,8 @@ def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
     assert [e["event"] for e in ctl.trace()] == ["stage_start", "stage_finish"]
 
 
-def test_graph_nodes_are_the_registry_then_the_answer_loop() -> None:
-    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "answer", "critic"]
+def test_graph_nodes_are_the_registry_the_review_then_the_answer_loop() -> None:
+    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "review", "answer", "critic"]
 
 
 def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
