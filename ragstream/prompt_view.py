@@ -55,7 +55,8 @@ def unmapped_sections(sp: SuperPrompt) -> list[tuple[str, str]]:
     for entry in pre.canon_entries:
         header = pre.headers[entry.section_index]
         text = header.value if header.value is not None else header.body
-        if entry.canon is None and text.strip():
+        dropped = entry.mapped_by == "person" and entry.role != "CONTENT"  # a person dropped it (strict mode)
+        if entry.canon is None and text.strip() and not dropped:
             found.append((entry.original_header or "", text))
     return found
 

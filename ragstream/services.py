@@ -57,11 +57,15 @@ class Services:
         return Chunker.from_settings(self.settings)
 
     @cached_property
+    def header_cache(self) -> HeaderMappingCache:
+        """Agent 00's accepted mappings and a person's strict-mode decisions."""
+        return HeaderMappingCache(self.settings.cache_dir / "agent00_header_map.json")
+
+    @cached_property
     def header_mapper(self) -> HeaderMapper | None:
         if not self.settings.preprocessing.use_agent00:
             return None
-        cache = HeaderMappingCache(self.settings.cache_dir / "agent00_header_map.json")
-        return Agent00HeaderMapper(self.runner, cache)
+        return Agent00HeaderMapper(self.runner, self.header_cache)
 
     @cached_property
     def budget(self) -> ContextBudget:

@@ -135,3 +135,19 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     assert "ingestion.md@" in retrieved.stdout
     nothing = _run("--data-dir", data, "resume", "--thread", "t-none", cwd=tmp_path)
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
+
+    strict = "# Task\nHow are chunks fenced?\n# Zorblat notes\nQUUXLINE fences use tildes.\n"
+    waits = _run("--data-dir", data, "run", strict, "--project", "demo", "--thread", "s1", "--strict", cwd=tmp_path)
+    assert waits.returncode == 2 and "'Zorblat notes' waits for a decision" in waits.stderr
+    assert "ragstream resume --thread s1 --decide 'Zorblat notes=<" in waits.stderr
+    decided = _run("--data-dir", data, "resume", "--thread", "s1", "--decide", "Zorblat notes=keep", cwd=tmp_path)
+    assert decided.returncode == 0, decided.stderr
+    assert "stage a4, paused before ['review']" in decided.stderr  # the decision applied, the run went on to the review
+    reviewed = _run("--data-dir", data, "resume", "--thread", "s1", cwd=tmp_path)
+    assert reviewed.returncode == 0 and "stage build" in reviewed.stderr
+    assert "### Zorblat notes\nQUUXLINE" in reviewed.stdout  # kept as an additional section
+    again = _run("--data-dir", data, "run", strict, "--project", "demo", "--thread", "s2", "--strict", cwd=tmp_path)
+    assert again.returncode == 0 and "stage build" in again.stderr  # not asked again
+    inline = _run("--data-dir", data, "run", strict.replace("Zorblat", "Blorp"), "--project", "demo", "--strict",
+                  "--decide", "Blorp notes=drop", cwd=tmp_path)
+    assert inline.returncode == 0 and "stage build" in inline.stderr and "QUUXLINE" not in inline.stdout

@@ -6,6 +6,7 @@ from langgraph.graph import END
 
 from ragstream.orchestration.graph import build_graph
 from ragstream.orchestration.review import REVIEW
+from ragstream.orchestration.strict import DECIDE
 from ragstream.stages import NAMES, ORDER, SKIPPABLE, Stage, rank
 
 
@@ -20,7 +21,7 @@ def test_each_stage_goes_to_its_successor_or_past_skippable_stages_only() -> Non
     drawn = _edges()
     assert drawn["__start__"] == {"preprocess"}
     for stage in ORDER[1:]:
-        targets = drawn[stage.value] - {REVIEW, END, "answer"}
+        targets = drawn[stage.value] - {REVIEW, END, "answer", DECIDE}
         assert all(rank(t) > rank(stage) for t in targets), (stage, targets)  # never backwards
         nxt = ORDER[rank(stage) + 1] if rank(stage) + 1 < len(ORDER) else None
         if nxt is not None:
@@ -33,6 +34,8 @@ def test_each_stage_goes_to_its_successor_or_past_skippable_stages_only() -> Non
     assert drawn["retrieval"] - {REVIEW, END} == {"rerank", "a3"}  # never straight to A4: it needs one of them
     assert drawn["build"] == {REVIEW, END, "answer"}
     assert drawn[REVIEW] == {*NAMES[1:], "answer", END}
+    assert drawn["preprocess"] - {REVIEW, END} == {DECIDE, "a2", "retrieval"}  # strict mode's question
+    assert drawn[DECIDE] == {"a2", "retrieval", REVIEW, END}
     assert sum(len(t) for t in drawn.values()) < 60  # not every stage to every stage
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,6 +113,34 @@ def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
     assert _values(client, tid) == before
     client.runs.wait(tid, "ragstream", command={"resume": {"accept": True}}, context={"project": "demo"})
     assert client.threads.get_state(tid)["values"]["stage"] == "build"
+
+
+def test_sdk_strict_mode_asks_about_an_unknown_header_once(server: str) -> None:
+    client = get_sync_client(url=server)
+    header = f"Zorblat {uuid.uuid4().hex[:6]}"
+    prompt = f"# Task\nHow are changed documents re-embedded?\n# {header}\nQUUXLINE the manifest keeps each sha256.\n"
+    context = {"project": "demo", "strict": True, "pause_after": "none"}
+    tid = client.threads.create()["thread_id"]
+    client.runs.wait(tid, "ragstream", input={"prompt": prompt}, context=context)
+    state = client.threads.get_state(tid)
+    assert state["next"] == ["decide_headers"] and state["values"]["stage"] == "preprocess"
+    question = state["interrupts"][0]["value"]
+    assert question["kind"] == "headers" and [h["header"] for h in question["headers"]] == [header]
+    assert question["headers"][0]["preview"].startswith("QUUXLINE") and "keep" in question["headers"][0]["choices"]
+    with pytest.raises(Exception) as info:
+        client.runs.wait(tid, "ragstream", command={"resume": {"decisions": {header: "BOGUS"}}}, context=context)
+    assert "InputError" in str(info.value) and "unknown choices" in str(info.value)
+    assert client.threads.get_state(tid)["interrupts"][0]["value"] == question  # still waiting
+
+    client.runs.wait(tid, "ragstream", command={"resume": {"decisions": {header: "CONTEXT"}}}, context=context)
+    values = client.threads.get_state(tid)["values"]
+    assert values["stage"] == "build" and "## Context\nQUUXLINE" in values["prompt_ready"]
+    assert values["extras"]["preprocess"]["decisions"] == {header: "CONTEXT"}
+
+    again = client.threads.create()["thread_id"]
+    client.runs.wait(again, "ragstream", input={"prompt": prompt}, context=context)
+    state = client.threads.get_state(again)
+    assert state["next"] == [] and state["values"]["stage"] == "build"  # not asked again
 
 
 def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:

@@ -246,16 +246,43 @@ def _warm_up(settings: Settings, project: str | None) -> None:
     threading.Thread(target=load, name="ragstream-warm-up", daemon=True).start()
 
 
+def _decide_headers(ctl, args: argparse.Namespace) -> bool:
+    """Strict mode: answer the question about headers PreProcessing could not map, from `--decide HEADER=CHOICE`
+    or, on a terminal, by asking; False when nothing waits."""
+    waiting = ctl.waiting or {}
+    if waiting.get("kind") != "headers":
+        return False
+    given: dict[str, str] = {}
+    for item in getattr(args, "decide", None) or []:
+        header, sep, choice = item.rpartition("=")
+        if not sep or not header:
+            raise InputError(f"--decide takes HEADER=CHOICE, not {item!r}")
+        given[header.strip()] = choice.strip()
+    for row in waiting["headers"]:
+        if row["header"] in given:
+            continue
+        options = "|".join(row["choices"])
+        if not sys.stdin.isatty():
+            raise InputError(f"strict mode: the header {row['header']!r} waits for a decision (thread {ctl.thread_id}): "
+                             f"ragstream resume --thread {ctl.thread_id} --decide '{row['header']}=<{options}>'")
+        print(f"== header {row['header']!r}: {row['preview']}\n   ({row['reason']})", file=sys.stderr)
+        given[row["header"]] = input(f"   decide [{options}]: ").strip()
+    ctl.decide(given)
+    return True
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     _warm_up(settings, args.project)
     ctl = _controller(settings, args.thread, args.project)
     ctl.history_profile = getattr(args, "history", None)
     send = getattr(args, "send", False)
     options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or [],
-               "send": send and not args.review}
+               "send": send and not args.review, "strict": getattr(args, "strict", False)}
     as_json = getattr(args, "json", False)
     on_token = None if as_json else _print_token  # JSON output: the answer is in the object, not streamed
     sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=on_token)
+    if _decide_headers(ctl, args):
+        sp = ctl.resume()
     if args.review and ctl.paused_before:
         print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.S_CTX_MD}\n", file=sys.stderr)
         edited = _edit_condensed(sp.S_CTX_MD, args)
@@ -347,6 +374,7 @@ def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_resume(args: argparse.Namespace, settings: Settings) -> int:
     ctl = _controller(settings, args.thread, None)
+    _decide_headers(ctl, args)
     _report(ctl, ctl.resume())
     return 0
 
@@ -477,6 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
+    run.add_argument("--strict", action="store_true", help="headers PreProcessing cannot map wait for your decision")
+    run.add_argument("--decide", action="append", metavar="HEADER=CHOICE",
+                     help="with --strict: decide an unknown header (a canonical name, keep or drop); repeatable")
     run.add_argument("--strategy", choices=list(Strategy.__members__))
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
@@ -500,6 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     resume = sub.add_parser("resume", help="continue a paused run")
     resume.add_argument("--thread", required=True)
+    resume.add_argument("--decide", action="append", metavar="HEADER=CHOICE",
+                        help="decide a header strict mode waits on (a canonical name, keep or drop); repeatable")
     resume.set_defaults(handler=cmd_resume)
 
     history = sub.add_parser("history", help="list a thread's checkpoints, or restart from one")

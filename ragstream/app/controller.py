@@ -28,6 +28,7 @@ from ragstream.orchestration.apply import apply_edit, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER, REVIEW
+from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import project_paths
 from ragstream.services import Services
@@ -276,6 +277,17 @@ class AppController:
             self.graph.update_state(self._cfg, to_channels(sp, updates), as_node=frontier.value)
 
         return self._execute("edit", run)
+
+    def decide(self, decisions: dict[str, str]) -> SuperPrompt:
+        """Strict mode: answer the question about headers PreProcessing could not map (header -> canonical
+        name, "keep" or "drop"), and stop right after; `resume()` goes on. A refused answer keeps it waiting."""
+
+        def run() -> None:
+            if (self.waiting or {}).get("kind") != "headers":
+                raise InputError("no header waits for a decision on this thread")
+            self._stream(Command(resume={"decisions": decisions}), self._context(manual=False), "decide", stop_after=[DECIDE])
+
+        return self._execute("decide", run)
 
     # -- send and memory ------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic,
 from ragstream.orchestration.apply import SettledValue, apply_output, to_channels
 from ragstream.orchestration.metadata import usage_of
 from ragstream.orchestration.review import REVIEW, review_node
+from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, waiting_headers
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.services import Services, default_services
@@ -67,6 +68,7 @@ def preflight(sp: SuperPrompt, stage: Stage, ctx: RunContext, services: Services
         validate_prompt(text, services.settings)
     else:
         check_stage_allowed(sp, stage)
+        check_decided(sp, ctx, stage)
     project = ctx.project or sp.extras.project
     if project or not ctx.manual or stage in NEEDS_PROJECT:
         indexed_project(services.settings, project)
@@ -142,19 +144,23 @@ def onward(state: SuperPrompt, ctx: RunContext, legal: list[str] | tuple[str, ..
     return ANSWER if ctx.send and state.stage is Stage.BUILD else END
 
 
-def _router(stage: Stage):
+def _router(stage: Stage, after_decisions: bool = False):
+    """The edges out of `stage` (or out of the strict-mode decisions that follow PreProcessing)."""
     legal = [s.value for s in successors(stage)]
+    strict = stage is Stage.PREPROCESS and not after_decisions
 
     def route(state: SuperPrompt) -> str:
         ctx = run_context()
+        if strict and ctx.strict and waiting_headers(state):
+            return DECIDE
         if ctx.manual:
             return END
         if stage.value in ctx.pauses:
             return REVIEW
         return onward(state, ctx, legal)
 
-    route.__name__ = f"after_{stage.value}"
-    return route, [*legal, REVIEW, END, *([ANSWER] if stage is Stage.BUILD else [])]
+    route.__name__ = "after_decisions" if after_decisions else f"after_{stage.value}"
+    return route, [*legal, *([DECIDE] if strict else []), REVIEW, END, *([ANSWER] if stage is Stage.BUILD else [])]
 
 
 def after_review(state: SuperPrompt) -> str:
@@ -180,6 +186,8 @@ def graph_builder() -> StateGraph:
         builder.add_node(spec.name, _node(spec), input_schema=schema)
         route, targets = _router(stage)
         builder.add_conditional_edges(spec.name, route, targets)
+    builder.add_node(DECIDE, decide_node)
+    builder.add_conditional_edges(DECIDE, *_router(Stage.PREPROCESS, after_decisions=True))
     builder.add_node(REVIEW, review_node)
     builder.add_conditional_edges(REVIEW, after_review, [*NAMES[1:], ANSWER, END])
     builder.add_node(ANSWER, answer_node)

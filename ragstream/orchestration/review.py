@@ -69,7 +69,7 @@ def ask(payload: dict[str, Any], schema: type[Answer]) -> Answer:
             (".".join(str(p) for p in err["loc"]) + ": " if err["loc"] else "") + err["msg"].removeprefix("Value error, ")
             for err in exc.errors()
         )
-        raise InputError(f"the review answer was refused, the review is still waiting: {problems}") from None
+        raise InputError(f"the answer was refused and the question still waits for one: {problems}") from None
 
 
 def review_payload(sp: SuperPrompt) -> dict[str, Any]:

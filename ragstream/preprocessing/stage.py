@@ -8,7 +8,8 @@ from ragstream.state import Extras, SuperPrompt
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    """The prompt from the run's input (or the thread's own, when re-run), preprocessed.
+    """The prompt from the run's input (or the thread's own, when re-run), preprocessed, with the headers
+    a person decided on (strict mode) as they decided.
 
     The project's conversation memory joins the prompt unless the history profile is `none`.
     """
@@ -20,6 +21,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         mapper=services.header_mapper,
         include_undecided=ctx.include_undecided,
         chunker=services.chunker,
+        decisions=services.header_cache.decisions(),
     )
     project = ctx.project or sp.extras.project
     memory = services.memory.context(project) if project and ctx.history_profile != "none" else []
