@@ -194,6 +194,7 @@ class PreprocessReport(Report):
     decisions: dict[str, str] = Field(default_factory=dict)  # header -> canon, "keep" or "drop", as a person decided
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
+    secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
 
 
 class A2Report(Report):
@@ -204,6 +205,13 @@ class A2Report(Report):
     decisions: dict[str, str] = Field(default_factory=dict)
     reasons: dict[str, str] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+
+
+class RetrievalAttempt(Report):
+    """One strategy retrieval tried, and the calibrated confidence of its result set."""
+
+    strategy: str
+    confidence: float
 
 
 class Plan(Report):
@@ -295,6 +303,11 @@ class RunMetadata(Report):
 
 
 class RetrievalReport(Report):
+    """`strategy` is the strategy whose result was kept; `confidence` is that result's calibrated
+    probability of holding a relevant chunk among its first results (retrieval/confidence.py), from
+    `confidence_evidence`; `attempts` lists every strategy tried, the first one first (a low first
+    confidence re-runs retrieval with other strategies and keeps the most confident)."""
+
     project: str
     strategy: str
     strategy_reason: str = ""
@@ -305,8 +318,15 @@ class RetrievalReport(Report):
     counts: dict[str, int] = Field(default_factory=dict)
     failures: dict[str, str] = Field(default_factory=dict)
     history_chunks: int = 0
+    confidence: float | None = None
+    confidence_evidence: dict[str, float] = Field(default_factory=dict)
+    attempts: list[RetrievalAttempt] = Field(default_factory=list)
     plan: Plan | None = None
     failure: str = ""  # why retrieval failed when the failure policy let the run continue without excerpts
+
+    @property
+    def rerun(self) -> bool:
+        return len(self.attempts) > 1
 
 
 class RerankReport(Report):

@@ -15,7 +15,7 @@ from ragstream.orchestration.graph import build_graph
 from ragstream.context.telemetry import summarize
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from ragstream.stages import NAMES, ORDER
 from ragstream.state import SuperPrompt
 from tests.conftest import FAKE_KEY
@@ -26,7 +26,7 @@ PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_t
 
 def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(indexed: Settings) -> None:
     services = Services(indexed)
-    context = RunContext(project="demo", pause_after="none", services=services)
+    context = RunOptions(project="demo", pause_after="none", services=services)
     invoked_graph = build_graph(memory_checkpointer())
     invoked = invoked_graph.invoke({"prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
     streamed_graph = build_graph(memory_checkpointer())
@@ -44,7 +44,9 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
     expected = [(kind, stage.value) for stage in ORDER[1:] for kind in ("stage_start", "stage_finish")]
     assert stage_events == expected
     finish = {e["stage"]: e for e in events if e["event"] == "stage_finish"}
-    assert finish["retrieval"]["retrieval"] == {"strategy": "HYBRID", "rung": "hybrid"}
+    figures = finish["retrieval"]["retrieval"]
+    assert {k: figures[k] for k in ("strategy", "rung")} == {"strategy": "HYBRID", "rung": "hybrid"}
+    assert 0.0 <= figures["confidence"] <= 1.0 and figures["attempts"] >= 1
     assert finish["a4"]["counts"]["candidates"] > 0 and finish["build"]["prompt_tokens"] > 0
     assert all(e["duration_ms"] >= 0 for e in finish.values())
 

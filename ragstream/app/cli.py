@@ -74,10 +74,10 @@ def _print_sp(sp: SuperPrompt, as_json: bool) -> None:
 def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str | None = None, **options: object) -> SuperPrompt:
     from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
-    from ragstream.stage_io import RunContext, StageEnv
+    from ragstream.stage_io import RunOptions, StageEnv
     from ragstream.stages import Stage
 
-    env = StageEnv(Services(settings), RunContext.coerce(RunContext(manual=True, **options)), prompt)
+    env = StageEnv(Services(settings), RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage_name), env)
 
 
@@ -131,16 +131,20 @@ def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_projects(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.ingestion.manifest import manifest_summary
+    from ragstream.ingestion.manifest import Manifest, manifest_summary
     from ragstream.projects import list_projects, project_paths
 
     names = list_projects(settings)
     if not names:
         print(f"no projects under {settings.data_dir} (put files in {settings.data_dir / 'doc_raw' / '<project>'})")
     for name in names:
-        summary = manifest_summary(project_paths(settings, name).manifest_path)
+        manifest_path = project_paths(settings, name).manifest_path
+        summary = manifest_summary(manifest_path)
         state = f"{summary.files} files, {summary.chunks} chunks" if summary.generation else "not ingested"
-        print(f"{name:24s} {state}")
+        secrets = Manifest.load(manifest_path).secret_lines() if summary.generation else []
+        print(f"{name:24s} {state}" + (f", secrets: {len(secrets)}" if secrets else ""))
+        for line in secrets:
+            print(f"  secret  {line}")
     return 0
 
 
@@ -173,7 +177,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 def _progress(event: dict) -> None:
     """Live per-stage progress on stderr, from the graph's event stream."""
     kind = event.get("event")
-    if kind == "stage_start":
+    if kind == "prompt_secrets":
+        found = ", ".join(f"{f['type']} (line {f['line']})" for f in event["findings"])
+        print(f"warning: your prompt holds secrets: {found}; each was replaced by [REDACTED: <type>] "
+              "before anything was stored or sent", file=sys.stderr, flush=True)
+    elif kind == "stage_start":
         print(f"> {event['stage']} ...", file=sys.stderr, flush=True)
     elif kind == "stage_finish":
         counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
@@ -299,8 +307,27 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         print()
         _report_answer(sp.answer)
         return 0
-    _report(ctl, sp)
+    if args.style == "markdown" and not args.output:
+        _report(ctl, sp)
+        return 0
+    _export(ctl, sp, args.style, args.output)
     return 0
+
+
+def _export(ctl, sp: SuperPrompt, style: str, output: str | None) -> None:
+    """The built prompt in a style, to a file or stdout (a paused run has no built prompt: a clear error)."""
+    from ragstream.orchestration.export import export_prompt
+
+    text = export_prompt(sp, style)
+    print(f"thread {ctl.thread_id}: stage {sp.stage.value}", file=sys.stderr)
+    if output is None:
+        print(text, end="")
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror}") from exc
+    print(f"wrote the prompt ({style}) to {output}", file=sys.stderr)
 
 
 def run_json(ctl, sp: SuperPrompt) -> dict:
@@ -512,6 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.add_argument("--send", action="store_true", help="then send the prompt to the configured LLM (streamed, with a critic)")
+    run.add_argument("--style", choices=["markdown", "xml", "json", "plain"], default="markdown",
+                     help="how the final prompt is written (same content and citations in each)")
+    run.add_argument("--output", help="write the final prompt to this file instead of stdout")
     run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
     run.set_defaults(handler=cmd_run)
 
@@ -519,7 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     demo.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
-    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None)
+    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
     step.add_argument("stage", choices=list(NAMES))

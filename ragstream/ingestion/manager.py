@@ -35,7 +35,10 @@ from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generati
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.settings import EmbeddingSettings, Settings
+from ragstream.secret_scan import Finding, name_skip_reason, secret_file_rule, share_skip_reason
+from ragstream.secret_scan import identity as secrets_identity
+from ragstream.secret_scan import scan as scan_secrets
+from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
 from ragstream.state import Chunk, Span
 
 log = logging.getLogger("ragstream.ingestion")
@@ -56,6 +59,7 @@ class IngestionStats:
     deleted: int = 0
     unchanged: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, list[Finding]] = field(default_factory=dict)  # redacted before storing: type and line only
     chunks_written: int = 0
     chunks_deleted: int = 0
     chunks_total: int = 0
@@ -65,7 +69,8 @@ class IngestionStats:
     def summary(self) -> str:
         return (
             f"{self.project}: {self.files_seen} files seen, {self.added} added, {self.updated} updated, "
-            f"{self.deleted} deleted, {self.unchanged} unchanged, {len(self.skipped)} skipped; "
+            f"{self.deleted} deleted, {self.unchanged} unchanged, {len(self.skipped)} skipped, "
+            f"{sum(map(len, self.secrets.values()))} secrets redacted; "
             f"{self.chunks_written} chunks written, {self.chunks_deleted} removed, {self.chunks_total} in the index "
             f"(generation {self.generation}, {self.seconds:.1f}s)"
         )
@@ -81,7 +86,7 @@ def chunking_identity(settings: Settings) -> str:
     """How files are cut into chunks; a change re-chunks (and so re-embeds) every file, since kept chunks
     would otherwise mix two cuttings and lack the line and symbol metadata of the current one."""
     languages = hashlib.sha256((settings.config_dir / "code.json").read_bytes()).hexdigest()[:12]
-    return f"{CHUNKING_VERSION}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}"
+    return f"{CHUNKING_VERSION}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}:{secrets_identity(settings.secrets)}"
 
 
 def chunk_id(rel_path: str, sha256: str, index: int) -> str:
@@ -89,9 +94,12 @@ def chunk_id(rel_path: str, sha256: str, index: int) -> str:
     return f"{rel_path}@{sha256[:10]}#{index}"
 
 
-def _walk(root: Path, skip_dirs: frozenset[str], ignore: IgnoreRules | None) -> Iterator[tuple[str, Path | None, str | None]]:
+def _walk(
+    root: Path, skip_dirs: frozenset[str], ignore: IgnoreRules | None, secrets: SecretsSettings
+) -> Iterator[tuple[str, Path | None, str | None]]:
     """(relative path, file, skip reason) for every file under root; never follows links out of it.
-    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents.
+    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents;
+    hidden files are passed over too, except those named as secret files (`.env`), to be reported.
     With ignore rules, an ignored file or folder is yielded once with the rule that excludes it."""
     root_real = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
@@ -109,7 +117,7 @@ def _walk(root: Path, skip_dirs: frozenset[str], ignore: IgnoreRules | None) -> 
                 yield rel + "/", None, f"ignored by {rule}"
         dirnames[:] = kept
         for name in sorted(filenames):
-            if name.startswith("."):
+            if name.startswith(".") and secret_file_rule(name, secrets) is None:
                 continue
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
@@ -223,7 +231,7 @@ class IngestionManager:
             manifest = Manifest(generation=manifest.generation, embedding=identity, chunking=chunking)
         last = self._previous_snapshot(paths, manifest)
         previous = {c.id: c for c in last.chunks} if last else {}
-        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs), ignore))
+        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs), ignore, self.settings.secrets))
         stats.files_seen = len(listing)
 
         files: dict[str, FileEntry] = {}
@@ -236,6 +244,10 @@ class IngestionManager:
             if path is None:
                 stats.skipped[rel] = reason or "skipped"
                 continue
+            secret_rule = secret_file_rule(rel, self.settings.secrets)
+            if secret_rule is not None:
+                stats.skipped[rel] = name_skip_reason(secret_rule)
+                continue
             try:
                 doc = load_document(path, self.settings.ingestion.max_file_bytes)
             except SkipFile as skip:
@@ -244,6 +256,12 @@ class IngestionManager:
             except OSError as exc:
                 stats.skipped[rel] = f"unreadable ({exc.strerror})"
                 continue
+            scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
+            if scanned.share > self.settings.secrets.mostly_secret_share:
+                stats.skipped[rel] = share_skip_reason(scanned)
+                continue
+            if scanned.findings:
+                stats.secrets[rel] = scanned.findings
             sha = doc.sha256
             stat = path.stat()
             old = manifest.files.get(rel)
@@ -252,14 +270,16 @@ class IngestionManager:
                 file_chunks = [previous[cid] for cid in old.chunk_ids]
                 stats.unchanged += 1
             else:
-                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, doc.text, doc.title, doc.kind)
+                title = scan_secrets(doc.title, rel, self.settings.secrets).text
+                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, scanned.text, title, doc.kind)
                 to_write.extend(file_chunks)
                 if old is None:
                     stats.added += 1
                 else:
                     stats.updated += 1
-            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks])
-            texts[rel] = doc.text
+            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks],
+                                   secrets=[f.to_dict() for f in scanned.findings])
+            texts[rel] = scanned.text
             chunks.extend(file_chunks)
         stats.deleted = len(set(manifest.files) - set(files))
 
@@ -273,7 +293,7 @@ class IngestionManager:
                 vectors = last.vectors_of([c.id for c in chunks if c.id not in writing]) if last else {}
                 vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
                 vectors.update(self._embed_and_store(store, to_write, progress))
-                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files)
+                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files) or stats.skipped != manifest.skipped
                 generation = manifest.generation
                 if changed or last is None or last.vectors is None or (chunks and not last.files):
                     generation = self._next_generation(paths, manifest)
@@ -281,7 +301,8 @@ class IngestionManager:
                     ingestion = self.settings.ingestion
                     write_snapshot(paths.index_dir, generation, chunks, texts, matrix,
                                    (ingestion.file_bm25_k1, ingestion.file_bm25_b))
-                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files).save(paths.manifest_path)
+                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files,
+                             skipped=stats.skipped).save(paths.manifest_path)
                 orphans = sorted(stored - expected)
                 if orphans:
                     store.delete(orphans)

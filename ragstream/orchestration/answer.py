@@ -22,7 +22,7 @@ from ragstream.errors import InputError, LLMNotConfiguredError
 from ragstream.orchestration.apply import to_channels
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from ragstream.stages import Stage
 from ragstream.state import Answer, AnswerAttempt, SuperPrompt, Usage
 
@@ -46,11 +46,11 @@ def check_sendable(sp: SuperPrompt, services: Services) -> None:
         raise InputError(f"the prompt has ~{tokens} tokens, over the send ceiling of {budget.ceiling('send')}")
 
 
-def _services(runtime: Runtime[RunContext]) -> Services:
-    return RunContext.coerce(runtime.context).services or default_services()
+def _services(runtime: Runtime[RunOptions]) -> Services:
+    return RunOptions.coerce(runtime.context).services or default_services()
 
 
-def answer_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def answer_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
     """One attempt: the prompt (and, after a rejection, the previous attempt and its critique), streamed."""
     services = _services(runtime)
     check_sendable(state, services)
@@ -73,7 +73,7 @@ def answer_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, A
     return to_channels(state, _answered(state, answer, ANSWER, calls))
 
 
-def critic_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def critic_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
     """Judge the last attempt; when the loop ends, the exchange goes to the project's memory."""
     services = _services(runtime)
     answer = state.answer
@@ -88,7 +88,7 @@ def critic_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, A
     done = accepted or len(answer.attempts) > services.settings.send.critic_max_retries
     answer = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "usage": usage, "done": done})
     if done:
-        project = RunContext.coerce(runtime.context).project or state.extras.project
+        project = RunOptions.coerce(runtime.context).project or state.extras.project
         if project:
             thread = str(get_config().get("configurable", {}).get("thread_id", ""))
             services.memory.record(project, state.raw_prompt, answer.text, thread)

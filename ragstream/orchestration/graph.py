@@ -26,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.config import get_config
 from langgraph.runtime import Runtime, get_runtime
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, Field, JsonValue, create_model
 
 from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
@@ -38,7 +38,7 @@ from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, w
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunContext, StageEnv
+from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
 from ragstream.state import SuperPrompt
 
@@ -48,18 +48,20 @@ NEEDS_PROJECT = frozenset({Stage.RETRIEVAL, Stage.RERANK})
 
 class GraphInput(BaseModel):
     """What a run starts with. `prompt` is the raw prompt; the thread's own state is never the input,
-    so a rejected prompt leaves every value of the thread as it was."""
+    so a rejected prompt leaves every value of the thread as it was. Any JSON is accepted here: the
+    product's own validation (before any stage) says what is wrong with it, as a typed error, where a
+    schema error would leave a value no later read of the thread could load."""
 
-    prompt: str | None = None
+    prompt: JsonValue = Field(None, description="The raw prompt (text). Null resumes a paused run.")
 
 
 class PreprocessInput(SuperPrompt):
     """The PreProcessing node also sees the run's input prompt."""
 
-    prompt: str | None = None
+    prompt: JsonValue = None
 
 
-def preflight(sp: SuperPrompt, stage: Stage, ctx: RunContext, services: Services, prompt: str | None) -> None:
+def preflight(sp: SuperPrompt, stage: Stage, ctx: RunOptions, services: Services, prompt: JsonValue) -> None:
     """Everything that can be checked before a stage does any work (and before any LLM call)."""
     if stage is Stage.PREPROCESS:
         text = prompt if prompt is not None else sp.raw_prompt
@@ -79,8 +81,8 @@ def preflight(sp: SuperPrompt, stage: Stage, ctx: RunContext, services: Services
 def _node(spec: StageSpec):
     stage = Stage(spec.name)
 
-    def node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        ctx = RunContext.coerce(runtime.context)
+    def node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        ctx = RunOptions.coerce(runtime.context)
         services = ctx.services or default_services()
         prompt = getattr(state, "prompt", None)
         emit({"event": "stage_start", "stage": stage.value})
@@ -125,17 +127,18 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     }
     retrieval = after.extras.retrieval
     if retrieval is not None and after.history_of_stages[-1] is Stage.RETRIEVAL:
-        figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung}
+        figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung, "confidence": retrieval.confidence,
+                                "attempts": len(retrieval.attempts)}
     return figures
 
 
-def run_context() -> RunContext:
+def run_context() -> RunOptions:
     """This run's options; defaults for an `update_state` outside a run (no runtime then)."""
     runtime = get_runtime()
-    return RunContext.coerce(runtime.context) if runtime is not None else RunContext()
+    return RunOptions.coerce(runtime.context) if runtime is not None else RunOptions()
 
 
-def onward(state: SuperPrompt, ctx: RunContext, legal: list[str] | tuple[str, ...]) -> str:
+def onward(state: SuperPrompt, ctx: RunOptions, legal: list[str] | tuple[str, ...]) -> str:
     """The next stage after the frontier that this run does not skip; once built, the answer if the run
     sends. A frontier that moved outside the drawn edges (a raw `update_state` as another node) ends."""
     target = next_stage(state.stage, set(ctx.skip))
@@ -179,7 +182,7 @@ GraphState = _state_schema()
 
 
 def graph_builder() -> StateGraph:
-    builder = StateGraph(GraphState, context_schema=RunContext, input_schema=GraphInput, output_schema=SuperPrompt)
+    builder = StateGraph(GraphState, context_schema=RunOptions, input_schema=GraphInput, output_schema=SuperPrompt)
     for spec in REGISTRY:
         stage = Stage(spec.name)
         schema = PreprocessInput if stage is Stage.PREPROCESS else SuperPrompt

@@ -81,7 +81,7 @@ def describe(sp: SuperPrompt) -> RunMetadata:
         plan=plan,
         retrieval=RetrievalMode(
             strategy=retrieval.strategy, rung=retrieval.rung, candidates=len(sp.base_context_chunks),
-            failure=retrieval.failure,
+            confidence=retrieval.confidence, failure=retrieval.failure,
         )
         if retrieval is not None
         else None,

@@ -22,7 +22,7 @@ from ragstream.orchestration.review import ask, checked
 from ragstream.preprocessing.canonicalize import DROP, KEEP
 from ragstream.preprocessing.schema import load_prompt_schema, normalize_header
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunContext, StageEnv
+from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import Stage, spec_of
 from ragstream.state import SuperPrompt
 
@@ -44,7 +44,7 @@ def waiting_headers(sp: SuperPrompt) -> list[str]:
     return list(report.unknown_headers) if report is not None and Stage.PREPROCESS in sp.history_of_stages else []
 
 
-def check_decided(sp: SuperPrompt, ctx: RunContext, stage: Stage) -> None:
+def check_decided(sp: SuperPrompt, ctx: RunOptions, stage: Stage) -> None:
     """In strict mode a stage after PreProcessing waits until every unknown header is decided."""
     waiting = waiting_headers(sp) if ctx.strict and stage is not Stage.PREPROCESS else []
     if waiting:
@@ -88,9 +88,9 @@ def check_decisions(sp: SuperPrompt, services: Services) -> Callable[[HeaderDeci
     return check
 
 
-def decide_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def decide_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
     """Ask, cache the decisions, and run PreProcessing again with them."""
-    ctx = RunContext.coerce(runtime.context)
+    ctx = RunOptions.coerce(runtime.context)
     services = ctx.services or default_services()
     if not waiting_headers(state):
         return {}

@@ -60,7 +60,7 @@ class RagstreamRetriever(BaseRetriever):
                 metadata={
                     "chunk_id": chunk.id, "source": chunk.source_path, "sha256": chunk.sha256,
                     "start": chunk.span.start, "end": chunk.span.end, "score": item.score, **scores,
-                    "strategy": result.strategy.value, "rung": result.rung,
+                    "strategy": result.strategy.value, "rung": result.rung, "confidence": result.confidence.score,
                     **{k: v for k, v in chunk.metadata.items() if k in _PASSED_ON},
                 },
             ))
