@@ -104,8 +104,8 @@ def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
     assert [e["event"] for e in ctl.trace()] == ["stage_start", "stage_finish"]
 
 
-def test_graph_nodes_are_the_registry_the_review_then_the_answer_loop() -> None:
-    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "review", "answer", "critic"]
+def test_graph_nodes_are_the_registry_the_strict_question_the_review_then_the_answer_loop() -> None:
+    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "decide_headers", "review", "answer", "critic"]
 
 
 def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
