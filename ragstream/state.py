@@ -496,7 +496,7 @@ class SuperPrompt(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _legacy_views(cls, data: Any) -> Any:
-        """Views keyed by an earlier stage name ('reranked') move to the stage's one name."""
+        """Views keyed by another name of their stage ('rerank', as an earlier version wrote) move to the state's name."""
         if isinstance(data, dict) and isinstance(data.get("views_by_stage"), dict):
             views = data["views_by_stage"]
             if any(k in LEGACY_NAMES for k in views):

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ragstream.settings import Settings
+from ragstream.stages import Stage
 from tests.fixtures_docs import SAMPLE
 
 APP = Path(__file__).resolve().parents[1] / "ragstream" / "app" / "ui_streamlit.py"
@@ -38,9 +39,9 @@ def test_full_manual_run(indexed: Settings, monkeypatch) -> None:
     for stage in STAGES:
         _button(at, f"stage_{stage}").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
-        assert any(s.value == f"SuperPrompt - stage: {stage}" for s in at.subheader)
+        assert any(s.value == f"SuperPrompt - stage: {Stage(stage).value}" for s in at.subheader)
     ctl = at.session_state["controller"]
-    assert ctl.sp.stage.value == "build"
+    assert ctl.sp.stage.value == "built"
     assert _prompt_view(at) == ctl.sp.prompt_ready.rstrip("\n")
     assert '~~~~excerpt source="' in _prompt_view(at)
     assert at.get("download_button")
@@ -57,7 +58,7 @@ def test_run_all_pauses_for_review_and_the_edit_reaches_the_prompt(indexed: Sett
     at.text_area(key="sctx_edit").input("### Facts\n- EDITED IN THE GUI").run()
     _button(at, "continue").click().run()
     assert not at.exception
-    assert ctl.sp.stage.value == "build"
+    assert ctl.sp.stage.value == "built"
     assert "EDITED IN THE GUI" in _prompt_view(at) and original not in _prompt_view(at)
 
 

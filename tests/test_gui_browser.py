@@ -59,7 +59,7 @@ def test_run_all_edit_at_pause_continue_in_a_real_browser(streamlit_url: str, tm
         review.fill("### Facts\n- EDITED IN A REAL BROWSER")
         review.press("Control+Enter")
         page.get_by_role("button", name="Continue").click()
-        expect(page.get_by_text("SuperPrompt - stage: build")).to_be_visible(timeout=180_000)
+        expect(page.get_by_text("SuperPrompt - stage: built")).to_be_visible(timeout=180_000)
         final = page.locator("code").first.inner_text()
         page.screenshot(path=str(tmp_path / "final_prompt.png"), full_page=True)
         browser.close()

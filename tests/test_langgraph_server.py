@@ -91,14 +91,14 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
                      context=context)
     final = client.threads.get_state(tid)
     values = final["values"]
-    assert final["next"] == [] and values["stage"] == "build"
+    assert final["next"] == [] and values["stage"] == "built"
     assert values["final_selection_ids"] == [keep]
     assert values["prompt_ready"].count("excerpt source=") == 1 and f'chunk="{keep}"' in values["prompt_ready"]
     assert "EDITED THROUGH THE SDK" in values["prompt_ready"]
     assert values["history_of_stages"].count("a4") == 1
     assert [(e["stage"], e["fields"]) for e in values["extras"]["edits"]] == [("a4", ["S_CTX_MD", "final_selection_ids"])]
     meta = RunMetadata.model_validate(values["run_metadata"])  # the SDK reads the same typed record
-    assert meta.trace_id == tid and meta.stage == "build" and meta.retrieval is not None and "excerpts" in meta.context_budget
+    assert meta.trace_id == tid and meta.stage == "built" and meta.retrieval is not None and "excerpts" in meta.context_budget
 
 
 def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
@@ -112,7 +112,7 @@ def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
         assert "cannot be written directly" in str(info.value), str(info.value)
     assert _values(client, tid) == before
     client.runs.wait(tid, "ragstream", command={"resume": {"accept": True}}, context={"project": "demo"})
-    assert client.threads.get_state(tid)["values"]["stage"] == "build"
+    assert client.threads.get_state(tid)["values"]["stage"] == "built"
 
 
 def test_sdk_strict_mode_asks_about_an_unknown_header_once(server: str) -> None:
@@ -123,7 +123,7 @@ def test_sdk_strict_mode_asks_about_an_unknown_header_once(server: str) -> None:
     tid = client.threads.create()["thread_id"]
     client.runs.wait(tid, "ragstream", input={"prompt": prompt}, context=context)
     state = client.threads.get_state(tid)
-    assert state["next"] == ["decide_headers"] and state["values"]["stage"] == "preprocess"
+    assert state["next"] == ["decide_headers"] and state["values"]["stage"] == "preprocessed"
     question = state["interrupts"][0]["value"]
     assert question["kind"] == "headers" and [h["header"] for h in question["headers"]] == [header]
     assert question["headers"][0]["preview"].startswith("QUUXLINE") and "keep" in question["headers"][0]["choices"]
@@ -134,13 +134,13 @@ def test_sdk_strict_mode_asks_about_an_unknown_header_once(server: str) -> None:
 
     client.runs.wait(tid, "ragstream", command={"resume": {"decisions": {header: "CONTEXT"}}}, context=context)
     values = client.threads.get_state(tid)["values"]
-    assert values["stage"] == "build" and "## Context\nQUUXLINE" in values["prompt_ready"]
+    assert values["stage"] == "built" and "## Context\nQUUXLINE" in values["prompt_ready"]
     assert values["extras"]["preprocess"]["decisions"] == {header: "CONTEXT"}
 
     again = client.threads.create()["thread_id"]
     client.runs.wait(again, "ragstream", input={"prompt": prompt}, context=context)
     state = client.threads.get_state(again)
-    assert state["next"] == [] and state["values"]["stage"] == "build"  # not asked again
+    assert state["next"] == [] and state["values"]["stage"] == "built"  # not asked again
 
 
 def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
@@ -197,7 +197,7 @@ def test_a_bad_run_shows_its_error_and_leaves_the_thread_as_it_was(bad: str, pau
         client.runs.wait(tid, "ragstream", command={"resume": {"S_CTX_MD": "### Facts\n- EDITED AFTER A FAILED RUN"}},
                          context=context)
         final = client.threads.get_state(tid)["values"]
-        assert final["stage"] == "build" and "EDITED AFTER A FAILED RUN" in final["prompt_ready"]
+        assert final["stage"] == "built" and "EDITED AFTER A FAILED RUN" in final["prompt_ready"]
 
 
 def test_strict_msgpack_server_logged_no_unregistered_type(server_process: Server) -> None:
@@ -254,7 +254,7 @@ def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(
     assert "".join(tokens) == "First draft without citations" + "Second draft [ingestion.md@x#0]"
     assert nodes[-4:] == ["answer", "critic", "answer", "critic"]
     values = client.threads.get_state(tid)["values"]
-    assert values["stage"] == "build" and values["answer"]["done"] and len(values["answer"]["attempts"]) == 2
+    assert values["stage"] == "built" and values["answer"]["done"] and len(values["answer"]["attempts"]) == 2
     meta = RunMetadata.model_validate(values["run_metadata"])
     assert meta.critic is not None and (meta.critic.attempts, meta.critic.retries) == (2, 1)
     assert meta.usage["answer"].calls == 2 and meta.usage["critic"].calls == 2

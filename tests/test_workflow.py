@@ -199,7 +199,7 @@ def test_history_and_time_travel(services: Services) -> None:
     ctl = _controller(services)
     ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
     rows = ctl.history()
-    assert rows[0]["stage"] == "build"
+    assert rows[0]["stage"] == "built"
     at_a3 = next(r for r in rows if r["stage"] == "a3")
     sp = ctl.restart_from(at_a3["checkpoint_id"])
     assert sp.stage is Stage.A3 and not sp.S_CTX_MD

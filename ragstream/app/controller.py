@@ -197,7 +197,7 @@ class AppController:
         def run() -> None:
             if not restart and self.sp.stage is not Stage.RAW:
                 raise StageOrderError("preprocess", self.sp.stage.value, "the prompt is already preprocessed; restart to preprocess again")
-            goto = Command(goto=Stage.PREPROCESS.value, update={"prompt": self._guard_prompt(user_text)})
+            goto = Command(goto=Stage.PREPROCESS.node, update={"prompt": self._guard_prompt(user_text)})
             self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, "preprocess")
 
         return self._execute("preprocess", run)
@@ -215,9 +215,9 @@ class AppController:
 
     def _step(self, stage: Stage) -> SuperPrompt:
         def run() -> None:
-            self._run_graph(Command(goto=stage.value), self._context(manual=True), stage, stage.value)
+            self._run_graph(Command(goto=stage.node), self._context(manual=True), stage, stage.node)
 
-        return self._execute(stage.value, run)
+        return self._execute(stage.node, run)
 
     def run_stage(self, stage: Stage | str, user_text: str | None = None) -> SuperPrompt:
         """One stage by name (what the GUI's buttons and `ragstream step` call)."""
@@ -266,7 +266,7 @@ class AppController:
             raise InputError("nothing to resume: the run is finished or has not started")
 
         def run() -> None:
-            self._run_graph(Command(goto=target.value), context, target, "resume")
+            self._run_graph(Command(goto=target.node), context, target, "resume")
 
         return self._execute("resume", run)
 
@@ -286,7 +286,7 @@ class AppController:
                 return
             sp = self.sp
             updates, frontier = apply_edit(sp, fields)
-            self.graph.update_state(self._cfg, to_channels(sp, updates), as_node=frontier.value)
+            self.graph.update_state(self._cfg, to_channels(sp, updates), as_node=frontier.node)
 
         return self._execute("edit", run)
 
@@ -350,7 +350,7 @@ class AppController:
         for snap in self.graph.get_state_history(self._cfg):
             if snap.config["configurable"]["checkpoint_id"] == checkpoint_id:
                 values = SuperPrompt.model_validate(snap.values) if snap.values else SuperPrompt()
-                node = values.stage.value if values.stage is not Stage.RAW else Stage.PREPROCESS.value
+                node = values.stage.node if values.stage is not Stage.RAW else Stage.PREPROCESS.node
                 self.graph.update_state(self._cfg, to_channels(values, dict(values)), as_node=node)
                 return self.sp
         raise InputError(f"no checkpoint {checkpoint_id!r} on thread {self.thread_id}")

@@ -105,7 +105,7 @@ def stage_buttons(ctl: AppController, prompt: str) -> None:
     columns = st.columns(len(STAGE_BUTTONS))
     for column, (stage, label) in zip(columns, STAGE_BUTTONS):
         enabled = bool(prompt.strip()) if stage is Stage.PREPROCESS else stage in legal
-        if column.button(label, key=f"stage_{stage.value}", disabled=not enabled, use_container_width=True):
+        if column.button(label, key=f"stage_{stage.node}", disabled=not enabled, use_container_width=True):
             attempt(ctl.run_stage, stage, prompt)
             st.session_state.auto_run = False
             st.rerun()

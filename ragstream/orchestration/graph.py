@@ -85,7 +85,7 @@ def _node(spec: StageSpec):
         ctx = RunOptions.coerce(runtime.context)
         services = ctx.services or default_services()
         prompt = getattr(state, "prompt", None)
-        emit({"event": "stage_start", "stage": stage.value})
+        emit({"event": "stage_start", "stage": stage.node})
         started = time.perf_counter()
         try:
             preflight(state, stage, ctx, services, prompt)
@@ -93,13 +93,13 @@ def _node(spec: StageSpec):
                 output = spec.run()(state, StageEnv(services, ctx, prompt))
             updates = apply_output(state, stage, output, usage_of(calls), thread_id())
         except Exception as exc:
-            emit({"event": "stage_error", "stage": stage.value, "error": type(exc).__name__, "message": str(exc)})
+            emit({"event": "stage_error", "stage": stage.node, "error": type(exc).__name__, "message": str(exc)})
             raise
         after = state.model_copy(update=updates)
         finish = stage_figures(after, services)
-        finish.update(event="stage_finish", stage=stage.value, duration_ms=round((time.perf_counter() - started) * 1000, 2))
+        finish.update(event="stage_finish", stage=stage.node, duration_ms=round((time.perf_counter() - started) * 1000, 2))
         emit(finish)
-        log.info("stage %s done in %.0f ms: %s", stage.value, finish["duration_ms"], finish["counts"])
+        log.info("stage %s done in %.0f ms: %s", stage.node, finish["duration_ms"], finish["counts"])
         written = to_channels(state, updates)
         if stage is Stage.PREPROCESS:
             written["prompt"] = None  # consumed: the thread's values hold it as raw_prompt now
@@ -143,13 +143,13 @@ def onward(state: SuperPrompt, ctx: RunOptions, legal: list[str] | tuple[str, ..
     sends. A frontier that moved outside the drawn edges (a raw `update_state` as another node) ends."""
     target = next_stage(state.stage, set(ctx.skip))
     if target is not None:
-        return target.value if target.value in legal else END
+        return target.node if target.node in legal else END
     return ANSWER if ctx.send and state.stage is Stage.BUILD else END
 
 
 def _router(stage: Stage, after_decisions: bool = False):
     """The edges out of `stage` (or out of the strict-mode decisions that follow PreProcessing)."""
-    legal = [s.value for s in successors(stage)]
+    legal = [s.node for s in successors(stage)]
     strict = stage is Stage.PREPROCESS and not after_decisions
 
     def route(state: SuperPrompt) -> str:
@@ -158,11 +158,11 @@ def _router(stage: Stage, after_decisions: bool = False):
             return DECIDE
         if ctx.manual:
             return END
-        if stage.value in ctx.pauses:
+        if stage.node in ctx.pauses:
             return REVIEW
         return onward(state, ctx, legal)
 
-    route.__name__ = "after_decisions" if after_decisions else f"after_{stage.value}"
+    route.__name__ = "after_decisions" if after_decisions else f"after_{stage.node}"
     return route, [*legal, *([DECIDE] if strict else []), REVIEW, END, *([ANSWER] if stage is Stage.BUILD else [])]
 
 
@@ -197,7 +197,7 @@ def graph_builder() -> StateGraph:
     builder.add_node(CRITIC, critic_node)
     builder.add_edge(ANSWER, CRITIC)
     builder.add_conditional_edges(CRITIC, after_critic, [ANSWER, END])
-    builder.add_edge(START, Stage.PREPROCESS.value)
+    builder.add_edge(START, Stage.PREPROCESS.node)
     return builder
 
 

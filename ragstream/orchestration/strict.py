@@ -48,7 +48,7 @@ def check_decided(sp: SuperPrompt, ctx: RunOptions, stage: Stage) -> None:
     """In strict mode a stage after PreProcessing waits until every unknown header is decided."""
     waiting = waiting_headers(sp) if ctx.strict and stage is not Stage.PREPROCESS else []
     if waiting:
-        raise StageOrderError(stage.value, sp.stage.value,
+        raise StageOrderError(stage.node, sp.stage.value,
                               f"strict mode: decide the headers PreProcessing could not map first: {waiting}")
 
 
