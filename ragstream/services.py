@@ -41,7 +41,7 @@ class Services:
 
     @cached_property
     def runner(self) -> AgentRunner:
-        return AgentRunner(self.factory, self.llm, self.settings.llm.max_concurrency)
+        return AgentRunner(self.factory, self.llm, self.settings.llm.max_concurrency, lambda: LLMClient.offline(self.settings))
 
     @property
     def offline(self) -> bool:

@@ -156,7 +156,7 @@ def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
     stages = [(e["event"], e["stage"]) for e in events if e.get("event", "").startswith("stage_")]
     expected = [(kind, s) for s in ("preprocess", "a2", "retrieval", "rerank", "a3", "a4") for kind in ("stage_start", "stage_finish")]
     assert stages == expected  # the server pauses after A4
-    assert any(e.get("event") == "llm_call" for e in events)
+    assert any(e.get("event") == "offline_step" for e in events)  # the local provider: no LLM calls
 
 
 BAD_RUNS = {
