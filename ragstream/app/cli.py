@@ -13,7 +13,7 @@ from typing import Callable
 from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
-from ragstream.stages import NAMES, SKIPPABLE
+from ragstream.stages import NAMES, SKIPPABLE, Stage
 from ragstream.state import Answer, RunMetadata, SuperPrompt
 
 
@@ -77,7 +77,6 @@ def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str
     from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
     from ragstream.stage_io import RunOptions, StageEnv
-    from ragstream.stages import Stage
 
     env = StageEnv(Services(settings), RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage_name), env)
@@ -306,7 +305,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if as_json:
         print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
         return 0
-    if args.tokens and sp.stage.value == "build":
+    if args.tokens and sp.stage is Stage.BUILD:
         from ragstream.orchestration.token_report import format_breakdown
 
         print(format_breakdown(ctl.token_breakdown(sp, ask_server=True)), file=sys.stderr)
@@ -398,7 +397,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.stages import Stage, stage_named
+    from ragstream.stages import stage_named
 
     ctl = _controller(settings, args.thread, args.project)
     stage = stage_named(args.stage)
