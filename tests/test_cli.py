@@ -76,7 +76,7 @@ def test_a2_after_preprocess_through_a_pipe(tmp_path: Path) -> None:
     )
     assert a2.returncode == 0, a2.stderr
     sp = json.loads(a2.stdout)
-    assert sp["stage"] == "a2" and sp["history_of_stages"] == ["preprocess", "a2"]
+    assert sp["stage"] == "a2" and sp["history_of_stages"] == ["preprocessed", "a2"]
     assert sp["extras"]["a2"]["provider"] == "local"
 
 
