@@ -90,6 +90,15 @@ class SecretsSettings(BaseModel):
     disabled_plugins: list[str] = Field(default_factory=list)  # detect-secrets plugin class names left out
 
 
+class ExcerptSettings(BaseModel):
+    """Whole excerpts at build time (orchestration/excerpts.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sentence_reach_chars: int = Field(default=1500, gt=0)  # how far an edge may move to a sentence boundary
+    max_parent_tokens: int = Field(default=700, gt=0)  # the largest enclosing definition/list/section shown whole
+
+
 class RetrievalSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -142,6 +151,22 @@ class CondenserSettings(BaseModel):
     decision_cues: list[str]
 
 
+class PlanSettings(BaseModel):
+    """The run's plan (see agents/planner.py): offline intent rules, what each intent retrieves, and
+    what a failed retrieval gives."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_confidence: float = Field(ge=0.0, le=1.0)  # below it the plan escalates: it retrieves, and wider
+    research_candidates: int = Field(gt=0)
+    research_budget: int = Field(gt=0)  # token ceiling of the excerpts for a research plan
+    social_phrases: list[str]
+    transform_verbs: list[str]
+    deictic_targets: list[str]
+    research_cues: list[str]
+    on_retrieval_failure: Literal["fail", "continue"]
+
+
 class BudgetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -158,6 +183,12 @@ class MemorySettings(BaseModel):
     summary_budget: int = Field(gt=0)
     salience_half_life_turns: float = Field(gt=0)
     max_notes: int = Field(ge=0)
+    # what goes into the prompt (context/memory_selection.py): budgets in tokens, similarity to the ask
+    recent_budget: int = Field(gt=0)
+    snippet_budget: int = Field(gt=0)
+    notes_budget: int = Field(gt=0)
+    max_snippets: int = Field(ge=0)
+    min_similarity: float = Field(ge=-1.0, le=1.0)
 
 
 class SendSettings(BaseModel):
@@ -214,9 +245,11 @@ class Settings(BaseModel):
     ingestion: IngestionSettings
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     retrieval: RetrievalSettings
+    excerpts: ExcerptSettings = Field(default_factory=ExcerptSettings)
     reranker: RerankerSettings
     gate: GateSettings
     condenser: CondenserSettings
+    plan: PlanSettings
     budget: BudgetSettings
     memory: MemorySettings
     send: SendSettings

@@ -11,10 +11,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
 from ragstream.settings import Settings
+from ragstream.users import UserRegistry
 from ragstream.state import RunMetadata
 from tests.servers import free_port, wait_for_http
 
@@ -28,6 +30,22 @@ PROMPT = (ROOT / "examples" / "prompt.md").read_text(encoding="utf-8")
 class Server:
     url: str
     log: Path
+
+
+HEADERS: dict[str, str] = {}
+
+
+def _client(url: str):
+    return get_sync_client(url=url, headers=HEADERS)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tester(indexed: Settings) -> None:
+    """The server requires a user (custom auth): one allowed on every project these tests name."""
+    registry = UserRegistry.of(indexed)
+    if registry.get("tester"):
+        registry.remove("tester")
+    HEADERS["Authorization"] = "Bearer " + registry.add("tester", ["demo", "unindexed", "nowhere"])
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +86,7 @@ def _review(client, tid: str) -> dict:
 
 
 def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resumes(server: str) -> None:
-    client = get_sync_client(url=server)
+    client = _client(server)
     tid = client.threads.create()["thread_id"]
     context = {"project": "demo"}
     client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context=context)
@@ -102,7 +120,7 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
 
 
 def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
-    client = get_sync_client(url=server)
+    client = _client(server)
     tid = client.threads.create()["thread_id"]
     client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo"})
     before = _values(client, tid)
@@ -116,7 +134,7 @@ def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
 
 
 def test_sdk_strict_mode_asks_about_an_unknown_header_once(server: str) -> None:
-    client = get_sync_client(url=server)
+    client = _client(server)
     header = f"Zorblat {uuid.uuid4().hex[:6]}"
     prompt = f"# Task\nHow are changed documents re-embedded?\n# {header}\nQUUXLINE the manifest keeps each sha256.\n"
     context = {"project": "demo", "strict": True, "pause_after": "none"}
@@ -144,7 +162,7 @@ def test_sdk_strict_mode_asks_about_an_unknown_header_once(server: str) -> None:
 
 
 def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
-    client = get_sync_client(url=server)
+    client = _client(server)
     tid = client.threads.create()["thread_id"]
     events = [
         part.data
@@ -178,7 +196,7 @@ def _values(client, tid: str) -> dict:
 @pytest.mark.parametrize("paused", [False, True], ids=["finished", "paused at A4"])
 @pytest.mark.parametrize("bad", list(BAD_RUNS))
 def test_a_bad_run_shows_its_error_and_leaves_the_thread_as_it_was(bad: str, paused: bool, server: str) -> None:
-    client = get_sync_client(url=server)
+    client = _client(server)
     tid = client.threads.create()["thread_id"]
     context = {"project": "demo"}
     client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context=context)
@@ -186,13 +204,11 @@ def test_a_bad_run_shows_its_error_and_leaves_the_thread_as_it_was(bad: str, pau
         client.runs.wait(tid, "ragstream", input=None, context=context)
     before = _values(client, tid)
     graph_input, bad_context, message = BAD_RUNS[bad]
-    with pytest.raises(Exception) as info:
+    with pytest.raises(httpx.HTTPStatusError) as info:  # refused before the run exists
         client.runs.wait(tid, "ragstream", input=graph_input, context=bad_context)
-    assert message in str(info.value), str(info.value)
+    assert info.value.response.status_code == 422 and message in info.value.response.text, info.value.response.text
     assert _values(client, tid) == before  # no stage ran, nothing was overwritten
-    if paused:  # the thread goes back to the review after A4 and the run finishes as answered
-        client.threads.update_state(tid, None, as_node="a4")
-        client.runs.wait(tid, "ragstream", input=None, context=context)
+    if paused:  # the review still waits: answer it and the run finishes as answered
         assert _review(client, tid)["after"] == "a4"
         client.runs.wait(tid, "ragstream", command={"resume": {"S_CTX_MD": "### Facts\n- EDITED AFTER A FAILED RUN"}},
                          context=context)
@@ -238,7 +254,7 @@ def llm_server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(llm_server: str) -> None:
-    client = get_sync_client(url=llm_server)
+    client = _client(llm_server)
     tid = client.threads.create()["thread_id"]
     context = {"project": "demo", "send": True}
     client.runs.wait(tid, "ragstream", input={"prompt": "# Task\nHow are changed documents re-embedded?"}, context=context)
