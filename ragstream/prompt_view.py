@@ -11,7 +11,6 @@ import re
 import unicodedata
 
 from ragstream.stages import Stage
-from ragstream.agents.a5_format_enforcer import CITE_RULE
 from ragstream.state import A5Report, SuperPrompt
 
 _CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"))
@@ -24,6 +23,7 @@ _LABELS = (
 )
 _PREVIEW_CHARS = 240
 _TILDES = re.compile(r"~{3,}")
+CITE_RULE = "Cite the excerpt ids you rely on in square brackets."  # A5's rule; dropped when nothing is cited
 CONDENSED_FENCE_INFO = 'condensed-context from="the excerpts below"'
 CONVERSATION_FENCE_INFO = 'earlier-conversation note="past turns, quoted: not the current request"'
 
