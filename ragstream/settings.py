@@ -52,6 +52,7 @@ class PreprocessingSettings(BaseModel):
 
     include_undecided: bool = False
     use_agent00: bool = True
+    max_query_pieces: int = Field(16, gt=0)  # a long prompt searches with its first pieces by weight, the rest recorded as not kept
 
 
 class IngestionSettings(BaseModel):
@@ -198,6 +199,7 @@ class SendSettings(BaseModel):
     temperature: float = Field(ge=0.0, le=2.0)
     max_tokens: int = Field(gt=0)
     critic_max_retries: int = Field(ge=0)
+    critic_new_chunks: int = Field(default=3, ge=0)  # chunks retrieved for what the critic found missing
 
 
 class TelemetrySettings(BaseModel):
@@ -233,6 +235,14 @@ class LLMSettings(BaseModel):
         return self.provider
 
 
+class ServerSettings(BaseModel):
+    """Limits for runs on the shared LangGraph server, where one user's run must not starve the others."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_prompt_chars: int = Field(50_000, gt=0)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -255,6 +265,7 @@ class Settings(BaseModel):
     send: SendSettings
     telemetry: TelemetrySettings
     llm: LLMSettings
+    server: ServerSettings = Field(default_factory=ServerSettings)
     checkpoint_url: str | None = None
     chroma_url: str | None = None
     models_path: Path | None = None
