@@ -53,7 +53,7 @@ def _refused(call, *statuses: int) -> str:
 def _paused_thread(client) -> str:
     tid = client.threads.create()["thread_id"]
     client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo"})
-    assert client.threads.get_state(tid)["next"] == ["a5"]
+    assert client.threads.get_state(tid)["next"] == ["review"]
     return tid
 
 
@@ -84,9 +84,9 @@ def test_a_user_sees_and_touches_only_their_own_threads(served) -> None:
     assert bob.assistants.search()  # the graph itself is readable by everyone
     _refused(lambda: bob.crons.create("ragstream", schedule="* * * * *", input={"prompt": "x"}), 403)
     after = alice.threads.get_state(tid)
-    assert after["values"] == before["values"] and after["next"] == ["a5"]
-    alice.runs.wait(tid, "ragstream", input=None, context={"project": "demo"})
-    assert alice.threads.get_state(tid)["values"]["stage"] == "build"
+    assert after["values"] == before["values"] and after["next"] == ["review"]
+    alice.runs.wait(tid, "ragstream", command={"resume": {"accept": True}}, context={"project": "demo"})
+    assert alice.threads.get_state(tid)["values"]["stage"] == "built"
 
 
 def test_memory_and_store_are_per_user(served) -> None:
@@ -103,7 +103,7 @@ def test_memory_and_store_are_per_user(served) -> None:
     def final_prompt(client) -> dict:
         tid = client.threads.create()["thread_id"]
         client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo"})
-        client.runs.wait(tid, "ragstream", input=None, context={"project": "demo"})
+        client.runs.wait(tid, "ragstream", command={"resume": {"accept": True}}, context={"project": "demo"})
         return client.threads.get_state(tid)["values"]
 
     mine, theirs = final_prompt(alice), final_prompt(bob)
@@ -159,10 +159,10 @@ def test_bad_input_is_refused_and_the_thread_stays_as_it_was(bad: str, served) -
     history = len(alice.threads.get_history(tid, limit=100))
     assert message in _refused(lambda: alice.runs.wait(tid, "ragstream", input=graph_input, context=context), 422)
     after = alice.threads.get_state(tid)
-    assert after["values"] == before["values"] and after["next"] == ["a5"]
+    assert after["values"] == before["values"] and after["next"] == ["review"]
     assert after["checkpoint"] == before["checkpoint"] and len(alice.threads.get_history(tid, limit=100)) == history
-    alice.threads.update_state(tid, {"S_CTX_MD": "### Facts\n- EDITED AFTER A REFUSED RUN"}, as_node="a4")
-    alice.runs.wait(tid, "ragstream", input=None, context={"project": "demo"})
+    alice.runs.wait(tid, "ragstream", command={"resume": {"S_CTX_MD": "### Facts\n- EDITED AFTER A REFUSED RUN"}},
+                    context={"project": "demo"})
     assert "EDITED AFTER A REFUSED RUN" in alice.threads.get_state(tid)["values"]["prompt_ready"]
 
 

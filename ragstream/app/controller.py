@@ -66,6 +66,8 @@ class AppController:
             "strategy": None,
             "include_undecided": None,
             "send": False,
+            "projects": [],  # more projects retrieved with the active one (fused)
+            "web_search": None,  # None: as `tools.web_search.enabled` says
             "strict": False,
         }
         self.history_profile: str | None = None
@@ -109,6 +111,8 @@ class AppController:
             history_profile=self.history_profile,
             manual=manual,
             send=bool(config.get("send")) and not manual,
+            projects=list(config.get("projects") or []),
+            web_search=config.get("web_search"),
             pause_after=config["pause_after"],
             strict=bool(config.get("strict")),
             services=self.services,
