@@ -346,6 +346,7 @@ class RetrievalReport(Report):
     attempts: list[RetrievalAttempt] = Field(default_factory=list)
     plan: Plan | None = None
     failure: str = ""  # why retrieval failed when the failure policy let the run continue without excerpts
+    tools: dict[str, int] = Field(default_factory=dict)  # with several tools: each one's results before fusion
 
     @property
     def rerun(self) -> bool:
@@ -429,11 +430,27 @@ class EditRecord(Report):
     withdrawn_lines: list[str] = Field(default_factory=list)
 
 
+class CriticRetrieval(Report):
+    """Retrieval triggered by a rejection for missing information: the critic's `missing` as the query,
+    the kept strategy and its confidence, the new candidates, A3's decisions on them, and the excerpts
+    of those it kept, which the regeneration's request holds."""
+
+    query: str
+    strategy: str = ""
+    confidence: float | None = None
+    candidates: list[str] = Field(default_factory=list)
+    decisions: dict[str, str] = Field(default_factory=dict)
+    kept: list[str] = Field(default_factory=list)
+    excerpts_md: str = ""
+    failure: str = ""
+
+
 class AnswerAttempt(Report):
     text: str
     model: str = ""
     critique: dict[str, str] = Field(default_factory=dict)
     accepted: bool | None = None  # None until the critic has judged it
+    retrieval: CriticRetrieval | None = None  # what its critique made retrieval find for the next attempt
 
 
 class Answer(Report):
