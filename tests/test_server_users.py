@@ -139,6 +139,10 @@ def test_a_project_the_user_may_not_use_is_refused_before_any_stage(served) -> N
     assert "ProjectError" in text and "not allowed on project 'demo'" in text
     state = carol.threads.get_state(tid)
     assert not state["values"] and state["next"] == []
+    bob = _client(served, "bob")  # nor as one more project retrieved with an allowed one
+    tid = bob.threads.create()["thread_id"]
+    text = _refused(lambda: bob.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo", "projects": ["names"]}), 403)
+    assert "not allowed on project 'names'" in text and not bob.threads.get_state(tid)["values"]
 
 
 BAD = {
