@@ -142,6 +142,22 @@ class CondenserSettings(BaseModel):
     decision_cues: list[str]
 
 
+class PlanSettings(BaseModel):
+    """The run's plan (see agents/planner.py): offline intent rules, what each intent retrieves, and
+    what a failed retrieval gives."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_confidence: float = Field(ge=0.0, le=1.0)  # below it the plan escalates: it retrieves, and wider
+    research_candidates: int = Field(gt=0)
+    research_budget: int = Field(gt=0)  # token ceiling of the excerpts for a research plan
+    social_phrases: list[str]
+    transform_verbs: list[str]
+    deictic_targets: list[str]
+    research_cues: list[str]
+    on_retrieval_failure: Literal["fail", "continue"]
+
+
 class BudgetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -158,6 +174,12 @@ class MemorySettings(BaseModel):
     summary_budget: int = Field(gt=0)
     salience_half_life_turns: float = Field(gt=0)
     max_notes: int = Field(ge=0)
+    # what goes into the prompt (context/memory_selection.py): budgets in tokens, similarity to the ask
+    recent_budget: int = Field(gt=0)
+    snippet_budget: int = Field(gt=0)
+    notes_budget: int = Field(gt=0)
+    max_snippets: int = Field(ge=0)
+    min_similarity: float = Field(ge=-1.0, le=1.0)
 
 
 class SendSettings(BaseModel):
@@ -217,6 +239,7 @@ class Settings(BaseModel):
     reranker: RerankerSettings
     gate: GateSettings
     condenser: CondenserSettings
+    plan: PlanSettings
     budget: BudgetSettings
     memory: MemorySettings
     send: SendSettings

@@ -95,7 +95,13 @@ class LLMClient:
         return response
 
     def _report(self, model: str, response: LLMResponse) -> None:
-        """Priced by the model the server says answered (a local server's model is free unless priced in config)."""
+        """An `llm_call` event for a model's work, priced by the model the server says answered (a local
+        server's model is free unless priced in config); the offline provider's deterministic steps are no
+        LLM calls and cost nothing, so they are `offline_step` events without tokens or cost."""
+        if response.provider == "local":
+            emit({"event": "offline_step", "provider": "local", "model": response.model,
+                  "latency_ms": round(response.latency_s * 1000, 2)})
+            return
         cost = cost_estimate(self.prices, response.model, response.usage.input_tokens, response.usage.output_tokens)
         emit(
             {
@@ -105,8 +111,8 @@ class LLMClient:
                 "requested_model": model,
                 "tokens_in": response.usage.input_tokens,
                 "tokens_out": response.usage.output_tokens,
-                "cost_usd": cost if cost is not None and response.provider != "local" else 0.0,
-                "priced": cost is not None and response.provider != "local",
+                "cost_usd": cost if cost is not None else 0.0,
+                "priced": cost is not None,
                 "latency_ms": round(response.latency_s * 1000, 2),
                 "attempts": response.attempts,
             }

@@ -14,7 +14,7 @@ from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE
-from ragstream.state import Answer, RunMetadata, SuperPrompt
+from ragstream.state import Answer, SuperPrompt
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -190,6 +190,10 @@ def _progress(event: dict) -> None:
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
         print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
+        plan = event.get("plan")
+        if plan:
+            print(f"  plan: {plan['intent']} (confidence {plan['confidence']:.2f}), "
+                  f"{'retrieve' if plan['retrieve'] else 'no retrieval'}: {plan['reason']}", file=sys.stderr, flush=True)
     elif kind == "stage_warning":
         print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
     # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
@@ -279,6 +283,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if as_json:
         print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
         return 0
+    if args.tokens and sp.stage.value == "build":
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(ctl.token_breakdown(sp, ask_server=True)), file=sys.stderr)
     if sp.answer is not None:
         print()
         _report_answer(sp.answer)
@@ -316,32 +324,6 @@ def run_json(ctl, sp: SuperPrompt) -> dict:
         "answer": sp.answer.text if sp.answer is not None else None,
         "run_metadata": sp.run_metadata.model_dump(mode="json"),
     }
-
-
-def describe_metadata(meta: RunMetadata) -> list[str]:
-    """The run-metadata record as lines a person reads (`ragstream trace`)."""
-    lines = [f"run: trace {meta.trace_id or '-'}, project {meta.project or '-'}, stage {meta.stage}"]
-    if meta.plan is not None:
-        plan = meta.plan
-        action = f"retrieve {plan.strategy or 'by the strategy rules'}, {plan.candidates} candidates" if plan.retrieve else "no retrieval"
-        lines.append(f"plan: {plan.intent} ({plan.source}, confidence {plan.confidence:.2f}): {action}; {plan.reason}"
-                     + (f"; escalated: {plan.escalated}" if plan.escalated else ""))
-    if meta.retrieval is not None:
-        r = meta.retrieval
-        lines.append(f"retrieval: {r.strategy}/{r.rung}, {r.candidates} candidates"
-                     + (f", confidence {r.confidence:.2f}" if r.confidence is not None else "")
-                     + (f", failed: {r.failure}" if r.failure else ""))
-    for section, budget in meta.context_budget.items():
-        lines.append(f"budget {section}: {budget.used}/{budget.ceiling} tokens, {budget.dropped} dropped")
-    if meta.summary_selection is not None:
-        sel = meta.summary_selection
-        lines.append(f"memory: {sel.turns_kept} turns, {sel.snippets_kept} summary snippets, {sel.notes_kept} notes kept; "
-                     f"{sel.turns_dropped + sel.snippets_dropped + sel.notes_dropped} dropped, {sel.echoes_stripped} echoes stripped")
-    if meta.critic is not None:
-        lines.append(f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)")
-    total = meta.total
-    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}")
-    return lines
 
 
 def _print_token(token: str) -> None:
@@ -400,12 +382,24 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
+    """The local user's memory, or with --server the memory of the user whose token is in RAGSTREAM_TOKEN."""
+    import os
+
     from ragstream.services import Services
 
-    memory = Services(settings).memory
+    services = Services(settings)
+    memory = services.memory
+    if args.server:
+        from ragstream.app.remote_store import RemoteStore
+
+        token = os.environ.get("RAGSTREAM_TOKEN", "")
+        user = os.environ.get("RAGSTREAM_USER", "")
+        if not token or not user:
+            raise InputError("--server needs RAGSTREAM_USER and RAGSTREAM_TOKEN (from `ragstream users add`)")
+        memory = services.memory_of(user, RemoteStore(args.server, token))
     if args.action == "clear":
         memory.clear(args.project)
-        print(f"conversation history of '{args.project}' cleared")
+        print(f"conversation history of '{args.project}' cleared for user '{memory.user}'")
         return 0
     if args.action == "record":
         ctl = _controller(settings, args.thread, args.project)
@@ -415,6 +409,24 @@ def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     for turn in memory.context(args.project):
         print(f"[{turn.role}] {turn.content}")
+    return 0
+
+
+def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
+    """Users of a shared LangGraph server; the new user's token is the last line printed."""
+    from ragstream.users import UserRegistry
+
+    registry = UserRegistry.of(settings)
+    if args.action == "add":
+        token = registry.add(args.name, args.project or [])
+        print(f"user '{args.name}' added, allowed on {sorted(set(args.project or []))}; their bearer token (shown once):")
+        print(token)
+    elif args.action == "remove":
+        registry.remove(args.name)
+        print(f"user '{args.name}' removed")
+    else:
+        for user in registry.list():
+            print(f"{user.name}\t{', '.join(user.projects) or '(no projects)'}")
     return 0
 
 
@@ -446,13 +458,23 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     if args.metadata:
         print(ctl.sp.run_metadata.model_dump_json(indent=2))
         return 0
-    for line in describe_metadata(ctl.sp.run_metadata):
+    from ragstream.orchestration.metadata import summary_lines
+
+    for line in summary_lines(ctl.sp.run_metadata):
         print(line)
     summary = summarize(events)
     for stage, info in summary["stages"].items():
         print(f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens" + (f"  {info['retrieval']}" if "retrieval" in info else ""))
     llm = summary["llm"]
-    print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    if llm["calls"]:
+        print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    else:
+        print(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
+    tokens = [e for e in events if e.get("event") == "prompt_tokens"]
+    if tokens:
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(tokens[-1]))
     for error in summary["errors"]:
         print(f"error in {error['stage']}: {error['message']}")
     return 0
@@ -534,6 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--style", choices=["markdown", "xml", "json", "plain"], default="markdown",
                      help="how the final prompt is written (same content and citations in each)")
     run.add_argument("--output", help="write the final prompt to this file instead of stdout")
+    run.add_argument("--tokens", action="store_true",
+                     help="print the prompt's tokens per section and excerpt (stderr), naming the tokenizer and whether exact")
     run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
     run.set_defaults(handler=cmd_run)
 
@@ -541,7 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     demo.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
-    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None)
+    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None, tokens=False)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
     step.add_argument("stage", choices=list(NAMES))
@@ -569,7 +593,14 @@ def build_parser() -> argparse.ArgumentParser:
     memory.add_argument("--project", action=_Once, required=True)
     memory.add_argument("--thread", help="for record: the thread whose prompt was answered")
     memory.add_argument("--answer-file", help="for record: the answer text (default: stdin)")
+    memory.add_argument("--server", metavar="URL", help="a LangGraph server: the memory of RAGSTREAM_USER (token in RAGSTREAM_TOKEN)")
     memory.set_defaults(handler=cmd_memory)
+
+    users = sub.add_parser("users", help="users of a shared LangGraph server: add (prints the token), list, remove")
+    users.add_argument("action", choices=["add", "list", "remove"])
+    users.add_argument("name", nargs="?", help="the user, for add and remove")
+    users.add_argument("--project", action="append", help="for add: a project the user may use (repeat for more)")
+    users.set_defaults(handler=cmd_users)
 
     gui = sub.add_parser("gui", help="start the Streamlit GUI")
     gui.add_argument("--port", type=int, default=8501)

@@ -116,6 +116,7 @@ def summarize(events: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-stage durations and counts, LLM totals and errors: what `ragstream trace` and the GUI show."""
     stages: dict[str, dict[str, Any]] = {}
     llm = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
+    offline_steps = 0
     errors = []
     for e in events:
         kind = e.get("event")
@@ -126,6 +127,8 @@ def summarize(events: list[dict[str, Any]]) -> dict[str, Any]:
             llm["tokens_in"] += e.get("tokens_in", 0)
             llm["tokens_out"] += e.get("tokens_out", 0)
             llm["cost_usd"] += e.get("cost_usd") or 0.0
+        elif kind == "offline_step":
+            offline_steps += 1
         elif kind == "stage_error":
             errors.append(e)
-    return {"stages": stages, "llm": llm, "errors": errors}
+    return {"stages": stages, "llm": llm, "offline_steps": offline_steps, "errors": errors}

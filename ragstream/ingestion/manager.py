@@ -34,13 +34,14 @@ from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.ignore import IgnoreRules
-from ragstream.ingestion.loader import SkipFile, headings_at, load_document
+from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
+from ragstream.prompt_view import escape_attr
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.secret_scan import Finding, name_skip_reason, secret_file_rule, share_skip_reason
+from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
 from ragstream.secret_scan import identity as secrets_identity
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
@@ -260,6 +261,10 @@ class IngestionManager:
             if path is None:
                 stats.skipped[rel] = reason or "skipped"
                 continue
+            unsafe = unsafe_name_reason(rel)
+            if unsafe is not None:  # its name would be printed in fences and listings
+                stats.skipped[escape_attr(rel)] = unsafe
+                continue
             secret_rule = secret_file_rule(rel, self.settings.secrets)
             if secret_rule is not None:
                 stats.skipped[rel] = name_skip_reason(secret_rule)
@@ -272,7 +277,11 @@ class IngestionManager:
             except OSError as exc:
                 stats.skipped[rel] = f"unreadable ({exc.strerror})"
                 continue
-            scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
+            old = manifest.files.get(rel)
+            if old is not None and old.sha256 == doc.sha256 and not old.secrets:
+                scanned = Scanned(doc.text, [], 0, 0)  # scanned clean before (a scanner change resets the manifest)
+            else:
+                scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
             if scanned.share > self.settings.secrets.mostly_secret_share:
                 stats.skipped[rel] = share_skip_reason(scanned)
                 continue
@@ -280,7 +289,6 @@ class IngestionManager:
                 stats.secrets[rel] = scanned.findings
             sha = doc.sha256
             stat = path.stat()
-            old = manifest.files.get(rel)
             known = old is not None and old.sha256 == sha and all(cid in previous for cid in old.chunk_ids)
             if known:
                 file_chunks = [previous[cid] for cid in old.chunk_ids]

@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import AgentReplyError, InputError, LLMNotConfiguredError
 from ragstream.orchestration.apply import to_channels
+from ragstream.orchestration.identity import run_memory
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions
@@ -108,7 +109,7 @@ def _finish(
         project = RunOptions.coerce(runtime.context).project or state.extras.project
         if project:
             thread = str(get_config().get("configurable", {}).get("thread_id", ""))
-            services.memory.record(project, state.raw_prompt, answer.text, thread)
+            run_memory(runtime, services).record(project, state.raw_prompt, answer.text, thread)
         emit({"event": "answer", "accepted": answer.accepted, "retries": answer.retries, **answer.usage.model_dump(),
               "critiques": [a.critique for a in answer.attempts]})
     return to_channels(state, _answered(state, answer, CRITIC, calls))
