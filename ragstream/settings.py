@@ -52,6 +52,7 @@ class PreprocessingSettings(BaseModel):
 
     include_undecided: bool = False
     use_agent00: bool = True
+    max_query_pieces: int = Field(16, gt=0)  # a long prompt searches with its first pieces by weight, the rest recorded as not kept
 
 
 class IngestionSettings(BaseModel):
@@ -88,6 +89,15 @@ class SecretsSettings(BaseModel):
     secret_files: list[str] = Field(default_factory=list)  # file names that hold secrets by nature: skipped
     mostly_secret_share: float = Field(default=0.5, gt=0, le=1)  # a file with more of its lines secret: skipped
     disabled_plugins: list[str] = Field(default_factory=list)  # detect-secrets plugin class names left out
+
+
+class ExcerptSettings(BaseModel):
+    """Whole excerpts at build time (orchestration/excerpts.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sentence_reach_chars: int = Field(default=1500, gt=0)  # how far an edge may move to a sentence boundary
+    max_parent_tokens: int = Field(default=700, gt=0)  # the largest enclosing definition/list/section shown whole
 
 
 class RetrievalSettings(BaseModel):
@@ -189,6 +199,7 @@ class SendSettings(BaseModel):
     temperature: float = Field(ge=0.0, le=2.0)
     max_tokens: int = Field(gt=0)
     critic_max_retries: int = Field(ge=0)
+    critic_new_chunks: int = Field(default=3, ge=0)  # chunks retrieved for what the critic found missing
 
 
 class TelemetrySettings(BaseModel):
@@ -224,6 +235,14 @@ class LLMSettings(BaseModel):
         return self.provider
 
 
+class ServerSettings(BaseModel):
+    """Limits for runs on the shared LangGraph server, where one user's run must not starve the others."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_prompt_chars: int = Field(50_000, gt=0)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -236,6 +255,7 @@ class Settings(BaseModel):
     ingestion: IngestionSettings
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     retrieval: RetrievalSettings
+    excerpts: ExcerptSettings = Field(default_factory=ExcerptSettings)
     reranker: RerankerSettings
     gate: GateSettings
     condenser: CondenserSettings
@@ -245,6 +265,7 @@ class Settings(BaseModel):
     send: SendSettings
     telemetry: TelemetrySettings
     llm: LLMSettings
+    server: ServerSettings = Field(default_factory=ServerSettings)
     checkpoint_url: str | None = None
     chroma_url: str | None = None
     models_path: Path | None = None

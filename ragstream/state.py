@@ -404,8 +404,23 @@ class A5Report(Report):
     llm: LLMOutcomes | None = None
 
 
+class ExcerptRecord(Report):
+    """One excerpt of the final prompt: its document, the chunks it holds (in file order), its span and
+    lines in the indexed text, how it was hydrated (orchestration/excerpts.py), and its text (read back
+    from the document at build time, so exports show exactly what the prompt shows)."""
+
+    source: str
+    chunks: list[str]
+    start: int
+    end: int
+    lines: list[int] | None = None
+    hydrated: str
+    text: str
+
+
 class BuildReport(Report):
     budget: BudgetReport | None = None
+    excerpts: list[ExcerptRecord] = Field(default_factory=list)
 
 
 class EditRecord(Report):
@@ -414,11 +429,27 @@ class EditRecord(Report):
     withdrawn_lines: list[str] = Field(default_factory=list)
 
 
+class CriticRetrieval(Report):
+    """Retrieval triggered by a rejection for missing information: the critic's `missing` as the query,
+    the kept strategy and its confidence, the new candidates, A3's decisions on them, and the excerpts
+    of those it kept, which the regeneration's request holds."""
+
+    query: str
+    strategy: str = ""
+    confidence: float | None = None
+    candidates: list[str] = Field(default_factory=list)
+    decisions: dict[str, str] = Field(default_factory=dict)
+    kept: list[str] = Field(default_factory=list)
+    excerpts_md: str = ""
+    failure: str = ""
+
+
 class AnswerAttempt(Report):
     text: str
     model: str = ""
     critique: dict[str, str] = Field(default_factory=dict)
     accepted: bool | None = None  # None until the critic has judged it
+    retrieval: CriticRetrieval | None = None  # what its critique made retrieval find for the next attempt
 
 
 class Answer(Report):

@@ -70,7 +70,7 @@ def preflight(
         text = prompt if prompt is not None else sp.raw_prompt
         if prompt is None and not text:
             raise EmptyPromptError('no prompt: start the run with the input {"prompt": "<your prompt>"}')
-        validate_prompt(text, services.settings)
+        validate_prompt(text, services.settings, served=user is not None)
     else:
         check_stage_allowed(sp, stage)
     project = ctx.project or sp.extras.project

@@ -11,6 +11,8 @@ from __future__ import annotations
 from ragstream.agents.a5_format_enforcer import CITE_RULE
 from ragstream.code.symbols import lines_of
 from ragstream.context.budget import ContextBudget
+from ragstream.orchestration.excerpts import Sources, whole_excerpts
+from ragstream.projects import project_paths
 from ragstream.prompt_view import fence_block, fence_info, render_ask, render_condensed
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A5Report, BudgetReport, BuildReport, Chunk, SuperPrompt
@@ -46,9 +48,10 @@ def render_format(spec: A5Report, cited: bool = True) -> str:
     return f"## Output format\n{rules}{shape}"
 
 
-def build(sp: SuperPrompt, budget: ContextBudget) -> StageOutput:
+def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> StageOutput:
     """System block, the ask with its output format, and the excerpts that fit the prompt budget (the
-    plan's, when it set one). Grounding instructions only when there is something to ground in."""
+    plan's, when it set one), whole (hydrated from `sources`, the project's documents; see
+    orchestration/excerpts.py). Grounding instructions only when there is something to ground in."""
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.final_selection_ids if cid in by_id]
     grounded = bool(selection or sp.S_CTX_MD.strip())
@@ -59,14 +62,17 @@ def build(sp: SuperPrompt, budget: ContextBudget) -> StageOutput:
         prompt_md += "\n\n" + rendered_format
     plan = sp.extras.retrieval.plan if sp.extras.retrieval is not None else None
     reserve = sum(budget.count(part) for part in (system_md, prompt_md, render_condensed(sp)))
-    kept, trim = budget.fit("prompt", selection, key=lambda c: c.id, text=fence, reserve=reserve,
-                            ceiling=plan.budget if plan is not None and plan.budget else None)
+    sources = sources or Sources(None, budget.settings)
+    kept, trim, records = whole_excerpts(selection, sources, budget, fence, reserve, budget.settings.excerpts,
+                                         ceiling=plan.budget if plan is not None and plan.budget else None)
     attachments = "## Source excerpts\n\n" + "\n\n".join(fence(c) for c in kept) if kept else ""
     return StageOutput(
         updates={"System_MD": system_md, "Prompt_MD": prompt_md, "Attachments_MD": attachments},
-        report=BuildReport(budget=BudgetReport(**trim.as_dict(), method=budget.method)),
+        report=BuildReport(budget=BudgetReport(**trim.as_dict(), method=budget.method), excerpts=records),
     )
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    return build(sp, env.services.budget)
+    project = env.context.project or sp.extras.project
+    root = project_paths(env.services.settings, project).source_dir() if project else None
+    return build(sp, env.services.budget, Sources(root, env.services.settings))
