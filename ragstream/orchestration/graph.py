@@ -79,7 +79,8 @@ def preflight(
         check_stage_allowed(sp, stage)
         check_decided(sp, ctx, stage)
     project = ctx.project or sp.extras.project
-    require_project(services.settings, user, project)
+    for name in (project, *ctx.projects):
+        require_project(services.settings, user, name)
     if project or not ctx.manual or stage in NEEDS_PROJECT:
         indexed_project(services.settings, project)
     if ctx.send and services.offline:
