@@ -10,14 +10,16 @@ from ragstream.state import Chunk, Stage, SuperPrompt
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
     from ragstream.embedding import RagstreamEmbeddings
+    from ragstream.orchestration.export import export_prompt
     from ragstream.orchestration.graph import build_graph
     from ragstream.retrieval.langchain_retriever import RagstreamRetriever
 
 __all__ = ["AppController", "Chunk", "RagstreamEmbeddings", "RagstreamError", "RagstreamRetriever", "Stage",
-           "SuperPrompt", "build_graph"]
+           "SuperPrompt", "build_graph", "export_prompt"]
 _LAZY = {
     "AppController": "ragstream.app.controller",
     "build_graph": "ragstream.orchestration.graph",
+    "export_prompt": "ragstream.orchestration.export",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
     "RagstreamEmbeddings": "ragstream.embedding",
 }

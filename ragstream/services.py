@@ -73,7 +73,9 @@ class Services:
 
     @cached_property
     def memory(self) -> ConversationMemory:
-        return ConversationMemory(self.settings.data_dir / "history", self.settings.memory, self.runner, self.budget)
+        return ConversationMemory(
+            self.settings.data_dir / "history", self.settings.memory, self.runner, self.budget, self.settings.secrets
+        )
 
     def retrieval(self, project: str) -> RetrievalController:
         """One controller per project, reused across runs (it caches the index snapshot)."""

@@ -59,8 +59,35 @@ class IngestionSettings(BaseModel):
 
     max_file_bytes: int = Field(gt=0)
     skip_dirs: list[str] = Field(default_factory=list)  # folders never walked (caches, installed dependencies)
+    ignore_files: bool = True  # honour .gitignore, .ignore and .ragstreamignore (`ingest --no-ignore` turns off)
     file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
+
+
+class ConfidenceSettings(BaseModel):
+    """Retrieval confidence (retrieval/confidence.py): the logistic model's weights, fitted by
+    bench/confidence_calibration.py, and the re-run taken when a chosen strategy's result is low."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    weights: dict[Literal["dense_top", "dense_margin", "bm25_margin", "bm25_share", "agreement", "coverage"], float]
+    bias: float
+    low: float = Field(ge=0.0, le=1.0)
+    top: int = Field(gt=0)
+    near: int = Field(gt=0)
+    coverage_top: int = Field(gt=0)
+    rerun_strategies: list[Literal["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"]] = Field(default_factory=list)
+
+
+class SecretsSettings(BaseModel):
+    """Secret scanning of documents and prompts (ragstream/secret_scan.py); `scan: false` turns it off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scan: bool = True
+    secret_files: list[str] = Field(default_factory=list)  # file names that hold secrets by nature: skipped
+    mostly_secret_share: float = Field(default=0.5, gt=0, le=1)  # a file with more of its lines secret: skipped
+    disabled_plugins: list[str] = Field(default_factory=list)  # detect-secrets plugin class names left out
 
 
 class RetrievalSettings(BaseModel):
@@ -76,6 +103,7 @@ class RetrievalSettings(BaseModel):
     temporal_half_life_days: float = Field(gt=0)
     expansion_seeds: int = Field(ge=0)
     expansion_neighbors: int = Field(ge=0)
+    confidence: ConfidenceSettings
 
 
 class RerankerSettings(BaseModel):
@@ -85,6 +113,9 @@ class RerankerSettings(BaseModel):
     model: str | None = None
     top_n: int = Field(gt=0)
     weights: dict[Literal["dense", "chunk_bm25", "file_bm25"], float]
+    kind_weights: dict[Literal["prose", "code", "table"], dict[Literal["dense", "chunk_bm25", "file_bm25"], float]] = Field(
+        default_factory=dict
+    )  # per kind of chunk (retrieval/kinds.py); a kind not named here uses `weights`
 
 
 class GateSettings(BaseModel):
@@ -178,6 +209,7 @@ class Settings(BaseModel):
     embedding: EmbeddingSettings
     preprocessing: PreprocessingSettings
     ingestion: IngestionSettings
+    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     retrieval: RetrievalSettings
     reranker: RerankerSettings
     gate: GateSettings

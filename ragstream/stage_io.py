@@ -1,16 +1,19 @@
 """What a stage function gets and returns: the run's options, the services, a typed output.
 
-The controller builds a `RunContext`; the LangGraph server hands the graph whatever JSON the client
-sent. Both go through `RunContext.coerce`, so a bad value is an `InputError` naming the field, the
-same error whichever door it came through, before any stage does work.
+`RunOptions` is the graph's `context_schema`: the controller builds one, and LangGraph builds one from
+the JSON a server client sent (`context=...`). Its validation is the product's, so a bad value or an
+unknown key is an `InputError` naming the key and the allowed ones, whichever door it came through,
+before any stage does work. The field descriptions are what Studio shows beside the context form.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
-from ragstream.errors import InputError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.stages import validate_skip
 from ragstream.state import Report
@@ -18,68 +21,77 @@ from ragstream.state import Report
 if TYPE_CHECKING:
     from ragstream.services import Services
 
-HISTORY_PROFILES = ("none", "recent", "relevant")
+HistoryProfile = Literal["none", "recent", "relevant"]
+StrategyName = Literal[tuple(Strategy.__members__)]  # type: ignore[valid-type]
 
 
-@dataclass(init=False)
-class RunContext:
-    """Per-run options and services; never part of the checkpointed state.
+class RunOptions(BaseModel):
+    """Per-run options; never part of the checkpointed state.
 
     `manual` marks a single stage run by hand (the controller's `step`), which may start without a
-    project; an auto run needs its project before the first stage runs. The constructor accepts any
-    keys, because LangGraph builds this from the client's JSON before any RAGstream code runs:
-    unknown keys are kept aside and reported by `validate` as an InputError.
+    project; an auto run needs its project before the first stage runs. The services travel beside the
+    options (`services=`), never in the JSON a client sends or in the schema Studio shows.
     """
 
-    project: str | None = None
-    strategy: str | None = None
-    skip: list[str] = field(default_factory=list)
-    include_undecided: bool | None = None
-    history_profile: str | None = None
-    manual: bool = False
-    send: bool = False  # after the build, answer the prompt with the configured LLM (and its critic)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    project: str | None = Field(None, description="The project whose documents ground the prompt (`ragstream projects`).")
+    strategy: StrategyName | None = Field(None, description="Force a retrieval strategy; unset, it is chosen from the prompt.")
+    skip: list[str] = Field(default_factory=list, description="Stages this run skips (only the ReRanker or A3, not both).")
+    include_undecided: bool | None = Field(None, description="Also retrieve with sections whose header the schema could not place.")
+    history_profile: HistoryProfile | None = Field(
+        None, description="Conversation memory: `none`, `recent` turns (default), or also `relevant` past turns as excerpts."
+    )
+    manual: bool = Field(False, description="A single stage run by hand (may start without a project).")
+    send: bool = Field(False, description="After the build, answer the prompt with the configured LLM and its critic.")
+    _services: Services | None = PrivateAttr(None)
 
     def __init__(self, services: Services | None = None, **values: Any) -> None:
-        # `services` is an attribute, not a field: it is no client's to send, and stays out of the
-        # context's JSON schema (the form Studio shows).
-        self.services = services
-        for f in fields(self):
-            default = f.default_factory() if f.default_factory is not MISSING else f.default
-            setattr(self, f.name, values.pop(f.name, default))
-        self._unknown = sorted(values)
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise _input_error(exc, values) from None
+        self._services = services
+
+    @property
+    def services(self) -> Services | None:
+        return self._services
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _known_strategy(cls, value: Any) -> Any:
+        if value is not None and value not in Strategy.__members__:
+            raise InputError(f"unknown retrieval strategy {value!r}: use one of {list(Strategy.__members__)}")
+        return value
+
+    @field_validator("skip", mode="after")
+    @classmethod
+    def _skippable(cls, value: list[str]) -> list[str]:
+        return validate_skip(value)
 
     @classmethod
-    def coerce(cls, value: Any) -> RunContext:
-        """A validated RunContext from a RunContext, a dict (the server's JSON) or None."""
+    def coerce(cls, value: Any) -> RunOptions:
+        """Validated options from RunOptions, a dict (a client's JSON) or None."""
         if value is None:
-            ctx = cls()
-        elif isinstance(value, cls):
-            ctx = cls(services=value.services, **{f.name: getattr(value, f.name) for f in fields(cls)},
-                      **{k: None for k in value._unknown})
-        elif isinstance(value, dict):
-            ctx = cls(**value)
-        else:
-            raise InputError(f"the run context must be an object with {sorted(f.name for f in fields(cls))}, not {type(value).__name__}")
-        ctx.validate()
-        return ctx
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, dict):
+            return cls(**value)
+        raise InputError(f"the run context must be an object with keys {sorted(cls.model_fields)}, not {type(value).__name__}")
 
-    def validate(self) -> None:
-        if self._unknown:
-            known = sorted(f.name for f in fields(self))
-            raise InputError(f"unknown run context keys {self._unknown}: use {known}")
-        if self.project is not None and not isinstance(self.project, str):
-            raise InputError(f"project must be a project name, not {type(self.project).__name__}")
-        if not isinstance(self.skip, (list, tuple)) or not all(isinstance(s, str) for s in self.skip):
-            raise InputError("skip must be a list of stage names")
-        self.skip = validate_skip(list(self.skip))
-        if self.history_profile not in (None, *HISTORY_PROFILES):
-            raise InputError(f"history_profile must be one of {list(HISTORY_PROFILES)}, not {self.history_profile!r}")
-        if self.strategy is not None and self.strategy not in Strategy.__members__:
-            raise InputError(f"unknown retrieval strategy {self.strategy!r}: use one of {list(Strategy.__members__)}")
-        if self.include_undecided not in (None, True, False):
-            raise InputError("include_undecided must be true, false or null")
-        if not isinstance(self.manual, bool) or not isinstance(self.send, bool):
-            raise InputError("manual and send must be true or false")
+
+def _input_error(exc: ValidationError, values: dict[str, Any]) -> InputError:
+    """The first problem, as the product's own error: an unknown key names the allowed ones."""
+    error = exc.errors()[0]
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, RagstreamError):
+        return cause if isinstance(cause, InputError) else InputError(str(cause))
+    key = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        unknown = sorted(set(values) - set(RunOptions.model_fields))
+        return InputError(f"unknown run context keys {unknown}: use {sorted(RunOptions.model_fields)}")
+    return InputError(f"run context {key}: {error['msg']} (got {error.get('input')!r})")
 
 
 @dataclass(frozen=True)
@@ -90,7 +102,7 @@ class StageEnv:
     """
 
     services: Services
-    context: RunContext
+    context: RunOptions
     prompt: str | None = None
 
 

@@ -192,6 +192,7 @@ class PreprocessReport(Report):
     unknown_headers: list[str] = Field(default_factory=list)
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
+    secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
 
 
 class A2Report(Report):
@@ -204,7 +205,107 @@ class A2Report(Report):
     usage: Usage = Field(default_factory=Usage)
 
 
+class RetrievalAttempt(Report):
+    """One strategy retrieval tried, and the calibrated confidence of its result set."""
+
+    strategy: str
+    confidence: float
+
+
+class Plan(Report):
+    """What the run decided to do with the prompt before retrieving: its intent and the retrieval plan.
+
+    Decided once per run, where retrieval starts (so a plan is valid exactly as long as what it chose).
+    `source` says who decided: `rules` (offline, `evidence` names the words), `llm` (the PLAN agent's
+    reason), or `user` (an explicit strategy, which always wins).
+    """
+
+    intent: Literal["factual", "research", "conversational", "transform"]
+    confidence: float = Field(ge=0.0, le=1.0)
+    reason: str
+    evidence: list[str] = Field(default_factory=list)
+    source: Literal["rules", "llm", "user"]
+    retrieve: bool
+    strategy: str | None = None  # None: chosen by the retrieval strategy rules
+    candidates: int = 0
+    budget: int = 0  # token ceiling of the prompt's excerpts
+    escalated: str = ""  # why a low-confidence decision was widened, empty when it was not
+
+
+class StageUsage(Report):
+    """LLM calls a stage made, with their tokens and estimated cost (USD, from the price table)."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+
+    def plus(self, other: StageUsage) -> StageUsage:
+        return StageUsage(calls=self.calls + other.calls, tokens_in=self.tokens_in + other.tokens_in,
+                          tokens_out=self.tokens_out + other.tokens_out, cost_usd=round(self.cost_usd + other.cost_usd, 8))
+
+
+class SectionBudget(Report):
+    ceiling: int
+    used: int
+    dropped: int = 0
+
+
+class RetrievalMode(Report):
+    strategy: str
+    rung: str
+    candidates: int
+    confidence: float | None = None
+    failure: str = ""
+
+
+class SummarySelection(Report):
+    """Which memory items the prompt carries and which it left out, with why (see context/memory.py)."""
+
+    turns_kept: int = 0
+    turns_dropped: int = 0
+    snippets_kept: int = 0
+    snippets_dropped: int = 0
+    notes_kept: int = 0
+    notes_dropped: int = 0
+    echoes_stripped: int = 0
+    dropped: dict[str, str] = Field(default_factory=dict)  # item -> why it was left out
+
+
+class CriticSummary(Report):
+    attempts: int
+    accepted: bool
+    retries: int
+    verdicts: list[dict[str, str]] = Field(default_factory=list)
+
+
+class RunMetadata(Report):
+    """One typed record of what a run decided and spent: the contract clients read (README, "Run metadata").
+
+    Derived from the valid stage reports each time the state settles, so it never describes a stage
+    output that is no longer valid; `usage` holds, per stage that is still valid, the LLM calls it made.
+    """
+
+    schema_version: Literal[1] = 1
+    trace_id: str = ""
+    project: str | None = None
+    stage: str = "raw"
+    route: str | None = None  # the intent the plan routed the prompt by
+    plan: Plan | None = None
+    retrieval: RetrievalMode | None = None
+    context_budget: dict[str, SectionBudget] = Field(default_factory=dict)
+    summary_selection: SummarySelection | None = None
+    critic: CriticSummary | None = None
+    usage: dict[str, StageUsage] = Field(default_factory=dict)
+    total: StageUsage = Field(default_factory=StageUsage)
+
+
 class RetrievalReport(Report):
+    """`strategy` is the strategy whose result was kept; `confidence` is that result's calibrated
+    probability of holding a relevant chunk among its first results (retrieval/confidence.py), from
+    `confidence_evidence`; `attempts` lists every strategy tried, the first one first (a low first
+    confidence re-runs retrieval with other strategies and keeps the most confident)."""
+
     project: str
     strategy: str
     strategy_reason: str = ""
@@ -215,6 +316,15 @@ class RetrievalReport(Report):
     counts: dict[str, int] = Field(default_factory=dict)
     failures: dict[str, str] = Field(default_factory=dict)
     history_chunks: int = 0
+    confidence: float | None = None
+    confidence_evidence: dict[str, float] = Field(default_factory=dict)
+    attempts: list[RetrievalAttempt] = Field(default_factory=list)
+    plan: Plan | None = None
+    failure: str = ""  # why retrieval failed when the failure policy let the run continue without excerpts
+
+    @property
+    def rerun(self) -> bool:
+        return len(self.attempts) > 1
 
 
 class RerankReport(Report):
@@ -379,6 +489,7 @@ class SuperPrompt(BaseModel):
     prompt_ready: str = ""
     recentConversation: list[ConversationTurn] = Field(default_factory=list)
     answer: Answer | None = None  # what the model answered to prompt_ready, when the run was asked to send
+    run_metadata: RunMetadata = Field(default_factory=RunMetadata)
 
     @model_validator(mode="before")
     @classmethod

@@ -5,13 +5,13 @@ from __future__ import annotations
 from ragstream.orchestration.apply import run_alone
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunContext, StageEnv
+from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
 
 
 def run_stage(sp: SuperPrompt, stage: str, services: Services, prompt: str | None = None, **options: object) -> SuperPrompt:
-    env = StageEnv(services, RunContext.coerce(RunContext(manual=True, **options)), prompt)
+    env = StageEnv(services, RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage), env)
 
 

@@ -13,7 +13,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.orchestration.graph import build_graph
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from tests.openai_server import schema_responder
 
 PROMPT = "# Task\nHow are changed documents re-embedded?"
@@ -50,7 +50,7 @@ def test_graph_stream_carries_the_answer_tokens_and_the_critic_loops_once(llm) -
     server, settings = llm
     graph = build_graph(memory_checkpointer())
     cfg = {"configurable": {"thread_id": "a"}}
-    context = RunContext(project="demo", send=True, services=Services(settings))
+    context = RunOptions(project="demo", send=True, services=Services(settings))
     tokens, nodes = [], []
     for mode, data in graph.stream({"prompt": PROMPT}, cfg, context=context, stream_mode=["messages", "updates"]):
         if mode == "messages":
@@ -85,5 +85,5 @@ def test_asking_to_send_without_an_llm_fails_before_any_stage(indexed: Settings)
     graph = build_graph(memory_checkpointer())
     cfg = {"configurable": {"thread_id": "offline"}}
     with pytest.raises(LLMNotConfiguredError, match="no LLM is configured"):
-        graph.invoke({"prompt": PROMPT}, cfg, context=RunContext(project="demo", send=True, services=Services(indexed)))
+        graph.invoke({"prompt": PROMPT}, cfg, context=RunOptions(project="demo", send=True, services=Services(indexed)))
     assert graph.get_state(cfg).values.get("stage") is None

@@ -112,6 +112,16 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
                "--review", "--sctx-file", str(sctx), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "paused after A4" in run.stderr and "REVIEWED BY A PERSON" in run.stdout
+    as_json = _run("--data-dir", data, "run", "# Task\nHow are chunks fenced?", "--project", "demo", "--thread", "j1",
+                   "--json", cwd=tmp_path)
+    assert as_json.returncode == 0, as_json.stderr
+    printed = json.loads(as_json.stdout)
+    meta = printed["run_metadata"]
+    assert printed["thread_id"] == meta["trace_id"] == "j1" and meta["stage"] == "build"
+    assert meta["retrieval"]["candidates"] > 0 and printed["prompt_ready"].startswith("## System")
+    trace = _run("--data-dir", data, "trace", "--thread", "j1", cwd=tmp_path)
+    assert trace.returncode == 0 and "run: trace j1, project demo, stage build" in trace.stdout
+    assert json.loads(_run("--data-dir", data, "trace", "--thread", "j1", "--metadata", cwd=tmp_path).stdout) == meta
     history = _run("--data-dir", data, "history", "--thread", "t1", cwd=tmp_path)
     assert history.returncode == 0 and "stage build" in history.stdout and "stage a4" in history.stdout
 

@@ -15,7 +15,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.orchestration.graph import build_graph
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from tests.openai_server import Reply
 
 PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
@@ -31,7 +31,7 @@ def paused(services: Services):
     """One thread paused after A4; every bad run below is tried on it and must leave it as it is."""
     graph = build_graph(memory_checkpointer())
     cfg = {"configurable": {"thread_id": "t"}}
-    graph.invoke({"prompt": PROMPT}, cfg, context=RunContext(project="demo", services=services), interrupt_after=["a4"])
+    graph.invoke({"prompt": PROMPT}, cfg, context=RunOptions(project="demo", services=services), interrupt_after=["a4"])
     return graph, cfg
 
 
@@ -42,6 +42,8 @@ def paused(services: Services):
         ({"project": "demo", "skip": ["a4"]}, InputError, "only"),
         ({"project": "demo", "history_profile": "everything"}, InputError, "history_profile"),
         ({"project": "demo", "colour": "blue"}, InputError, "unknown run context keys"),
+        ({"project": "demo", "stratgy": "TEMPORAL"}, InputError, r"unknown run context keys \['stratgy'\]: use \[.*'strategy'"),
+        ({"project": "demo", "send": "yes"}, InputError, "send: Input should be a valid boolean"),
         ({"project": "../etc"}, ProjectError, "invalid project name"),
         ({"project": "nowhere"}, ProjectError, "no project 'nowhere'"),
         ("demo", InputError, "must be an object"),
@@ -56,6 +58,20 @@ def test_bad_context_is_an_input_error_and_changes_nothing(context, error, messa
         graph.invoke({"prompt": PROMPT + "\nagain"}, cfg, context=context)
     after = graph.get_state(cfg).values
     assert {k: v for k, v in after.items() if k != "prompt"} == {k: v for k, v in before.items() if k != "prompt"}
+
+
+@pytest.mark.parametrize("prompt", [42, ["a", "list"], {"a": "dict"}, True])
+def test_a_prompt_that_is_not_text_is_an_input_error_and_the_paused_thread_still_resumes(prompt, services: Services) -> None:
+    graph = build_graph(memory_checkpointer())
+    cfg = {"configurable": {"thread_id": "t"}}
+    context = RunOptions(project="demo", services=services)
+    graph.invoke({"prompt": PROMPT}, cfg, context=context, interrupt_after=["a4"])
+    with pytest.raises(InputError, match="the prompt must be text"):
+        graph.invoke({"prompt": prompt}, cfg, context=context)
+    assert graph.get_state(cfg).values["stage"] == "a4"  # readable, and the review is still there
+    graph.update_state(cfg, None, as_node="__end__")
+    final = graph.invoke({"prompt": PROMPT}, cfg, context=context)
+    assert final["stage"] == "build"
 
 
 def test_one_retry_layer_a_failing_call_never_repeats_the_calls_that_succeeded(openai_on_indexed) -> None:
@@ -87,7 +103,7 @@ def test_an_auto_run_without_a_project_fails_before_any_work(services: Services)
     graph = build_graph(memory_checkpointer())
     cfg = {"configurable": {"thread_id": "fresh"}}
     with pytest.raises(ProjectError, match="no project selected"):
-        graph.invoke({"prompt": PROMPT}, cfg, context=RunContext(services=services))
+        graph.invoke({"prompt": PROMPT}, cfg, context=RunOptions(services=services))
     assert graph.get_state(cfg).values.get("stage") is None
 
 

@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import create_retriever_tool
 
 from ragstream import RagstreamEmbeddings, RagstreamRetriever
-from ragstream.errors import ProjectError
+from ragstream.errors import InputError, ProjectError
 from ragstream.projects import project_paths
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings
@@ -82,3 +82,22 @@ def test_the_offline_provider_is_a_chat_model_with_structured_output_and_streami
     assert isinstance(model.with_structured_output(Shape).invoke("prose"), Shape)
     chunks = list(model.stream("The reranker fuses scores. Excerpts are fenced. Edits are kept."))
     assert len(chunks) > 3 and "".join(c.content for c in chunks).startswith("The reranker fuses scores.")
+
+
+def test_the_offline_chat_model_says_what_it_is_when_a_message_has_nothing_to_extract(base_settings: Settings) -> None:
+    from ragstream.agents.providers.local_provider import LocalChatModel
+
+    model = LocalChatModel(embedding=base_settings.embedding, models_dir=base_settings.models_dir)
+    reply = model.invoke("Hello")
+    assert "not a language model" in reply.content and "no LLM is configured" in reply.content
+    assert reply.response_metadata["model_name"] == "local:local"
+    last = list(model.stream("Hello"))[-1]
+    assert last.response_metadata["model_name"] == "local:local" and last.usage_metadata["output_tokens"] > 0
+
+
+def test_the_retriever_takes_k_per_call_and_rejects_a_bad_one(indexed: Settings) -> None:
+    retriever = RagstreamRetriever(project="demo", settings=indexed, k=4)
+    query = "How are documents ingested, chunked and retrieved?"
+    assert len(retriever.invoke(query)) == 4 and len(retriever.invoke(query, k=2)) == 2
+    with pytest.raises(InputError, match="k must be a positive integer"):
+        retriever.invoke(query, k=0)

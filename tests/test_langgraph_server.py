@@ -13,6 +13,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from ragstream.settings import Settings
+from ragstream.state import RunMetadata
 from tests.servers import free_port, wait_for_http
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
@@ -75,6 +76,8 @@ def test_sdk_runs_to_pause_edits_and_resumes(server: str) -> None:
     assert "EDITED THROUGH THE SDK" in final["prompt_ready"]
     assert original not in final["prompt_ready"]
     assert final["history_of_stages"].count("a4") == 1
+    meta = RunMetadata.model_validate(final["run_metadata"])  # the SDK reads the same typed record
+    assert meta.trace_id == tid and meta.stage == "build" and meta.retrieval is not None and "excerpts" in meta.context_budget
 
 
 def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
@@ -186,3 +189,6 @@ def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(
     assert nodes[-4:] == ["answer", "critic", "answer", "critic"]
     values = client.threads.get_state(tid)["values"]
     assert values["stage"] == "build" and values["answer"]["done"] and len(values["answer"]["attempts"]) == 2
+    meta = RunMetadata.model_validate(values["run_metadata"])
+    assert meta.critic is not None and (meta.critic.attempts, meta.critic.retries) == (2, 1)
+    assert meta.usage["answer"].calls == 2 and meta.usage["critic"].calls == 2

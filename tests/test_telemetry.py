@@ -15,7 +15,7 @@ from ragstream.orchestration.graph import build_graph
 from ragstream.context.telemetry import summarize
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from ragstream.stages import NAMES, ORDER
 from ragstream.state import SuperPrompt
 from tests.conftest import FAKE_KEY
@@ -26,7 +26,7 @@ PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_t
 
 def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(indexed: Settings) -> None:
     services = Services(indexed)
-    context = RunContext(project="demo", services=services)
+    context = RunOptions(project="demo", services=services)
     invoked_graph = build_graph(memory_checkpointer())
     invoked = invoked_graph.invoke({"prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
     streamed_graph = build_graph(memory_checkpointer())
@@ -36,6 +36,7 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
     def clean(values: dict) -> dict:
         data = json.loads(SuperPrompt.model_validate(values).model_dump_json())
         data["extras"]["retrieval"].pop("timings_ms")
+        data["run_metadata"].pop("trace_id")  # the thread: "i" and "s"
         return data
 
     assert clean(invoked) == clean(streamed)
@@ -43,7 +44,9 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
     expected = [(kind, stage.value) for stage in ORDER[1:] for kind in ("stage_start", "stage_finish")]
     assert stage_events == expected
     finish = {e["stage"]: e for e in events if e["event"] == "stage_finish"}
-    assert finish["retrieval"]["retrieval"] == {"strategy": "HYBRID", "rung": "hybrid"}
+    figures = finish["retrieval"]["retrieval"]
+    assert {k: figures[k] for k in ("strategy", "rung")} == {"strategy": "HYBRID", "rung": "hybrid"}
+    assert 0.0 <= figures["confidence"] <= 1.0 and figures["attempts"] >= 1
     assert finish["a4"]["counts"]["candidates"] > 0 and finish["build"]["prompt_tokens"] > 0
     assert all(e["duration_ms"] >= 0 for e in finish.values())
 
@@ -65,6 +68,9 @@ def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Pa
         events = ctl.trace()
     calls = [e for e in events if e["event"] == "llm_call"]
     assert calls and all(e["provider"] == "openai" and e["model"] == "gpt-4.1-mini" for e in calls)
+    total = ctl.sp.run_metadata.total  # the run's metadata record spent what the trace says
+    assert (total.calls, total.tokens_in, total.tokens_out) == (len(calls), 11 * len(calls), 7 * len(calls))
+    assert total.cost_usd == pytest.approx(sum(e["cost_usd"] for e in calls))
     assert all(e["tokens_in"] == 11 and e["tokens_out"] == 7 for e in calls)
     assert all(e["cost_usd"] == pytest.approx(11 * 0.40 / 1e6 + 7 * 1.60 / 1e6) for e in calls)
     summary = summarize(events)

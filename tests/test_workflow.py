@@ -31,9 +31,10 @@ def _controller(services: Services, **kw) -> AppController:
 
 
 def comparable(sp: SuperPrompt) -> dict:
-    """The SuperPrompt as JSON, without wall-clock timings."""
+    """The SuperPrompt as JSON, without wall-clock timings and the thread it ran on."""
     data = json.loads(sp.model_dump_json())
     (data["extras"].get("retrieval") or {}).pop("timings_ms", None)
+    data["run_metadata"].pop("trace_id")
     return data
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Callable
@@ -11,7 +12,7 @@ from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE
-from ragstream.state import Answer, SuperPrompt
+from ragstream.state import Answer, RunMetadata, SuperPrompt
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -73,10 +74,10 @@ def _print_sp(sp: SuperPrompt, as_json: bool) -> None:
 def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str | None = None, **options: object) -> SuperPrompt:
     from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
-    from ragstream.stage_io import RunContext, StageEnv
+    from ragstream.stage_io import RunOptions, StageEnv
     from ragstream.stages import Stage
 
-    env = StageEnv(Services(settings), RunContext.coerce(RunContext(manual=True, **options)), prompt)
+    env = StageEnv(Services(settings), RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage_name), env)
 
 
@@ -113,8 +114,6 @@ def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
-    import json
-
     from ragstream.agents.agent_factory import AgentFactory
 
     factory = AgentFactory(settings.agents_dir)
@@ -132,16 +131,20 @@ def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_projects(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.ingestion.manifest import manifest_summary
+    from ragstream.ingestion.manifest import Manifest, manifest_summary
     from ragstream.projects import list_projects, project_paths
 
     names = list_projects(settings)
     if not names:
         print(f"no projects under {settings.data_dir} (put files in {settings.data_dir / 'doc_raw' / '<project>'})")
     for name in names:
-        summary = manifest_summary(project_paths(settings, name).manifest_path)
+        manifest_path = project_paths(settings, name).manifest_path
+        summary = manifest_summary(manifest_path)
         state = f"{summary.files} files, {summary.chunks} chunks" if summary.generation else "not ingested"
-        print(f"{name:24s} {state}")
+        secrets = Manifest.load(manifest_path).secret_lines() if summary.generation else []
+        print(f"{name:24s} {state}" + (f", secrets: {len(secrets)}" if secrets else ""))
+        for line in secrets:
+            print(f"  secret  {line}")
     return 0
 
 
@@ -159,7 +162,9 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         bars[phase].update(done - bars[phase].n)
 
     try:
-        stats = IngestionManager(settings).ingest(args.project, Path(args.path) if args.path else None, progress)
+        stats = IngestionManager(settings).ingest(
+            args.project, Path(args.path) if args.path else None, progress, ignore_files=False if args.no_ignore else None
+        )
     finally:
         for bar in bars.values():
             bar.close()
@@ -172,7 +177,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 def _progress(event: dict) -> None:
     """Live per-stage progress on stderr, from the graph's event stream."""
     kind = event.get("event")
-    if kind == "stage_start":
+    if kind == "prompt_secrets":
+        found = ", ".join(f"{f['type']} (line {f['line']})" for f in event["findings"])
+        print(f"warning: your prompt holds secrets: {found}; each was replaced by [REDACTED: <type>] "
+              "before anything was stored or sent", file=sys.stderr, flush=True)
+    elif kind == "stage_start":
         print(f"> {event['stage']} ...", file=sys.stderr, flush=True)
     elif kind == "stage_finish":
         counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
@@ -252,7 +261,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     send = getattr(args, "send", False)
     options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or [],
                "send": send and not args.review}
-    sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=_print_token)
+    as_json = getattr(args, "json", False)
+    on_token = None if as_json else _print_token  # JSON output: the answer is in the object, not streamed
+    sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=on_token)
     if args.review and ctl.paused_before:
         print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.S_CTX_MD}\n", file=sys.stderr)
         edited = _edit_condensed(sp.S_CTX_MD, args)
@@ -260,14 +271,74 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             ctl.edit(S_CTX_MD=edited)
         sp = ctl.resume()
         if send:
-            ctl.send(on_token=_print_token)
+            ctl.send(on_token=on_token)
             sp = ctl.sp
+    if as_json:
+        print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
+        return 0
     if sp.answer is not None:
         print()
         _report_answer(sp.answer)
         return 0
-    _report(ctl, sp)
+    if args.style == "markdown" and not args.output:
+        _report(ctl, sp)
+        return 0
+    _export(ctl, sp, args.style, args.output)
     return 0
+
+
+def _export(ctl, sp: SuperPrompt, style: str, output: str | None) -> None:
+    """The built prompt in a style, to a file or stdout (a paused run has no built prompt: a clear error)."""
+    from ragstream.orchestration.export import export_prompt
+
+    text = export_prompt(sp, style)
+    print(f"thread {ctl.thread_id}: stage {sp.stage.value}", file=sys.stderr)
+    if output is None:
+        print(text, end="")
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror}") from exc
+    print(f"wrote the prompt ({style}) to {output}", file=sys.stderr)
+
+
+def run_json(ctl, sp: SuperPrompt) -> dict:
+    """What `run --json` prints: the thread, where it stands, the final prompt, the answer and the run's metadata."""
+    return {
+        "thread_id": ctl.thread_id,
+        "stage": sp.stage.value,
+        "paused_before": ctl.paused_before,
+        "prompt_ready": sp.prompt_ready,
+        "answer": sp.answer.text if sp.answer is not None else None,
+        "run_metadata": sp.run_metadata.model_dump(mode="json"),
+    }
+
+
+def describe_metadata(meta: RunMetadata) -> list[str]:
+    """The run-metadata record as lines a person reads (`ragstream trace`)."""
+    lines = [f"run: trace {meta.trace_id or '-'}, project {meta.project or '-'}, stage {meta.stage}"]
+    if meta.plan is not None:
+        plan = meta.plan
+        action = f"retrieve {plan.strategy or 'by the strategy rules'}, {plan.candidates} candidates" if plan.retrieve else "no retrieval"
+        lines.append(f"plan: {plan.intent} ({plan.source}, confidence {plan.confidence:.2f}): {action}; {plan.reason}"
+                     + (f"; escalated: {plan.escalated}" if plan.escalated else ""))
+    if meta.retrieval is not None:
+        r = meta.retrieval
+        lines.append(f"retrieval: {r.strategy}/{r.rung}, {r.candidates} candidates"
+                     + (f", confidence {r.confidence:.2f}" if r.confidence is not None else "")
+                     + (f", failed: {r.failure}" if r.failure else ""))
+    for section, budget in meta.context_budget.items():
+        lines.append(f"budget {section}: {budget.used}/{budget.ceiling} tokens, {budget.dropped} dropped")
+    if meta.summary_selection is not None:
+        sel = meta.summary_selection
+        lines.append(f"memory: {sel.turns_kept} turns, {sel.snippets_kept} summary snippets, {sel.notes_kept} notes kept; "
+                     f"{sel.turns_dropped + sel.snippets_dropped + sel.notes_dropped} dropped, {sel.echoes_stripped} echoes stripped")
+    if meta.critic is not None:
+        lines.append(f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)")
+    total = meta.total
+    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}")
+    return lines
 
 
 def _print_token(token: str) -> None:
@@ -360,8 +431,6 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
-    import json
-
     from ragstream.context.telemetry import summarize
 
     ctl = _controller(settings, args.thread, None)
@@ -371,6 +440,11 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps(events, indent=1, ensure_ascii=False))
         return 0
+    if args.metadata:
+        print(ctl.sp.run_metadata.model_dump_json(indent=2))
+        return 0
+    for line in describe_metadata(ctl.sp.run_metadata):
+        print(line)
     summary = summarize(events)
     for stage, info in summary["stages"].items():
         print(f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens" + (f"  {info['retrieval']}" if "retrieval" in info else ""))
@@ -420,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("project")
     ingest.add_argument("--path", help="ingest this folder (remembered for the project) instead of doc_raw/PROJECT")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--no-ignore", action="store_true", help="ingest files that .gitignore, .ignore or .ragstreamignore exclude")
     ingest.set_defaults(handler=cmd_ingest)
 
     run = sub.add_parser("run", help="run the whole pipeline on a prompt and print the final prompt")
@@ -433,13 +508,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.add_argument("--send", action="store_true", help="then send the prompt to the configured LLM (streamed, with a critic)")
+    run.add_argument("--style", choices=["markdown", "xml", "json", "plain"], default="markdown",
+                     help="how the final prompt is written (same content and citations in each)")
+    run.add_argument("--output", help="write the final prompt to this file instead of stdout")
+    run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
     run.set_defaults(handler=cmd_run)
 
     demo = sub.add_parser("demo", help="ingest the bundled sample project and build a SuperPrompt (offline)")
     demo.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     demo.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
-    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None)
+    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
     step.add_argument("stage", choices=list(NAMES))
@@ -478,6 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace = sub.add_parser("trace", help="show a thread's telemetry trace (stages, LLM calls, tokens, cost, errors)")
     trace.add_argument("--thread", required=True)
     trace.add_argument("--json", action="store_true", help="every event as JSON")
+    trace.add_argument("--metadata", action="store_true", help="the thread's run-metadata record as JSON")
     trace.set_defaults(handler=cmd_trace)
 
     models = sub.add_parser("models", help="prepare the embedding model's ONNX export (otherwise done on first use)")

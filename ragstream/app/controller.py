@@ -29,9 +29,10 @@ from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import project_paths
+from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, pause_points, stage_named
 from ragstream.state import Answer, SuperPrompt
 
@@ -71,6 +72,7 @@ class AppController:
         self.traces = TraceStore(self.settings.data_dir / "traces", [key], self.settings.telemetry.redact_patterns)
         self.spans = OtelSpans.from_settings(self.settings.telemetry)
         self.on_event: Callable[[dict[str, Any]], None] | None = None
+        self.prompt_secrets: list[Finding] = []  # found in the last prompt given, and redacted
 
     # -- state ----------------------------------------------------------------------------
 
@@ -88,23 +90,21 @@ class AppController:
         """Stages the thread will run next when resumed (empty when finished or never started)."""
         return list(self.graph.get_state(self._cfg).next)
 
-    def _context(self, manual: bool, config: dict[str, Any] | None = None, project: str | None = None) -> RunContext:
+    def _context(self, manual: bool, config: dict[str, Any] | None = None, project: str | None = None) -> RunOptions:
         config = config or self.config
-        return RunContext.coerce(
-            RunContext(
-                project=project or self.active_project,
-                strategy=config["strategy"],
-                skip=[] if manual else list(config["skip"]),
-                include_undecided=config["include_undecided"],
-                history_profile=self.history_profile,
-                manual=manual,
-                send=bool(config.get("send")) and not manual,
-                services=self.services,
-            )
+        return RunOptions(
+            project=project or self.active_project,
+            strategy=config["strategy"],
+            skip=[] if manual else list(config["skip"]),
+            include_undecided=config["include_undecided"],
+            history_profile=self.history_profile,
+            manual=manual,
+            send=bool(config.get("send")) and not manual,
+            services=self.services,
         )
 
     def _run_graph(
-        self, graph_input: Any, context: RunContext, stage: Stage | None, pause: list[str], label: str,
+        self, graph_input: Any, context: RunOptions, stage: Stage | None, pause: list[str], label: str,
         accepted: Callable[[], None] | None = None, on_token: Callable[[str], None] | None = None,
     ) -> None:
         """Check the first stage, then run the graph from it through its stream.
@@ -128,7 +128,7 @@ class AppController:
             self._stream(graph_input, context, pause, label, events, on_token)
 
     def _stream(
-        self, graph_input: Any, context: RunContext, pause: list[str], label: str, events: list[dict[str, Any]],
+        self, graph_input: Any, context: RunOptions, pause: list[str], label: str, events: list[dict[str, Any]],
         on_token: Callable[[str], None] | None,
     ) -> None:
         try:
@@ -180,10 +180,21 @@ class AppController:
         def run() -> None:
             if not restart and self.sp.stage is not Stage.RAW:
                 raise StageOrderError("preprocess", self.sp.stage.value, "the prompt is already preprocessed; restart to preprocess again")
-            goto = Command(goto=Stage.PREPROCESS.value, update={"prompt": user_text})
+            goto = Command(goto=Stage.PREPROCESS.value, update={"prompt": self._guard_prompt(user_text)})
             self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, [Stage.PREPROCESS.value], "preprocess")
 
         return self._execute("preprocess", run)
+
+    def _guard_prompt(self, user_text: str) -> str:
+        """The prompt with its secrets redacted before the graph (checkpoints, traces, memory, any LLM) sees
+        it; `prompt_secrets` and a `prompt_secrets` event (type and line, never the value) warn the person."""
+        if not isinstance(user_text, str):
+            return user_text
+        scanned = scan_prompt(user_text, self.settings.secrets)
+        self.prompt_secrets = scanned.findings
+        if scanned.findings and self.on_event:
+            self.on_event({"event": "prompt_secrets", "findings": [f.to_dict() for f in scanned.findings]})
+        return scanned.text
 
     def _step(self, stage: Stage) -> SuperPrompt:
         def run() -> None:
@@ -217,8 +228,9 @@ class AppController:
         def run() -> None:
             pause = pause_points(opts["pause_after"])
             validate_prompt(user_text, self.settings)
+            text = self._guard_prompt(user_text)
             context = self._context(manual=False, config=opts, project=project)
-            self._run_graph({"prompt": user_text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted, on_token)
+            self._run_graph({"prompt": text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted, on_token)
 
         return self._execute("run_full_pipeline", run)
 
@@ -261,7 +273,7 @@ class AppController:
 
         def run() -> None:
             check_sendable(self.sp, self.services)
-            context = RunContext.coerce(RunContext(project=self.active_project, send=True, manual=True, services=self.services))
+            context = RunOptions(project=self.active_project, send=True, manual=True, services=self.services)
             self._run_graph(Command(goto=ANSWER), context, None, [], "send", on_token=on_token)
 
         answer = self._execute("send", run).answer

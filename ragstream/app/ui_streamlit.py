@@ -16,7 +16,9 @@ from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.ingestion.manifest import Manifest
 from ragstream.context.telemetry import summarize
+from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.projects import list_projects, project_paths, validate_project_name
+from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
@@ -87,9 +89,14 @@ def sidebar(ctl: AppController) -> None:
     manifest = Manifest.load(paths.manifest_path)
     if manifest.files:
         st.sidebar.dataframe(
-            pd.DataFrame([{"file": p, "chunks": len(f.chunk_ids)} for p, f in sorted(manifest.files.items())]),
+            pd.DataFrame([{"file": p, "chunks": len(f.chunk_ids), "secrets redacted": len(f.secrets)}
+                          for p, f in sorted(manifest.files.items())]),
             hide_index=True,
         )
+    secrets = manifest.secret_lines()
+    if secrets:
+        st.sidebar.warning("Secrets found (redacted before indexing; values never kept):\n\n"
+                           + "\n".join(f"- {line}" for line in secrets))
 
 
 def stage_buttons(ctl: AppController, prompt: str) -> None:
@@ -205,12 +212,17 @@ def main() -> None:
     flash = st.session_state.pop("flash", None)
     if flash or ctl.last_error:
         st.error(flash or ctl.last_error)
+    if ctl.prompt_secrets:
+        st.warning(f"Your prompt holds secrets: {describe(ctl.prompt_secrets)}. Each was replaced by "
+                   "[REDACTED: <type>] before anything was stored or sent.")
     review_panel(ctl)
     sp = ctl.sp
     st.subheader(f"SuperPrompt - stage: {sp.stage.value}")
     st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown")
     if sp.stage is Stage.BUILD:
-        st.download_button("Download prompt", sp.prompt_ready, file_name="superprompt.md", key="download")
+        style = st.selectbox("Download style", STYLES, key="download_style")
+        st.download_button("Download prompt", export_prompt(sp, style), file_name=f"superprompt{SUFFIXES[style]}",
+                           mime=MEDIA_TYPES[style], key="download")
         send_panel(ctl)
     telemetry_panel(ctl)
 

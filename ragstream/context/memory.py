@@ -23,7 +23,8 @@ from typing import Protocol
 from ragstream.atomic import write_atomic
 from ragstream.context.budget import ContextBudget
 from ragstream.projects import validate_project_name
-from ragstream.settings import MemorySettings
+from ragstream.secret_scan import scan as scan_secrets
+from ragstream.settings import MemorySettings, SecretsSettings
 from ragstream.state import Chunk, ConversationTurn, Span
 
 
@@ -49,9 +50,12 @@ class Turn:
 
 
 class ConversationMemory:
-    def __init__(self, folder: Path, settings: MemorySettings, agents: Agents, budget: ContextBudget) -> None:
+    def __init__(
+        self, folder: Path, settings: MemorySettings, agents: Agents, budget: ContextBudget, secrets: SecretsSettings | None = None
+    ) -> None:
         self.folder = folder
         self.settings = settings
+        self.secrets = secrets or SecretsSettings()
         self.agents = agents
         self.budget = budget
         self._lock = threading.Lock()
@@ -90,6 +94,7 @@ class ConversationMemory:
         """Append a pair and update summary and notes; False when history is switched off."""
         if not self.settings.persist:
             return False
+        prompt, answer = (scan_secrets(text, "turn.md", self.secrets).text for text in (prompt, answer))  # never kept
         line = json.dumps({"ts": round(time.time(), 3), "thread": thread, "prompt": prompt, "answer": answer}, ensure_ascii=False)
         path = self._log(project)
         with self._lock:

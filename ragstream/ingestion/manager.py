@@ -29,13 +29,17 @@ from ragstream.code.languages import load_languages
 from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
+from ragstream.ingestion.ignore import IgnoreRules
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.settings import EmbeddingSettings, Settings
+from ragstream.secret_scan import Finding, name_skip_reason, secret_file_rule, share_skip_reason
+from ragstream.secret_scan import identity as secrets_identity
+from ragstream.secret_scan import scan as scan_secrets
+from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
 from ragstream.state import Chunk, Span
 
 log = logging.getLogger("ragstream.ingestion")
@@ -56,12 +60,13 @@ class IngestionStats:
     deleted: int = 0
     unchanged: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, list[Finding]] = field(default_factory=dict)  # redacted before storing: type and line only
     chunks_written: int = 0
     chunks_deleted: int = 0
     chunks_total: int = 0
     generation: int = 0
     seconds: float = 0.0
-    # Wall seconds per phase: "read" (load files), "cut" (split and count tokens), "embed", "store"
+    # Wall seconds per phase: "read" (load files), "secrets" (the scan), "cut" (split and count tokens), "embed", "store"
     # (Chroma writes, overlapped with embedding: only the wait for the last one adds to the total),
     # "index" (the generation: chunk table, vectors, BM25, links, manifest).
     phases: dict[str, float] = field(default_factory=dict)
@@ -72,7 +77,8 @@ class IngestionStats:
     def summary(self) -> str:
         return (
             f"{self.project}: {self.files_seen} files seen, {self.added} added, {self.updated} updated, "
-            f"{self.deleted} deleted, {self.unchanged} unchanged, {len(self.skipped)} skipped; "
+            f"{self.deleted} deleted, {self.unchanged} unchanged, {len(self.skipped)} skipped, "
+            f"{sum(map(len, self.secrets.values()))} secrets redacted; "
             f"{self.chunks_written} chunks written, {self.chunks_deleted} removed, {self.chunks_total} in the index "
             f"(generation {self.generation}, {self.seconds:.1f}s)"
         )
@@ -88,7 +94,7 @@ def chunking_identity(settings: Settings) -> str:
     """How files are cut into chunks; a change re-chunks (and so re-embeds) every file, since kept chunks
     would otherwise mix two cuttings and lack the line and symbol metadata of the current one."""
     languages = hashlib.sha256((settings.config_dir / "code.json").read_bytes()).hexdigest()[:12]
-    return f"{CHUNKING_VERSION}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}"
+    return f"{CHUNKING_VERSION}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}:{secrets_identity(settings.secrets)}"
 
 
 def chunk_id(rel_path: str, sha256: str, index: int) -> str:
@@ -96,17 +102,37 @@ def chunk_id(rel_path: str, sha256: str, index: int) -> str:
     return f"{rel_path}@{sha256[:10]}#{index}"
 
 
-def _walk(root: Path, skip_dirs: frozenset[str]) -> Iterator[tuple[str, Path | None, str | None]]:
+def _walk(
+    root: Path, skip_dirs: frozenset[str], ignore: IgnoreRules | None, secrets: SecretsSettings
+) -> Iterator[tuple[str, Path | None, str | None]]:
     """(relative path, file, skip reason) for every file under root; never follows links out of it.
-    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents."""
+    Hidden folders and `skip_dirs` are not entered: they hold tool state, not the user's documents;
+    hidden files are passed over too, except those named as secret files (`.env`), to be reported.
+    With ignore rules, an ignored file or folder is yielded once with the rule that excludes it."""
     root_real = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in skip_dirs)
+        folder = Path(dirpath).relative_to(root).as_posix()
+        folder = "" if folder == "." else folder
+        if ignore is not None:
+            ignore.enter(folder)
+        kept = []
+        for d in sorted(d for d in dirnames if not d.startswith(".") and d not in skip_dirs):
+            rel = f"{folder}/{d}" if folder else d
+            rule = ignore.rule_for(rel, is_dir=True) if ignore is not None else None
+            if rule is None:
+                kept.append(d)
+            else:
+                yield rel + "/", None, f"ignored by {rule}"
+        dirnames[:] = kept
         for name in sorted(filenames):
-            if name.startswith("."):
+            if name.startswith(".") and secret_file_rule(name, secrets) is None:
                 continue
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
+            rule = ignore.rule_for(rel, is_dir=False) if ignore is not None else None
+            if rule is not None:
+                yield rel, None, f"ignored by {rule}"
+                continue
             if path.is_symlink():
                 target = path.resolve()
                 if not target.is_relative_to(root_real):
@@ -185,7 +211,10 @@ class IngestionManager:
             )
         return chunks
 
-    def ingest(self, project: str, source: Path | None = None, progress: Progress | None = None) -> IngestionStats:
+    def ingest(
+        self, project: str, source: Path | None = None, progress: Progress | None = None, ignore_files: bool | None = None
+    ) -> IngestionStats:
+        """Index the project's folder; `ignore_files` (default: `ingestion.ignore_files`) honours ignore files."""
         paths = project_paths(self.settings, project)
         if source is not None:
             if not source.is_dir():
@@ -195,9 +224,12 @@ class IngestionManager:
         if not root.is_dir():
             raise ProjectError(f"project '{project}' has no documents: create {root} and put files in it")
         with _project_lock(paths):
-            return self._ingest_locked(paths, root, progress)
+            use_ignore = self.settings.ingestion.ignore_files if ignore_files is None else ignore_files
+            return self._ingest_locked(paths, root, progress, IgnoreRules(root) if use_ignore else None)
 
-    def _ingest_locked(self, paths: ProjectPaths, root: Path, progress: Progress | None) -> IngestionStats:
+    def _ingest_locked(
+        self, paths: ProjectPaths, root: Path, progress: Progress | None, ignore: IgnoreRules | None
+    ) -> IngestionStats:
         started = time.monotonic()
         stats = IngestionStats(project=paths.name)
         manifest = Manifest.load(paths.manifest_path)
@@ -207,7 +239,7 @@ class IngestionManager:
             manifest = Manifest(generation=manifest.generation, embedding=identity, chunking=chunking)
         last = self._previous_snapshot(paths, manifest)
         previous = {c.id: c for c in last.chunks} if last else {}
-        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs)))
+        listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs), ignore, self.settings.secrets))
         stats.files_seen = len(listing)
 
         files: dict[str, FileEntry] = {}
@@ -220,6 +252,10 @@ class IngestionManager:
             if path is None:
                 stats.skipped[rel] = reason or "skipped"
                 continue
+            secret_rule = secret_file_rule(rel, self.settings.secrets)
+            if secret_rule is not None:
+                stats.skipped[rel] = name_skip_reason(secret_rule)
+                continue
             began = time.monotonic()
             try:
                 doc = load_document(path, self.settings.ingestion.max_file_bytes)
@@ -231,6 +267,14 @@ class IngestionManager:
                 continue
             finally:
                 stats.timed("read", began)
+            began = time.monotonic()
+            scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
+            stats.timed("secrets", began)
+            if scanned.share > self.settings.secrets.mostly_secret_share:
+                stats.skipped[rel] = share_skip_reason(scanned)
+                continue
+            if scanned.findings:
+                stats.secrets[rel] = scanned.findings
             sha = doc.sha256
             stat = path.stat()
             old = manifest.files.get(rel)
@@ -240,15 +284,17 @@ class IngestionManager:
                 stats.unchanged += 1
             else:
                 began = time.monotonic()
-                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, doc.text, doc.title, doc.kind)
+                title = scan_secrets(doc.title, rel, self.settings.secrets).text
+                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, scanned.text, title, doc.kind)
                 stats.timed("cut", began)
                 to_write.extend(file_chunks)
                 if old is None:
                     stats.added += 1
                 else:
                     stats.updated += 1
-            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks])
-            texts[rel] = doc.text
+            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks],
+                                   secrets=[f.to_dict() for f in scanned.findings])
+            texts[rel] = scanned.text
             chunks.extend(file_chunks)
         stats.deleted = len(set(manifest.files) - set(files))
 
@@ -263,7 +309,7 @@ class IngestionManager:
                 vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
                 vectors.update(self._embed_and_store(store, to_write, progress, stats))
                 phase_start = time.monotonic()
-                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files)
+                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files) or stats.skipped != manifest.skipped
                 generation = manifest.generation
                 if changed or last is None or last.vectors is None or (chunks and not last.files):
                     generation = self._next_generation(paths, manifest)
@@ -271,7 +317,8 @@ class IngestionManager:
                     ingestion = self.settings.ingestion
                     write_snapshot(paths.index_dir, generation, chunks, texts, matrix,
                                    (ingestion.file_bm25_k1, ingestion.file_bm25_b))
-                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files).save(paths.manifest_path)
+                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files,
+                             skipped=stats.skipped).save(paths.manifest_path)
                 stats.timed("index", phase_start)
                 orphans = sorted(stored - expected)
                 if orphans:

@@ -25,6 +25,7 @@ class FileEntry(BaseModel):
     size: int
     mtime: float
     chunk_ids: list[str] = Field(default_factory=list)
+    secrets: list[dict[str, str | int]] = Field(default_factory=list)  # redacted findings: type and line, never the value
 
 
 class Manifest(BaseModel):
@@ -32,6 +33,7 @@ class Manifest(BaseModel):
     embedding: str = "local:all-MiniLM-L6-v2"
     chunking: str = ""  # how files were cut (see manager.chunking_identity); "" before it was recorded
     files: dict[str, FileEntry] = Field(default_factory=dict)
+    skipped: dict[str, str] = Field(default_factory=dict)  # path: why it was not indexed (ignore rule, secrets, type)
 
     @classmethod
     def load(cls, path: Path) -> Manifest:
@@ -43,6 +45,14 @@ class Manifest(BaseModel):
 
     def save(self, path: Path) -> None:
         write_atomic(path, json.dumps(self.model_dump(), indent=1, sort_keys=True))
+
+    def secret_lines(self) -> list[str]:
+        """What `ragstream projects` and the GUI list: each redacted secret (type, file, line) and each file
+        left out for holding secrets, with the reason. Never a value: none is kept."""
+        from ragstream.secret_scan import is_secret_skip
+
+        found = [f"{path}:{s['line']}: {s['type']} (redacted)" for path, entry in sorted(self.files.items()) for s in entry.secrets]
+        return found + [f"{path}: skipped, {reason}" for path, reason in sorted(self.skipped.items()) if is_secret_skip(reason)]
 
     def chunk_ids(self) -> set[str]:
         return {cid for entry in self.files.values() for cid in entry.chunk_ids}

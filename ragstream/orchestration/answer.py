@@ -17,11 +17,12 @@ from langgraph.config import get_config
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
-from ragstream.context.telemetry import emit
+from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import InputError, LLMNotConfiguredError
 from ragstream.orchestration.apply import to_channels
+from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunContext
+from ragstream.stage_io import RunOptions
 from ragstream.stages import Stage
 from ragstream.state import Answer, AnswerAttempt, SuperPrompt, Usage
 
@@ -45,11 +46,11 @@ def check_sendable(sp: SuperPrompt, services: Services) -> None:
         raise InputError(f"the prompt has ~{tokens} tokens, over the send ceiling of {budget.ceiling('send')}")
 
 
-def _services(runtime: Runtime[RunContext]) -> Services:
-    return RunContext.coerce(runtime.context).services or default_services()
+def _services(runtime: Runtime[RunOptions]) -> Services:
+    return RunOptions.coerce(runtime.context).services or default_services()
 
 
-def answer_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def answer_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
     """One attempt: the prompt (and, after a rejection, the previous attempt and its critique), streamed."""
     services = _services(runtime)
     check_sendable(state, services)
@@ -62,22 +63,24 @@ def answer_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, A
             {"role": "assistant", "content": attempt.text},
             {"role": "user", "content": f"A reviewer found problems: {feedback} Revise your answer; follow the prompt above."},
         ]
-    reply = services.llm.stream(settings.model, messages, lambda _token: None, settings.temperature, settings.max_tokens)
+    with collect_llm_calls() as calls:
+        reply = services.llm.stream(settings.model, messages, lambda _token: None, settings.temperature, settings.max_tokens)
     usage = Usage(input_tokens=previous.usage.input_tokens + reply.usage.input_tokens,
                   output_tokens=previous.usage.output_tokens + reply.usage.output_tokens)
     answer = previous.model_copy(update={"attempts": [*previous.attempts, AnswerAttempt(text=reply.text, model=reply.model)],
                                          "usage": usage, "done": False})
     emit({"event": "answer_attempt", "attempt": len(answer.attempts), "model": reply.model, "tokens_out": reply.usage.output_tokens})
-    return to_channels(state, {"answer": answer})
+    return to_channels(state, _answered(state, answer, ANSWER, calls))
 
 
-def critic_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def critic_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
     """Judge the last attempt; when the loop ends, the exchange goes to the project's memory."""
     services = _services(runtime)
     answer = state.answer
     if answer is None or not answer.attempts:
         raise InputError("nothing to judge: the answer node has not run")
-    call = services.runner.run("CRITIC", {"prompt": state.prompt_ready, "answer": answer.text})
+    with collect_llm_calls() as calls:
+        call = services.runner.run("CRITIC", {"prompt": state.prompt_ready, "answer": answer.text})
     accepted = all(call.output[check] == "yes" for check in CHECKS)
     judged = answer.attempts[-1].model_copy(update={"critique": {k: str(v) for k, v in call.output.items()}, "accepted": accepted})
     usage = Usage(input_tokens=answer.usage.input_tokens + call.reply.usage.input_tokens,
@@ -85,13 +88,20 @@ def critic_node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, A
     done = accepted or len(answer.attempts) > services.settings.send.critic_max_retries
     answer = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "usage": usage, "done": done})
     if done:
-        project = RunContext.coerce(runtime.context).project or state.extras.project
+        project = RunOptions.coerce(runtime.context).project or state.extras.project
         if project:
             thread = str(get_config().get("configurable", {}).get("thread_id", ""))
             services.memory.record(project, state.raw_prompt, answer.text, thread)
         emit({"event": "answer", "accepted": answer.accepted, "retries": answer.retries, **answer.usage.model_dump(),
               "critiques": [a.critique for a in answer.attempts]})
-    return to_channels(state, {"answer": answer})
+    return to_channels(state, _answered(state, answer, CRITIC, calls))
+
+
+def _answered(state: SuperPrompt, answer: Answer, node: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer, and the run's metadata with this node's spending added and the critic summary updated."""
+    spent = with_usage(state, node, usage_of(calls), None, accumulate=True)
+    answered = state.model_copy(update={"answer": answer, "run_metadata": spent})
+    return {"answer": answer, "run_metadata": describe(answered)}
 
 
 def after_critic(state: SuperPrompt) -> str:

@@ -7,7 +7,8 @@ Every write goes through `settle`, which enforces the state's invariants:
 - `final_selection_ids` is the view of the latest valid selecting stage;
 - every chunk cited in `S_CTX_MD` is in `final_selection_ids` (a line whose every citation was
   withdrawn is withdrawn with it; lines a person wrote without citations stay);
-- `prompt_ready` is the render of the state.
+- `prompt_ready` is the render of the state;
+- `run_metadata` describes the valid outputs (see `metadata`).
 
 Functions here return the fields to write (the node's return value, or the values of an
 `update_state`), never whole models, so a checkpoint stores only what changed; `to_channels` turns
@@ -21,6 +22,8 @@ import re
 from typing import Any
 
 from ragstream.errors import InputError
+from ragstream.context.telemetry import collect_llm_calls
+from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.prompt_view import render_prompt
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import (
@@ -36,7 +39,7 @@ from ragstream.stages import (
     rank,
     spec_of,
 )
-from ragstream.state import EditRecord, PromptBody, SuperPrompt
+from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 
 CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")
@@ -100,6 +103,9 @@ def settle(sp: SuperPrompt) -> dict[str, Any]:
     rendered = render_prompt(settled)
     if rendered != sp.prompt_ready:
         updates["prompt_ready"] = rendered
+    metadata = describe(settled)
+    if metadata != sp.run_metadata:
+        updates["run_metadata"] = metadata
     return updates
 
 
@@ -108,9 +114,15 @@ def to_channels(sp: SuperPrompt, updates: dict[str, Any]) -> dict[str, Any]:
     return sp.model_copy(update=updates).model_dump(mode="json", include=set(updates))
 
 
-def apply_output(sp: SuperPrompt, stage: Stage, output: StageOutput) -> dict[str, Any]:
-    """A stage's output applied: its fields, its report, its view, the new frontier and history, settled."""
+def apply_output(
+    sp: SuperPrompt, stage: Stage, output: StageOutput, usage: StageUsage | None = None, trace_id: str | None = None
+) -> dict[str, Any]:
+    """A stage's output applied: its fields, its report, its view, the new frontier and history, settled.
+
+    `usage` is what the stage spent on LLM calls, `trace_id` the thread whose trace holds its events.
+    """
     updates: dict[str, Any] = dict(output.updates)
+    updates["run_metadata"] = with_usage(sp, stage.value, usage or StageUsage(), trace_id)
     updates["answer"] = None  # it answered the prompt as it was
     updates["stage"] = frontier_after(sp.stage, stage)
     updates["history_of_stages"] = [*sp.history_of_stages, stage]
@@ -193,4 +205,6 @@ def run_alone(sp: SuperPrompt, stage: Stage, env: StageEnv) -> SuperPrompt:
     """
     if stage is not Stage.PREPROCESS:
         check_stage_allowed(sp, stage)
-    return sp.model_copy(update=apply_output(sp, stage, spec_of(stage).run()(sp, env)))
+    with collect_llm_calls() as calls:
+        output = spec_of(stage).run()(sp, env)
+    return sp.model_copy(update=apply_output(sp, stage, output, usage_of(calls)))

@@ -22,17 +22,19 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.config import get_config
 from langgraph.runtime import Runtime, get_runtime
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, JsonValue
 
-from ragstream.context.telemetry import emit
+from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
 from ragstream.orchestration.apply import apply_output, to_channels
+from ragstream.orchestration.metadata import usage_of
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunContext, StageEnv
+from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage
 from ragstream.state import SuperPrompt
 
@@ -42,18 +44,20 @@ NEEDS_PROJECT = frozenset({Stage.RETRIEVAL, Stage.RERANK})
 
 class GraphInput(BaseModel):
     """What a run starts with. `prompt` is the raw prompt; the thread's own state is never the input,
-    so a rejected prompt leaves every value of the thread as it was."""
+    so a rejected prompt leaves every value of the thread as it was. Any JSON is accepted here: the
+    product's own validation (before any stage) says what is wrong with it, as a typed error, where a
+    schema error would leave a value no later read of the thread could load."""
 
-    prompt: str | None = None
+    prompt: JsonValue = Field(None, description="The raw prompt (text). Null resumes a paused run.")
 
 
 class PreprocessInput(SuperPrompt):
     """The PreProcessing node also sees the run's input prompt."""
 
-    prompt: str | None = None
+    prompt: JsonValue = None
 
 
-def preflight(sp: SuperPrompt, stage: Stage, ctx: RunContext, services: Services, prompt: str | None) -> None:
+def preflight(sp: SuperPrompt, stage: Stage, ctx: RunOptions, services: Services, prompt: JsonValue) -> None:
     """Everything that can be checked before a stage does any work (and before any LLM call)."""
     if stage is Stage.PREPROCESS:
         text = prompt if prompt is not None else sp.raw_prompt
@@ -72,16 +76,17 @@ def preflight(sp: SuperPrompt, stage: Stage, ctx: RunContext, services: Services
 def _node(spec: StageSpec):
     stage = Stage(spec.name)
 
-    def node(state: SuperPrompt, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        ctx = RunContext.coerce(runtime.context)
+    def node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        ctx = RunOptions.coerce(runtime.context)
         services = ctx.services or default_services()
         prompt = getattr(state, "prompt", None)
         emit({"event": "stage_start", "stage": stage.value})
         started = time.perf_counter()
         try:
             preflight(state, stage, ctx, services, prompt)
-            output = spec.run()(state, StageEnv(services, ctx, prompt))
-            updates = apply_output(state, stage, output)
+            with collect_llm_calls() as calls:
+                output = spec.run()(state, StageEnv(services, ctx, prompt))
+            updates = apply_output(state, stage, output, usage_of(calls), thread_id())
         except Exception as exc:
             emit({"event": "stage_error", "stage": stage.value, "error": type(exc).__name__, "message": str(exc)})
             raise
@@ -99,6 +104,12 @@ def _node(spec: StageSpec):
     return node
 
 
+def thread_id() -> str | None:
+    """The checkpoint thread of the running graph: the run's trace id (None without a checkpointer)."""
+    thread = get_config().get("configurable", {}).get("thread_id")
+    return str(thread) if thread is not None else None
+
+
 def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     """Counts, token estimate and retrieval mode for a stage_finish event."""
     figures: dict[str, Any] = {
@@ -111,14 +122,15 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     }
     retrieval = after.extras.retrieval
     if retrieval is not None and after.history_of_stages[-1] is Stage.RETRIEVAL:
-        figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung}
+        figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung, "confidence": retrieval.confidence,
+                                "attempts": len(retrieval.attempts)}
     return figures
 
 
 def route(state: SuperPrompt) -> str:
     """The next stage after the frontier that this run does not skip; once built, the answer if the run sends."""
     runtime = get_runtime()  # None for an update_state outside a run: no run options apply then
-    ctx = RunContext.coerce(runtime.context) if runtime is not None else RunContext()
+    ctx = RunOptions.coerce(runtime.context) if runtime is not None else RunOptions()
     target = next_stage(state.stage, set(ctx.skip))
     if target is not None:
         return target.value
@@ -126,7 +138,7 @@ def route(state: SuperPrompt) -> str:
 
 
 def graph_builder() -> StateGraph:
-    builder = StateGraph(SuperPrompt, context_schema=RunContext, input_schema=GraphInput, output_schema=SuperPrompt)
+    builder = StateGraph(SuperPrompt, context_schema=RunOptions, input_schema=GraphInput, output_schema=SuperPrompt)
     for spec in REGISTRY:
         schema = PreprocessInput if spec.name == Stage.PREPROCESS.value else SuperPrompt
         builder.add_node(spec.name, _node(spec), input_schema=schema)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragstream.chunking import Chunker
-from ragstream.errors import EmptyPromptError, PromptTooLargeError
+from ragstream.errors import EmptyPromptError, InputError, PromptTooLargeError
 from ragstream.preprocessing.canonicalize import (
     HeaderMapper,
     body_fields,
@@ -24,7 +24,9 @@ from ragstream.state import Preprocessing, PreprocessReport, PromptBody
 
 def validate_prompt(user_text: object, settings: Settings) -> str:
     """The checks PreProcessing applies to raw text, usable before anything is written."""
-    if not isinstance(user_text, str) or not user_text.strip():
+    if not isinstance(user_text, str):
+        raise InputError(f"the prompt must be text (a JSON string), not {type(user_text).__name__}")
+    if not user_text.strip():
         raise EmptyPromptError("the prompt is empty: type what you want the LLM to do")
     if len(user_text) > settings.max_prompt_chars:
         raise PromptTooLargeError(

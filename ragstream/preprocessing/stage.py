@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ragstream.preprocessing.pipeline import preprocess
+from ragstream.secret_scan import redacted_in, scan_prompt
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import Extras, SuperPrompt
 
@@ -14,6 +15,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     """
     services, ctx = env.services, env.context
     text = env.prompt if env.prompt is not None else sp.raw_prompt
+    if isinstance(text, str):  # a door that did not redact (the LangGraph server): redacted before anything else
+        text = scan_prompt(text, services.settings.secrets).text
     done = preprocess(
         text,
         services.settings,
@@ -23,7 +26,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     )
     project = ctx.project or sp.extras.project
     memory = services.memory.context(project) if project and ctx.history_profile != "none" else []
-    report = done.report.model_copy(update={"memory_turns": len(memory)})
+    secrets = [f.to_dict() for f in redacted_in(done.raw_prompt)]
+    report = done.report.model_copy(update={"memory_turns": len(memory), "secrets_redacted": secrets})
     return StageOutput(
         updates={
             "raw_prompt": done.raw_prompt,

@@ -23,6 +23,7 @@ from ragstream.errors import RetrievalError
 from ragstream.ingestion.manifest import committed_generation, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot
 from ragstream.projects import ProjectPaths
+from ragstream.retrieval.confidence import Confidence, Probes, assess, content_terms
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
 from ragstream.retrieval.strategy import Strategy, choose_strategy, years_in
 from ragstream.settings import RetrievalSettings
@@ -38,6 +39,14 @@ class Query:
     weight: float = 1.0
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One strategy tried for a query and the confidence of its result set."""
+
+    strategy: str
+    confidence: float
+
+
 @dataclass
 class MergedResultSet:
     results: list[RetrievedChunk]
@@ -49,6 +58,8 @@ class MergedResultSet:
     counts: dict[str, int] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
     generation: int = 0
+    confidence: Confidence = field(default_factory=lambda: Confidence(0.0, {}))
+    attempts: list[Attempt] = field(default_factory=list)  # every strategy tried, in order, with its confidence
 
     @property
     def ids(self) -> list[str]:
@@ -72,18 +83,11 @@ class RetrievalController:
 
     # -- sub-retrievers: each returns one ranked list per query piece -------------------------
 
-    def _vector(self, queries: list[Query], vectors: np.ndarray, snap: Snapshot) -> list[RankedList]:
-        out = []
-        for q, vec in zip(queries, vectors):
-            hits = snap.vector_search(vec, self.settings.top_k)
-            out.append(RankedList("vector", hits, self.settings.weights["vector"] * q.weight))
-        return out
+    def _vector(self, queries: list[Query], probes: Probes) -> list[RankedList]:
+        return [RankedList("vector", hits, self.settings.weights["vector"] * q.weight) for q, hits in zip(queries, probes.dense)]
 
-    def _bm25(self, queries: list[Query], vectors: np.ndarray, snap: Snapshot) -> list[RankedList]:
-        return [
-            RankedList("bm25", snap.bm25_search(q.text, self.settings.top_k), self.settings.weights["bm25"] * q.weight)
-            for q in queries
-        ]
+    def _bm25(self, queries: list[Query], probes: Probes) -> list[RankedList]:
+        return [RankedList("bm25", hits, self.settings.weights["bm25"] * q.weight) for q, hits in zip(queries, probes.bm25)]
 
     def _temporal(self, queries: list[Query], base: list[RetrievedChunk], snap: Snapshot) -> list[RankedList]:
         """Hybrid candidates ordered by fused score times recency decay; years named in the query filter."""
@@ -144,23 +148,79 @@ class RetrievalController:
         log.info("retriever %s: %d hits in %.1f ms", name, report.counts[name], report.timings_ms[name])
         return lists
 
-    def retrieve(self, queries: list[Query] | list[str], strategy: Strategy | None = None) -> MergedResultSet:
+    def retrieve(
+        self, queries: list[Query] | list[str], strategy: Strategy | None = None, rerun: bool | None = None
+    ) -> MergedResultSet:
+        """The fused result set, with its confidence. When the strategy was chosen here (not by the
+        caller) and the confidence is low, each strategy of `confidence.rerun_strategies` is tried too
+        and the most confident result is kept; every attempt is recorded in `attempts`."""
         pieces = [q if isinstance(q, Query) else Query(q) for q in queries]
         pieces = [q for q in pieces if q.text.strip()]
         if not pieces:
             raise RetrievalError("no query text to retrieve with")
+        chosen_here = strategy is None
         strategy, reason = (strategy, "chosen by the caller") if strategy else choose_strategy(" ".join(q.text for q in pieces))
         snap = self.snapshot()
-        report = MergedResultSet(results=[], strategy=strategy, rung="direct", strategy_reason=reason, generation=snap.generation)
-        started = time.perf_counter()
-        vectors = self.embedder.embed([q.text for q in pieces]) if strategy is not Strategy.SEMANTIC else np.zeros((0, 0))
-        report.timings_ms["embed"] = (time.perf_counter() - started) * 1000
+        probing = MergedResultSet(results=[], strategy=strategy, rung="direct")
+        probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.SEMANTIC)
+        report = self._retrieve_once(pieces, strategy, reason, snap, probes, probing)
+        cfg = self.settings.confidence
+        if not (chosen_here if rerun is None else rerun) or not report.confidence.is_low(cfg):
+            return report
+        best = report
+        for name in cfg.rerun_strategies:
+            other = Strategy(name)
+            if other is strategy:
+                continue
+            try:
+                candidate = self._retrieve_once(pieces, other, f"re-run: {strategy.value} confidence was low", snap, probes, probing)
+            except RetrievalError:  # the other strategy's retrievers failed: keep what we have
+                continue
+            report.attempts.append(Attempt(other.value, candidate.confidence.score))
+            if candidate.confidence.score > best.confidence.score:
+                best = candidate
+        best.attempts = report.attempts
+        return best
 
+    def _probes(self, pieces: list[Query], snap: Snapshot, probing: MergedResultSet, need_vectors: bool) -> Probes:
+        """Both lists for every piece, once: the strategies fuse them and the confidence reads them.
+
+        A failing retriever is recorded in `probing.failures`; the embedding failing is fatal only
+        when the strategy needs dense vectors."""
+        started = time.perf_counter()
+        try:
+            vectors = self.embedder.embed([q.text for q in pieces])
+        except Exception as exc:  # BM25-only retrieval still answers without the embedder
+            if need_vectors:
+                raise
+            log.warning("embedding failed, confidence without dense evidence: %s", exc)
+            vectors = None
+        probing.timings_ms["embed"] = (time.perf_counter() - started) * 1000
+        k = self.settings.top_k
+        dense = [] if vectors is None else self._run("vector", lambda: [RankedList("vector", snap.vector_search(v, k)) for v in vectors], probing)
+        bm25 = self._run("bm25", lambda: [RankedList("bm25", snap.bm25_search(q.text, k)) for q in pieces], probing)
+        return Probes(dense=[rl.hits for rl in dense], bm25=[rl.hits for rl in bm25], vectors=vectors,
+                      terms=content_terms([q.text for q in pieces]))
+
+    def _retrieve_once(
+        self, pieces: list[Query], strategy: Strategy, reason: str, snap: Snapshot, probes: Probes, probing: MergedResultSet
+    ) -> MergedResultSet:
+        """One strategy over the probes' lists (the probes' timings, counts and failures are its own)."""
+        report = MergedResultSet(results=[], strategy=strategy, rung="direct", strategy_reason=reason, generation=snap.generation)
+        report.timings_ms["embed"] = probing.timings_ms["embed"]
         lists: list[RankedList] = []
-        if strategy is not Strategy.SEMANTIC:
-            lists += self._run("vector", lambda: self._vector(pieces, vectors, snap), report)
-        if strategy is not Strategy.PRECISE:
-            lists += self._run("bm25", lambda: self._bm25(pieces, vectors, snap), report)
+        for name, wanted, build in (
+            ("vector", strategy is not Strategy.SEMANTIC, lambda: self._vector(pieces, probes)),
+            ("bm25", strategy is not Strategy.PRECISE, lambda: self._bm25(pieces, probes)),
+        ):
+            if not wanted:
+                continue
+            if name in probing.failures:
+                report.failures[name] = probing.failures[name]
+                continue
+            lists += build()
+            report.timings_ms[name] = probing.timings_ms[name]
+            report.counts[name] = probing.counts[name]
         expected = 1 if strategy in (Strategy.PRECISE, Strategy.SEMANTIC) else 2
         if len(report.failures) >= expected:
             raise RetrievalError(f"every retriever failed: {report.failures}")
@@ -173,6 +233,8 @@ class RetrievalController:
         elif strategy is Strategy.EXPLORATORY:
             lists = lists + self._run("graph", lambda: self._graph(base, snap), report)
         report.results = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates]
+        report.confidence = assess(report.ids, probes, snap, self.settings.confidence)
+        report.attempts = [Attempt(strategy.value, report.confidence.score)]
         return report
 
     def _ladder(self, lists: list[RankedList]) -> tuple[list[RankedList], str, dict[str, float]]:

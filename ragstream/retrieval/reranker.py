@@ -15,6 +15,7 @@ import numpy as np
 
 from ragstream.errors import ConfigError
 from ragstream.retrieval.controller import RetrievalController
+from ragstream.retrieval.kinds import chunk_kind
 from ragstream.settings import Settings
 from ragstream.state import Chunk
 
@@ -46,12 +47,15 @@ def _minmax(values: np.ndarray) -> np.ndarray:
 class EmbeddingReranker:
     """Convex fusion of three exact scores, each min-max normalized over the candidates: the chunk's
     cosine to the query, its BM25, and the BM25 of its whole file (document-level evidence).
-    The weights (`reranker.weights`) were chosen by cross-validation on SciFact train (bench/fusion_cv.py)."""
+    The weights depend on the chunk's kind (retrieval/kinds.py): prose uses `reranker.weights`, chosen
+    by cross-validation on SciFact train (bench/fusion_cv.py); `reranker.kind_weights` overrides them
+    per kind (code: its file's BM25 says little, since one long module repeats every term)."""
 
     name = "embedding"
 
-    def __init__(self, weights: dict[str, float], top_n: int) -> None:
+    def __init__(self, weights: dict[str, float], top_n: int, kind_weights: dict[str, dict[str, float]] | None = None) -> None:
         self.weights = weights
+        self.kind_weights = kind_weights or {}
         self.top_n = top_n
 
     def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
@@ -66,7 +70,9 @@ class EmbeddingReranker:
             "chunk_bm25": snapshot.chunk_bm25(query, ids),
             "file_bm25": snapshot.file_bm25_of(query, ids),
         }
-        mixed = sum(self.weights.get(name, 0.0) * _minmax(values) for name, values in signals.items())
+        normalized = {name: _minmax(values) for name, values in signals.items()}
+        weights = [self.kind_weights.get(chunk_kind(c), self.weights) for c in chunks]
+        mixed = np.asarray([sum(w.get(name, 0.0) * normalized[name][i] for name in normalized) for i, w in enumerate(weights)])
         order = sorted(range(len(ids)), key=lambda i: (-mixed[i], ids[i]))
         return [(ids[i], float(mixed[i])) for i in order]
 
@@ -123,4 +129,4 @@ def reranker_from_settings(settings: Settings, runner: Any = None) -> Reranker:
         return LLMReranker(runner, cfg.top_n)
     if cfg.kind == "none":
         return NoReranker()
-    return EmbeddingReranker(cfg.weights, cfg.top_n)
+    return EmbeddingReranker(cfg.weights, cfg.top_n, cfg.kind_weights)

@@ -9,7 +9,7 @@ from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
-from ragstream.state import Chunk, RerankReport, RetrievalReport, SuperPrompt
+from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
 
 
 def query_pieces(sp: SuperPrompt) -> list[Query]:
@@ -44,6 +44,9 @@ def retrieve(
         counts=result.counts,
         failures=result.failures,
         history_chunks=len(history or []),
+        confidence=result.confidence.score,
+        confidence_evidence=result.confidence.evidence,
+        attempts=[RetrievalAttempt(strategy=a.strategy, confidence=a.confidence) for a in result.attempts],
     )
     return chunks, report
 

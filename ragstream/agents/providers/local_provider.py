@@ -25,6 +25,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel
+from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
+from langchain_core.utils.function_calling import convert_to_json_schema
+from langchain_core.utils.pydantic import is_basemodel_subclass
 
 from ragstream.agents.agent_prompt import parse_payload_block
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
@@ -140,12 +142,20 @@ class LocalProvider:
         )
 
 
+NO_MODEL_REPLY = (
+    "This is RAGstream's offline provider, not a language model (no LLM is configured), and it found no "
+    "sentence in your message to answer with. Set OPENAI_API_KEY or OPENAI_BASE_URL for real answers."
+)
+
+
 class LocalChatModel(BaseChatModel):
     """The offline provider as a LangChain chat model (no model behind it: see the module docstring).
 
-    It honours `with_structured_output` with a JSON schema (and the `response_format` binding that
-    agents use), and streams its reply word by word, so it composes like any chat model:
-    `prompt | LocalChatModel(...).with_structured_output(schema)`.
+    A plain message gets an extractive reply: the message's own sentences, or, when it has none, a
+    statement of what this is. It honours `with_structured_output` (a JSON schema, a pydantic v1 or v2
+    model, a TypedDict; `include_raw` too) and the `response_format` binding that agents use, streams
+    its reply word by word (a structured reply as one piece: partial JSON is no use), and reports its
+    model name and usage on every reply, so it composes like any chat model.
     """
 
     embedding: EmbeddingSettings
@@ -156,16 +166,20 @@ class LocalChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "ragstream-local"
 
+    @property
+    def _reported_model(self) -> str:
+        return f"local:{self.model_name}"
+
     def _reply(self, messages: list[BaseMessage], response_format: dict[str, Any] | None) -> tuple[str, UsageMetadata]:
-        user = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
+        user = next((m.text for m in reversed(messages) if m.type == "human"), "")
         payload = parse_payload_block(user) or {"input": user}
         schema = (response_format or {}).get("json_schema", {}).get("schema") or (response_format or {}).get("schema")
         filler = SchemaFiller(get_embedder(self.embedding, self.models_dir))
         if schema:
             text = json.dumps(filler.fill_object(schema, payload), ensure_ascii=False, sort_keys=False)
         else:
-            text = "\n".join(sentences(_flatten(payload))[:_LIST_ITEMS])
-        words_in = sum(len(str(m.content).split()) for m in messages)
+            text = "\n".join(sentences(_flatten(payload))[:_LIST_ITEMS]) or NO_MODEL_REPLY
+        words_in = sum(len(m.text.split()) for m in messages)
         words_out = len(text.split())
         return text, UsageMetadata(input_tokens=words_in, output_tokens=words_out, total_tokens=words_in + words_out)
 
@@ -174,7 +188,7 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
     ) -> ChatResult:
         text, usage = self._reply(messages, kwargs.get("response_format"))
-        message = AIMessage(content=text, usage_metadata=usage, response_metadata={"model_name": f"local:{self.model_name}"})
+        message = AIMessage(content=text, usage_metadata=usage, response_metadata={"model_name": self._reported_model})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
@@ -182,22 +196,43 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text, usage = self._reply(messages, kwargs.get("response_format"))
-        pieces = re.findall(r"\S+\s*", text) or [text]
+        pieces = [text] if kwargs.get("response_format") else re.findall(r"\S+\s*", text) or [text]
         for i, piece in enumerate(pieces):
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece, usage_metadata=usage if i == len(pieces) - 1 else None))
+            last = i == len(pieces) - 1
+            message = AIMessageChunk(
+                content=piece,
+                usage_metadata=usage if last else None,
+                response_metadata={"model_name": self._reported_model} if last else {},
+                chunk_position="last" if last else None,
+            )
+            chunk = ChatGenerationChunk(message=message)
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
 
-    def with_structured_output(self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any) -> Runnable:
-        """A runnable whose output is the parsed object (a dict for a JSON schema, a model for a Pydantic class)."""
-        if include_raw:
-            raise NotImplementedError("include_raw is not supported by the local provider")
-        is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
-        json_schema = schema.model_json_schema() if is_model else schema
-        name = json_schema.get("title", "output") if isinstance(json_schema, dict) else "output"
-        bound = self.bind(response_format={"type": "json_schema", "json_schema": {"name": name, "schema": json_schema}})
-        return bound | (PydanticOutputParser(pydantic_object=schema) if is_model else JsonOutputParser())
+    def with_structured_output(
+        self, schema: dict[str, Any] | type, *, include_raw: bool = False, method: str = "json_schema",
+        strict: bool | None = None, **kwargs: Any,
+    ) -> Runnable:
+        """A runnable whose output is the parsed object: a model for a pydantic class, else a dict.
+
+        Every method gives the same result: the reply is filled from the schema, so it always follows
+        it (`strict` holds either way).
+        """
+        if kwargs:
+            raise ValueError(f"unsupported arguments for the local provider: {sorted(kwargs)}")
+        json_schema = schema if isinstance(schema, dict) else convert_to_json_schema(schema)  # a dict is one already
+        is_model = isinstance(schema, type) and is_basemodel_subclass(schema)
+        bound = self.bind(
+            response_format={"type": "json_schema", "json_schema": {"name": json_schema.get("title", "output"), "schema": json_schema}},
+            ls_structured_output_format={"kwargs": {"method": method}, "schema": schema},
+        )
+        parser = PydanticOutputParser(pydantic_object=schema) if is_model else JsonOutputParser()
+        if not include_raw:
+            return bound | parser
+        parsed = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
+        unparsed = RunnablePassthrough.assign(parsed=lambda _: None)
+        return RunnableMap(raw=bound) | parsed.with_fallbacks([unparsed], exception_key="parsing_error")
 
 
 class SchemaFiller:
