@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench.retrieval_eval import DEFAULT_DATA, read_jsonl, write_corpus  # noqa: E402
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
 from ragstream.settings import load_settings  # noqa: E402
+from ragstream.users import UserRegistry  # noqa: E402
 
 
 def tree_rss_mb(pid: int) -> float:
@@ -57,11 +58,11 @@ def tree_rss_mb(pid: int) -> float:
     return total
 
 
-def session(url: str, claim: str, keep: bool) -> float:
+def session(url: str, claim: str, keep: bool, headers: dict[str, str]) -> float:
     """One user's whole session; raises if anything is wrong, including another user's text. The thread
     is deleted at the end unless `keep`: `langgraph dev` holds every checkpoint in memory, so kept
     threads grow the server by their own data (a deployment keeps them in PostgreSQL)."""
-    client = get_sync_client(url=url, timeout=300)
+    client = get_sync_client(url=url, timeout=300, headers=headers)
     marker = uuid.uuid4().hex[:10]
     started = time.perf_counter()
     tid = client.threads.create()["thread_id"]
@@ -95,6 +96,10 @@ def main() -> None:
     write_corpus(DEFAULT_DATA, settings.data_dir / "doc_raw" / "scifact", args.docs)
     IngestionManager(settings).ingest("scifact")
     claims = [q["text"] for q in read_jsonl(DEFAULT_DATA / "queries.jsonl")]
+    registry = UserRegistry.of(settings)  # the server admits only users with a token
+    if registry.get("bench"):
+        registry.remove("bench")
+    headers = {"Authorization": "Bearer " + registry.add("bench", ["scifact"])}
 
     workdir = Path(tempfile.mkdtemp(prefix="ragstream-load-"))
     for name in ("langgraph.json", "graphs"):
@@ -117,7 +122,7 @@ def main() -> None:
             except httpx.HTTPError:
                 time.sleep(0.5)
         warmups = [  # warm-up: one session per client, all at once, so memory reaches its concurrent working set
-            threading.Thread(target=session, args=(url, claims[i], args.keep_threads)) for i in range(args.clients)
+            threading.Thread(target=session, args=(url, claims[i], args.keep_threads, headers)) for i in range(args.clients)
         ]
         for thread in warmups:
             thread.start()
@@ -134,7 +139,7 @@ def main() -> None:
             n = offset
             while time.monotonic() < stop:
                 try:
-                    took = session(url, claims[n % len(claims)], args.keep_threads)
+                    took = session(url, claims[n % len(claims)], args.keep_threads, headers)
                     with lock:
                         latencies.append(took)
                 except Exception as exc:  # noqa: BLE001 - every failure is counted and shown

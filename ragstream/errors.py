@@ -58,6 +58,14 @@ class AgentPromptValidationError(RagstreamError):
     """The LLM's output could not be parsed or does not match the agent's output schema."""
 
 
+class AgentReplyError(AgentPromptValidationError):
+    """The model's reply stayed invalid after repair and one re-ask with the validation error."""
+
+    def __init__(self, message: str, *, reply: object = None) -> None:
+        self.reply = reply  # the last reply (its tokens were spent)
+        super().__init__(message)
+
+
 class LLMError(RagstreamError):
     """An LLM call failed; the message never contains the API key."""
 

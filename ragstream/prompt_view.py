@@ -8,6 +8,7 @@ SuperPrompt always renders to the same text.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
@@ -23,10 +24,44 @@ _LABELS = (
 _PREVIEW_CHARS = 240
 _TILDES = re.compile(r"~{3,}")
 CONDENSED_FENCE_INFO = 'condensed-context from="the excerpts below"'
+CONVERSATION_FENCE_INFO = 'earlier-conversation note="past turns, quoted: not the current request"'
+
+
+_LANGUAGE = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
+_BREAKING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format characters, line/paragraph separators
+
+
+def breaking_characters(text: str) -> list[str]:
+    """The characters of `text` that can end a line or hide what follows (U+000A, U+2028, U+202E, ...)."""
+    return [ch for ch in text if unicodedata.category(ch) in _BREAKING]
+
+
+def escape_attr(value: object) -> str:
+    """A fence info-line attribute value (unquoted): a quote or backslash is escaped with a backslash and a
+    character that could end the line or hide text is written `\\uXXXX`, so no file name, chunk id or
+    other value can close the attribute, the info line or the fence, or start a line of its own."""
+    out = []
+    for ch in str(value):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif unicodedata.category(ch) in _BREAKING:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def fence_info(kind: str, attrs: dict[str, object], language: object = None) -> str:
+    """The info line of a fence: an optional language word (dropped unless it is a plain identifier),
+    the kind, then `name="value"` attributes, every value escaped (`escape_attr`)."""
+    head = f"{language} " if isinstance(language, str) and _LANGUAGE.match(language) else ""
+    return head + " ".join([kind, *(f'{name}="{escape_attr(value)}"' for name, value in attrs.items())])
 
 
 def fence_block(info: str, text: str) -> str:
-    """`text` in a tilde fence longer than any tilde run inside it, so the text cannot close it."""
+    """`text` in a tilde fence longer than any tilde run inside it, so the text cannot close it.
+
+    This module renders every fence of the prompt; `info` comes from `fence_info` (or is a constant)."""
     longest = max((len(m.group()) for m in _TILDES.finditer(text)), default=0)
     bar = "~" * max(4, longest + 1)
     return f"{bar}{info}\n{text}\n{bar}"
@@ -69,9 +104,9 @@ def render_ask(sp: SuperPrompt) -> str:
     extra = unmapped_sections(sp)
     if extra:
         parts.append("## Additional sections\n\n" + "\n\n".join(f"### {name}\n{text}" for name, text in extra))
-    if sp.recentConversation:
+    if sp.recentConversation:  # fenced like excerpts: an earlier prompt cannot pose as this request
         turns = "\n".join(f"- {t.role}: {' '.join(t.content.split())[:_PREVIEW_CHARS]}" for t in sp.recentConversation)
-        parts.append(f"## Conversation so far\n{turns}")
+        parts.append(f"## Earlier conversation\n{fence_block(CONVERSATION_FENCE_INFO, turns)}")
     labels = [f"- {title}: {getattr(body, field)}" for field, title in _LABELS if getattr(body, field)]
     if labels:
         parts.append("## Response requirements\n" + "\n".join(labels))
@@ -93,7 +128,7 @@ def render_chunk_view(sp: SuperPrompt) -> str:
         preview = " ".join(chunk.text.split())[:_PREVIEW_CHARS]
         scores = ", ".join(f"{k}={v:.3f}" for k, v in sorted(chunk.scores.items()))
         lines.append(
-            f"- [{cid}] {chunk.source_path} [{chunk.span.start}:{chunk.span.end}]"
+            f"- [{escape_attr(cid)}] {escape_attr(chunk.source_path)} [{chunk.span.start}:{chunk.span.end}]"
             + (f" ({scores})" if scores else "")
             + f"\n  {preview}"
         )

@@ -9,6 +9,8 @@ import threading
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
+from langgraph.store.base import BaseStore
+
 from ragstream.agents.agent00_header_mapper import Agent00HeaderMapper, HeaderMappingCache
 from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
@@ -16,7 +18,7 @@ from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
 from ragstream.embedding import Embedder, query_embedder
 from ragstream.context.budget import ContextBudget
-from ragstream.context.memory import ConversationMemory
+from ragstream.context.memory import LOCAL_USER, ConversationMemory, local_store
 from ragstream.preprocessing import HeaderMapper
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.factory import build_controller, build_reranker
@@ -41,7 +43,7 @@ class Services:
 
     @cached_property
     def runner(self) -> AgentRunner:
-        return AgentRunner(self.factory, self.llm, self.settings.llm.max_concurrency)
+        return AgentRunner(self.factory, self.llm, self.settings.llm.max_concurrency, lambda: LLMClient.offline(self.settings))
 
     @property
     def offline(self) -> bool:
@@ -73,9 +75,17 @@ class Services:
 
     @cached_property
     def memory(self) -> ConversationMemory:
+        """The local user's conversation memory (CLI, GUI, Python); a server run binds its own (`memory_of`)."""
         return ConversationMemory(
-            self.settings.data_dir / "history", self.settings.memory, self.runner, self.budget, self.settings.secrets
+            local_store(self.settings.data_dir), self.settings.memory, self.runner, self.budget, self.settings.secrets
         )
+
+    def memory_of(self, user: str | None, store: BaseStore | None) -> ConversationMemory:
+        """The memory of a run: the server's Store and the authenticated user when served, else the local one."""
+        if store is None and not user:
+            return self.memory
+        return ConversationMemory(store or local_store(self.settings.data_dir), self.settings.memory, self.runner,
+                                  self.budget, self.settings.secrets, user or LOCAL_USER)
 
     def retrieval(self, project: str) -> RetrievalController:
         """One controller per project, reused across runs (it caches the index snapshot)."""

@@ -190,6 +190,9 @@ class LLMSettings(BaseModel):
     max_concurrency: int = Field(default=4, gt=0)
     max_in_flight: int = Field(default=16, gt=0)
     rate_limit_patience_s: float = Field(default=120.0, ge=0)
+    # How the endpoint takes an agent's schema: enforced by the server (json_schema), JSON only
+    # (json_object), or none (prompt: the schema in the prompt, the reply validated); auto probes once.
+    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
     prices: dict[str, dict[Literal["input", "output"], float]] = Field(default_factory=dict)
 
     @property
@@ -285,6 +288,7 @@ def config_error_from(path: Path, exc: ValidationError) -> ConfigError:
 _ENV_OVERRIDES: dict[str, tuple[tuple[str, ...], ...]] = {
     "RAGSTREAM_DATA_DIR": (("data_dir",),),
     "RAGSTREAM_LLM_PROVIDER": (("llm", "provider"),),
+    "RAGSTREAM_STRUCTURED_OUTPUT": (("llm", "structured_output"),),
     "OPENAI_API_KEY": (("llm", "api_key"), ("embedding", "api_key")),
     "OPENAI_BASE_URL": (("llm", "base_url"), ("embedding", "base_url")),
     "RAGSTREAM_CHECKPOINT_URL": (("checkpoint_url",),),

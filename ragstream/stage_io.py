@@ -19,6 +19,7 @@ from ragstream.stages import validate_skip
 from ragstream.state import Report
 
 if TYPE_CHECKING:
+    from ragstream.context.memory import ConversationMemory
     from ragstream.services import Services
 
 HistoryProfile = Literal["none", "recent", "relevant"]
@@ -99,11 +100,17 @@ class StageEnv:
     """What a stage function gets besides the SuperPrompt: the services, the run's options and input.
 
     `prompt` is the text a run was started with (the graph's input); None when a stage re-runs.
+    `run_memory` is the conversation memory of the run's user (a server run's); None means the local user's.
     """
 
     services: Services
     context: RunOptions
     prompt: str | None = None
+    run_memory: ConversationMemory | None = None
+
+    @property
+    def memory(self) -> ConversationMemory:
+        return self.run_memory or self.services.memory
 
 
 @dataclass(frozen=True)

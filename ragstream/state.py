@@ -195,6 +195,26 @@ class PreprocessReport(Report):
     secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
 
 
+class LLMOutcomes(Report):
+    """How a stage's model calls went: valid the first time, repaired (mended or re-asked once), or
+    fell back to the offline behaviour for that call; `notes` say what was mended and why it fell back."""
+
+    valid: int = 0
+    repaired: int = 0
+    fell_back: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, calls: list[Any]) -> LLMOutcomes:
+        """Tally `AgentCall`s (anything with `outcome` and `notes`)."""
+        counts = {"valid": 0, "repaired": 0, "fell_back": 0}
+        notes: list[str] = []
+        for call in calls:
+            counts[call.outcome] += 1
+            notes.extend(call.notes)
+        return cls(**counts, notes=notes)
+
+
 class A2Report(Report):
     agent: str
     provider: str
@@ -203,6 +223,7 @@ class A2Report(Report):
     decisions: dict[str, str] = Field(default_factory=dict)
     reasons: dict[str, str] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+    llm: LLMOutcomes | None = None
 
 
 class RetrievalAttempt(Report):
@@ -343,6 +364,8 @@ class A3Report(Report):
     provider: str = ""
     decisions: dict[str, ChunkDecision] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
+    llm: LLMOutcomes | None = None
+    overruled: str = ""  # the stated rule that resolved a disagreement between the model and the offline evidence
 
 
 class LineEvidence(Report):
@@ -362,6 +385,7 @@ class A4Report(Report):
     unsupported_lines: list[str] = Field(default_factory=list)
     withheld_lines: list[str] = Field(default_factory=list)
     lines: list[LineEvidence] = Field(default_factory=list)
+    llm: LLMOutcomes | None = None
 
 
 class A5Report(Report):
@@ -373,6 +397,7 @@ class A5Report(Report):
     example_shape: str = ""
     rules: list[str] = Field(default_factory=list)
     source: str = ""
+    llm: LLMOutcomes | None = None
 
 
 class BuildReport(Report):

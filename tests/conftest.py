@@ -14,6 +14,9 @@ from ragstream.settings import Settings, load_settings
 # One ONNX export of the embedding model for every test session (it is keyed by the weights' sha256,
 # so it is always the right one); subprocesses inherit the variable.
 os.environ.setdefault("RAGSTREAM_MODELS_DIR", str(Path(__file__).resolve().parents[1] / "data" / "models"))
+# The scripted OpenAI-protocol server takes schemas; a probe would use up a test's scripted replies.
+# Tests of the probe itself set `llm.structured_output` to "auto" (tests/test_structured_output.py).
+os.environ.setdefault("RAGSTREAM_STRUCTURED_OUTPUT", "json_schema")
 
 
 @pytest.fixture(scope="session")

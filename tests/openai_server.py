@@ -50,6 +50,7 @@ class FakeOpenAIServer:
         self.responder: Callable[[dict[str, Any]], str] = lambda req: "{}"
         # A reply chosen from the request itself (say, a fault for one passage), before the script.
         self.fault: Callable[[dict[str, Any]], Reply | None] = lambda req: None
+        self.tokenize = False  # offer vLLM's /tokenize (OpenAI itself has none)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -106,6 +107,14 @@ class FakeOpenAIServer:
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path.endswith("/embeddings"):
                     self._embeddings(body)
+                    return
+                if self.path == "/tokenize" and server.tokenize:  # vLLM's endpoint: one token per word here
+                    payload = json.dumps({"count": len(str(body.get("prompt", "")).split()), "max_model_len": 8192}).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
                     return
                 reply = server.fault(body) or (server.script.popleft() if server.script else Reply())
                 if reply.delay_s:

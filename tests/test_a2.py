@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from ragstream.errors import AgentPromptValidationError
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Chunk, Span, Stage
@@ -30,13 +29,14 @@ def test_a2_fills_body_and_records_reasons(openai_settings: Settings, openai_ser
     assert out.stage is Stage.A2 and out.history_of_stages == [Stage.PREPROCESS, Stage.A2]
     assert out.body.system == "You are an expert Data Scientist."
     assert out.body.audience == "the board"  # the user's own header wins
-    assert (out.body.tone, out.body.depth) == ("formal", "exhaustive")
+    assert (out.body.tone, out.body.depth) == (None, "exhaustive")  # "none" quotes nothing of the prompt; "compare" does
+    assert out.extras.a2.decisions["tone"] == "unset: the model chose formal but its reason quotes nothing from the prompt"
     assert out.body.confidence is None  # an assessment, not a requirement the user gave
     assert out.extras.a2.decisions["audience"] == "kept_user_value"
     assert out.extras.a2.labels["confidence"] == "low" and out.extras.a2.reasons == REASONS
     assert out.extras.a2.usage.model_dump() == {"input_tokens": 11, "output_tokens": 7}
     assert "## System\nYou are an expert Data Scientist." in out.prompt_ready
-    assert "- Tone: formal" in out.prompt_ready and "Confidence" not in out.prompt_ready
+    assert "Tone" not in out.prompt_ready and "Confidence" not in out.prompt_ready
     assert json.loads(openai_server.requests[0]["messages"][1]["content"].split("<<<INPUT\n")[1].split("\n")[0].split(" = ", 1)[1]) == "Compare churn models"
 
 
@@ -68,13 +68,31 @@ def test_a2_rerun_after_later_stages_keeps_retrieval(openai_settings: Settings, 
         assert getattr(out, name) == getattr(later, name)
 
 
-def test_a2_broken_reply_is_typed_and_changes_nothing(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+def test_a2_broken_reply_is_re_asked_once_then_falls_back_to_the_keyword_rules(
+    openai_settings: Settings, openai_server: FakeOpenAIServer
+) -> None:
+    services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models in Python")
+    openai_server.push(Reply(content="I think the system should be a data scientist."), Reply(content=""))
+    out = run_stage(sp, "a2", services)
+    assert len(openai_server.requests) == 2  # one re-ask, carrying the problem
+    assert "not valid: agent A2/v1: output: no JSON object in the reply" in openai_server.requests[1]["messages"][-1]["content"]
+    report = out.extras.a2
+    assert (report.llm.valid, report.llm.repaired, report.llm.fell_back) == (0, 0, 1)
+    assert "after one re-ask: your reply was empty" in report.llm.notes[0]
+    assert report.provider == "local" and out.body.system == "You are an expert Python Programmer."  # the 'python' rule
+
+
+def test_a2_mends_an_enum_spelling_and_prose_around_the_json(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
     services, sp = _preprocessed(openai_settings, "# Task\nCompare churn models")
-    before = sp.model_dump_json()
-    openai_server.push(Reply(content="I think the system should be a data scientist."))
-    with pytest.raises(AgentPromptValidationError):
-        run_stage(sp, "a2", services)
-    assert sp.model_dump_json() == before
+    mended = {**LABELS, "system": "data scientist", "tone": "Unknown"}
+    openai_server.push(Reply(content="Here are the labels:\n```json\n" + json.dumps(mended) + "\n```"))
+    out = run_stage(sp, "a2", services)
+    assert len(openai_server.requests) == 1
+    assert out.body.system == "You are an expert Data Scientist."
+    report = out.extras.a2.llm
+    assert (report.valid, report.repaired, report.fell_back) == (0, 1, 0)
+    assert "system: 'data scientist' read as 'Data_Scientist'" in report.notes
+    assert "the JSON object was taken from the text around it" in report.notes
 
 
 def test_a2_offline_sets_a_label_only_on_a_keyword_rule(settings: Settings) -> None:

@@ -135,3 +135,28 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     assert "ingestion.md@" in retrieved.stdout
     nothing = _run("--data-dir", data, "resume", "--thread", "t-none", cwd=tmp_path)
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`ragstream ... | head`: the reader leaves early; no traceback, just the end of the command."""
+    proc = subprocess.Popen(["ragstream", "agents", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_an_option_given_twice_is_refused(tmp_path: Path) -> None:
+    out = _run("run", "# Task\nHi", "--project", "a", "--project", "b", cwd=tmp_path)
+    assert out.returncode == 2 and "--project given twice" in out.stderr
+
+
+def test_verbose_logs_what_ingestion_did_and_default_does_not(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\nChunks are cut at headings.\n")
+    quiet = _run("ingest", "p", "--path", str(docs), "--quiet", cwd=tmp_path)
+    loud = _run("-v", "ingest", "p", "--path", str(docs), "--quiet", cwd=tmp_path)
+    assert quiet.returncode == loud.returncode == 0
+    assert "INFO" not in quiet.stderr and "INFO ragstream.ingestion: ingest p:" in loud.stderr

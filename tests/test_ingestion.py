@@ -170,3 +170,22 @@ def test_html_tables_and_blocks_keep_their_cells_apart() -> None:
     text, title = _load_html(html)
     assert text.splitlines() == ["Price list", "Name | Value", "Alpha | 42", "one", "two", "inline text"]
     assert title == "Prices"
+
+
+def test_a_changed_cutting_rule_in_code_rechunks_every_file(settings: Settings, project: Path, monkeypatch) -> None:
+    """Editing the code that cuts chunks must re-chunk on the next ingest with no manual version bump."""
+    import ragstream.ingestion.manager as manager_module
+
+    manager = IngestionManager(settings)
+    first = manager.ingest("demo")
+    assert manager.ingest("demo").chunks_written == 0
+    edited = settings.data_dir / "chunking_edited.py"
+    edited.write_text(Path(manager_module.ragstream.chunking.__file__).read_text() + "\n_SNAP_FRACTION = 0.25\n")
+    fake = type("Module", (), {"__file__": str(edited)})
+    monkeypatch.setattr(manager_module, "CUTTING_MODULES", (fake, *manager_module.CUTTING_MODULES[1:]))
+    manager_module.cutting_rules_version.cache_clear()
+    try:
+        again = IngestionManager(settings).ingest("demo")
+    finally:
+        manager_module.cutting_rules_version.cache_clear()
+    assert again.chunks_written == first.chunks_written and again.generation > first.generation

@@ -8,7 +8,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "ragstream"
 # Lowest first. A module may import from its own layer and the layers below.
 LAYERS: list[set[str]] = [
-    {"errors", "settings", "stages", "state", "atomic", "redact", "secret_scan", "projects", "tokens", "model_files", "onnx_model", "lines"},
+    {"errors", "settings", "stages", "state", "atomic", "redact", "secret_scan", "projects", "tokens", "model_files", "onnx_model", "lines", "users"},
     {"embedding", "chunking", "code", "prompt_view", "stage_io", "retrieval.strategy"},
     {"context"},
     {"preprocessing", "ingestion", "retrieval", "agents"},

@@ -1,4 +1,4 @@
-"""LLM faults injected at every LLM stage: a successful retry or a typed error, state unchanged, no hang."""
+"""LLM faults injected at every LLM stage: a successful retry, an offline stand-in, or a typed error, state unchanged, no hang."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ FAULTS = {
     "repeated_500": ([Reply(status=500)] * 6, "error"),
     "truncated_body": ([Reply(raw_body='{"id": "x", "choices": [{"index"')] * 6, "error"),
     "non_json_body": ([Reply(raw_body="<html>gateway</html>")] * 6, "error"),
-    "schema_violating": ([Reply(content=json.dumps({"unexpected": 1}))] * 6, "error"),
+    # A reply the schema rejects is re-asked once, then the stage's offline behaviour stands in for it.
+    "schema_violating": ([Reply(content=json.dumps({"unexpected": 1}))] * 6, "ok"),
 }
 
 

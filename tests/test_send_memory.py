@@ -72,24 +72,39 @@ def test_send_without_llm_says_so(indexed: Settings) -> None:
     assert ctl.sp.stage.value == "build" and ctl.sp.prompt_ready
 
 
-def test_memory_torn_line_clear_and_no_persist(indexed: Settings, tmp_path: Path) -> None:
-    settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local"})
+def test_legacy_history_logs_migrate_to_the_local_user_once_torn_lines_skipped(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    (data / "history").mkdir(parents=True)
+    good = [json.dumps({"ts": 1, "thread": "t1", "prompt": "first question about BM25", "answer": "BM25 is lexical."}),
+            '{"ts": 2, "prompt": "torn by a cra',  # killed mid-append by an earlier version
+            json.dumps({"ts": 3, "thread": "t2", "prompt": "second question", "answer": "Dense vectors complement BM25."})]
+    (data / "history" / "demo.jsonl").write_text("\n".join(good) + "\n")
+    (data / "history" / "demo.memory.json").write_text(json.dumps({"notes": [{"kind": "facts", "text": "We deploy on Fridays.", "last_seen": 1}]}))
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
     memory = Services(settings).memory
-    memory.record("demo", "first question about BM25", "BM25 is a lexical ranking function.")
-    log = memory._log("demo")
-    with open(log, "a", encoding="utf-8") as handle:
-        handle.write('{"ts": 1, "prompt": "torn by a cra')  # killed mid-append
-    memory.record("demo", "second question", "Dense vectors complement BM25.")
-    turns = memory.turns("demo")
-    assert [t.prompt for t in turns] == ["first question about BM25", "second question"]
-    lines = log.read_text().splitlines()
-    assert lines[1] == '{"ts": 1, "prompt": "torn by a cra'  # the torn line stays alone on its line
-    assert [json.loads(lines[i])["prompt"] for i in (0, 2)] == ["first question about BM25", "second question"]
+    assert [t.prompt for t in memory.turns("demo")] == ["first question about BM25", "second question"]
+    assert [n["text"] for n in memory.notes("demo")] == ["We deploy on Fridays."]
+    assert sorted(p.name for p in (data / "history").iterdir()) == ["demo.jsonl.migrated", "demo.memory.json.migrated"]
+    memory.record("demo", "third question", "Fusion weights are cross-validated.")
+    assert [t.prompt for t in Services(settings).memory.turns("demo")][-1] == "third question"
     memory.clear("demo")
     assert memory.turns("demo") == [] and memory.context("demo") == []
     off = load_settings(overrides={"data_dir": str(tmp_path / "d2"), "llm.provider": "local", "memory.persist": False})
     assert Services(off).memory.record("demo", "q", "a") is False
-    assert not (tmp_path / "d2" / "history").exists()
+    assert Services(off).memory.turns("demo") == []
+
+
+def test_each_user_has_their_own_memory_of_a_project(tmp_path: Path) -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local"})
+    services, server_store = Services(settings), InMemoryStore()
+    alice, bob = services.memory_of("alice", server_store), services.memory_of("bob", server_store)
+    alice.record("demo", "Remember: my API budget code is ZETA-4471. I prefer answers in French.", "Noted.")
+    assert bob.turns("demo") == [] and bob.notes("demo") == [] and bob.context("demo") == []
+    assert services.memory.turns("demo") == []  # the local user is another user, in another store
+    assert [n["text"] for n in alice.notes("demo")] == ["Remember: my API budget code is ZETA-4471.", "I prefer answers in French."]
+    assert server_store.search(("bob",)) == [] and {i.namespace[:2] for i in server_store.search(("alice",))} == {("alice", "demo")}
 
 
 def test_summary_replaces_old_turns_once_over_budget(tmp_path: Path) -> None:
@@ -132,4 +147,4 @@ def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path
     history = [c for c in sp.base_context_chunks if c.metadata.get("kind") == "history"]
     assert history and "sha256 changed" in history[0].text
     assert all("teal" not in c.text for c in history[:1])
-    assert "## Conversation so far" in sp.prompt_ready
+    assert "## Earlier conversation\n~~~~earlier-conversation" in sp.prompt_ready

@@ -2,8 +2,10 @@
 
 Near-duplicates are removed deterministically first (word 5-gram Jaccard similarity), so the
 LLM never spends a call on them and the better-ranked copy always survives. With an LLM, each
-remaining candidate is judged by the A3 agent (concurrently, results in input order). Offline, the
-gate decides from evidence the pipeline already has, calibrated against the best candidate:
+remaining candidate is judged by the A3 agent (concurrently, results in input order), which gives its
+reason; the offline evidence below is weighed too, decides a candidate whose reply stays invalid, and
+overrules the model by a stated rule when it drops every candidate the evidence rates relevant.
+Offline, the gate decides from evidence the pipeline already has, calibrated against the best candidate:
 
 - the best cosine similarity of the chunk's stored embedding to the prompt's query pieces ("meaning":
   what retrieval measured), and
@@ -21,14 +23,15 @@ import re
 
 import numpy as np
 
-from ragstream.agents.runner import AgentRunner
+from ragstream.agents.runner import FELL_BACK, AgentRunner
+from ragstream.context.telemetry import emit
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.settings import GateSettings
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
-from ragstream.state import A3Report, Chunk, ChunkDecision, SuperPrompt
+from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 
 AGENT = "A3"
 SHINGLE = 5
@@ -59,20 +62,45 @@ def near_duplicates(texts: list[tuple[str, str]]) -> dict[str, str]:
     return dupes
 
 
-def gate(ask: str, candidates: list[Chunk], runner: AgentRunner, version: str = "v1") -> tuple[list[str], A3Report]:
-    """The candidates kept for the ask (in their order), with one decision and reason per candidate."""
+def gate(
+    ask: str, candidates: list[Chunk], runner: AgentRunner, evidence: A3Report, version: str = "v1"
+) -> tuple[list[str], A3Report]:
+    """The candidates the model keeps for the ask (in their order), each decision with the model's reason.
+
+    `evidence` is the offline gate's report on the same candidates. A candidate whose reply stays
+    invalid takes the offline decision. When the model drops every candidate the offline evidence
+    keeps, those are kept by rule and the report says so: a weak judge alone never leaves the prompt
+    without grounding.
+    """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
     judged = [c for c in candidates if c.id not in dupes]
-    calls = runner.run_many(AGENT, [{"ask": ask, "passage": c.text} for c in judged], version)
+
+    def offline(i: int, error: Exception) -> dict[str, str]:
+        found = evidence.decisions[judged[i].id]
+        return {"decision": found.decision, "reason": f"offline evidence: {found.reason}"}
+
+    calls = runner.run_many(AGENT, [{"ask": ask, "passage": c.text} for c in judged], version, fallback=offline)
     decisions = {cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}") for cid, other in dupes.items()}
     for chunk, call in zip(judged, calls):
-        decisions[chunk.id] = ChunkDecision(decision=call.output["decision"], reason=call.source)
+        why = call.output.get("reason") or "no reason given"
+        source = "offline fallback" if call.outcome == FELL_BACK else call.source
+        decisions[chunk.id] = ChunkDecision(decision=call.output["decision"], reason=f"{why} ({source})")
+    overruled = ""
+    relevant = [c.id for c in judged if evidence.decisions[c.id].decision == "keep"]
+    if relevant and all(decisions[cid].decision != "keep" for cid in relevant):
+        overruled = (f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
+                     "rule: those are kept, so the prompt is not left without grounding on the model's word alone")
+        for cid in relevant:
+            decisions[cid] = ChunkDecision(decision="keep", reason=f"kept by rule (model: {decisions[cid].reason}); "
+                                                                    f"offline evidence: {evidence.decisions[cid].reason}")
+        emit({"event": "stage_warning", "stage": "a3", "message": overruled})
     kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
     counts: dict[str, int] = {}
     for d in decisions.values():
         counts[d.decision] = counts.get(d.decision, 0) + 1
     report = A3Report(agent=f"{AGENT}/{version}", provider=runner.provider_name,
-                      decisions={c.id: decisions[c.id] for c in candidates}, counts=counts)
+                      decisions={c.id: decisions[c.id] for c in candidates}, counts=counts,
+                      llm=LLMOutcomes.of(calls), overruled=overruled)
     return kept, report
 
 
@@ -131,10 +159,9 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     chunks = sp.chunk_by_id()
     candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
     ask = normalized_ask(sp)
-    if env.services.offline:
-        pieces = [q.text for q in query_pieces(sp)] or [ask]
-        vectors = candidate_vectors(sp, candidates, env)
-        kept, report = weigh(pieces, candidates, vectors, env.services.embedder.embed(pieces), env.services.settings.gate)
-    else:
-        kept, report = gate(ask, candidates, env.services.runner)
+    pieces = [q.text for q in query_pieces(sp)] or [ask]
+    vectors = candidate_vectors(sp, candidates, env)
+    kept, report = weigh(pieces, candidates, vectors, env.services.embedder.embed(pieces), env.services.settings.gate)
+    if not env.services.offline:
+        kept, report = gate(ask, candidates, env.services.runner, report)
     return StageOutput(report=report, selection=kept)

@@ -3,7 +3,8 @@
 S_CTX_MD has three parts (Facts, Constraints, Open issues); every line cites the chunk ids it
 rests on. With an LLM, citations the model gives are checked against the selection; a line without
 a valid citation is matched to the chunk that contains it (or shares most words with it), and a line
-that matches nothing is dropped as unsupported. Offline, the lines are verbatim sentences extracted
+that matches nothing is dropped as unsupported. The model is never called without excerpts, and when
+its reply stays invalid or none of its lines rests on an excerpt, the offline extraction stands in. Offline, the lines are verbatim sentences extracted
 for the ask (`extractive`), each with its evidence. Either way, a line addressed to the answering
 model (an injected instruction, a role to play) is withheld and reported.
 """
@@ -11,6 +12,7 @@ model (an injected instruction, a role to play) is withheld and reported.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ragstream.agents.extractive import condense_extractively
 from ragstream.agents.runner import AgentRunner
@@ -21,7 +23,8 @@ from ragstream.retrieval.stage import query_pieces
 from ragstream.settings import CondenserSettings
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
-from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, SuperPrompt
+from ragstream.errors import AgentReplyError
+from ragstream.state import A4Report, BudgetReport, Chunk, LLMOutcomes, LineEvidence, SuperPrompt
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
@@ -94,11 +97,23 @@ def _sort_in(sections: dict[str, list[tuple[str, list[str]]]], key: str, text: s
 
 
 def condense(
-    ask: str, selection: list[Chunk], runner: AgentRunner, budget: ContextBudget, version: str = "v1"
+    ask: str, selection: list[Chunk], runner: AgentRunner, budget: ContextBudget,
+    offline: Callable[[str], tuple[str, list[str], A4Report]], version: str = "v1",
 ) -> tuple[str, list[str], A4Report]:
-    """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report."""
+    """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report.
+
+    The model is not called without excerpts. Its lines may cite only the excerpts it was given; when
+    its reply stays invalid, or none of its lines rests on an excerpt, `offline(why)` condenses instead.
+    """
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
-    call = runner.run(AGENT, {"ask": ask, "excerpts": {c.id: c.text for c in kept}}, version)
+    if not kept:
+        report = A4Report(agent="not called: no excerpts to condense", provider=runner.provider_name,
+                          budget=BudgetReport(**trim.as_dict(), method=budget.method), dropped_for_budget=trim.removed)
+        return render_sctx({}), [], report
+    try:
+        call = runner.run(AGENT, {"ask": ask, "excerpts": {c.id: c.text for c in kept}}, version, fallback=False)
+    except AgentReplyError as exc:
+        return offline(f"the model's reply was invalid ({exc}); used offline extraction")
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     unsupported: list[str] = []
     withheld: list[str] = []
@@ -109,6 +124,8 @@ def condense(
             if text not in seen:
                 seen.add(text)
                 _sort_in(sections, key, text, ids, withheld, unsupported)
+    if not sections:
+        return offline(f"none of the model's {len(seen)} lines rests on an excerpt it was given; used offline extraction")
     report = A4Report(
         agent=f"{AGENT}/{version}",
         provider=call.reply.provider,
@@ -116,6 +133,7 @@ def condense(
         dropped_for_budget=trim.removed,
         unsupported_lines=unsupported,
         withheld_lines=withheld,
+        llm=LLMOutcomes.of([call]),
     )
     return render_sctx(sections), [c.id for c in kept], report
 
@@ -148,9 +166,16 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
     services = env.services
-    if services.offline:
-        pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
+    pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
+
+    def offline(why: str = "") -> tuple[str, list[str], A4Report]:
         text, kept, report = condense_offline(pieces, selection, services.embedder, services.budget, services.settings.condenser)
+        if why:
+            report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
+        return text, kept, report
+
+    if services.offline:
+        text, kept, report = offline()
     else:
-        text, kept, report = condense(normalized_ask(sp), selection, services.runner, services.budget)
+        text, kept, report = condense(normalized_ask(sp), selection, services.runner, services.budget, offline)
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 
-from ragstream.agents.runner import AgentRunner
+from ragstream.agents.a2_prompt_shaper import fixed_fields
+from ragstream.agents.providers.local_provider import _phrase
+from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import A5Report, PromptBody, SuperPrompt
+from ragstream.state import A5Report, LLMOutcomes, PromptBody, SuperPrompt
 
 AGENT = "A5"
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(.+?)\s*$", re.MULTILINE)
@@ -55,18 +57,32 @@ def listed_sections(format_text: str) -> list[str]:
     return [s for s in items if s and len(s.split()) <= _MAX_SECTION_WORDS]
 
 
-def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Report:
+def _named_in(kind: str, requested: str, runner: AgentRunner, version: str) -> bool:
+    """Whether the requested format's own words name this kind (a phrase of its documented keyword rule)."""
+    cues = runner.factory.load_config(AGENT, version).output_schema["properties"]["kind"].get("x-cues", {}).get(kind, [])
+    return any(_phrase(cue).search(requested) for cue in cues)
+
+
+def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", depth_given: bool = True) -> A5Report:
     """Rules derived from what is set: the recognized kind of the requested format, its sections, the depth.
 
     The user's own words (format, depth, tone, audience) are already in the prompt verbatim, under
     "Response requirements"; A5 adds only what follows from them and never a rule for an unset field.
+    The user's format wins: a kind a model chose that the format's words do not name adds no template
+    rule, and a depth the user did not give (`depth_given`) adds no length rule next to their format.
     """
-    kind, sections, source = "unknown", listed_sections(body.format or ""), "no format requested"
+    kind, sections, source, llm = "unknown", listed_sections(body.format or ""), "no format requested", None
     if body.format:
         payload = {"format": body.format, "depth": body.depth or "", "audience": body.audience or "", "tone": body.tone or ""}
         call = runner.run(AGENT, payload, version)
         kind = call.output["kind"]
         requested = body.format.lower()
+        if call.reply.provider != "local" or call.outcome == FELL_BACK:
+            llm = LLMOutcomes.of([call])
+        if call.reply.provider != "local" and kind != "unknown" and not _named_in(kind, requested, runner, version):
+            call.output["reason"] = f"the model chose {kind} ({call.output.get('reason') or 'no reason given'}); " \
+                                    "not applied: no word of the requested format names it"
+            kind = "unknown"
         sections = sections or [
             s for s in call.output.get("sections", [])
             if len(s.split()) <= _MAX_SECTION_WORDS and s.lower() in requested and s.lower().strip(" .") != requested.strip(" .")
@@ -75,12 +91,12 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1") -> A5Rep
     rules = list(RULES.get(kind, []))
     if sections:
         rules.append("Use exactly these sections, in this order: " + ", ".join(sections) + ".")
-    if body.depth and body.depth.lower() in DEPTH_RULES:
+    if body.depth and body.depth.lower() in DEPTH_RULES and (depth_given or not body.format):
         rules.append(DEPTH_RULES[body.depth.lower()])
     rules.append("Cite the excerpt ids you rely on in square brackets.")
     return A5Report(kind=kind, sections=sections, requested=body.format or "", example_shape=EXAMPLES.get(kind, ""),
-                    rules=rules, source=source)
+                    rules=rules, source=source, llm=llm)
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    return StageOutput(report=enforce(sp.body, env.services.runner))
+    return StageOutput(report=enforce(sp.body, env.services.runner, depth_given="depth" in fixed_fields(sp)))

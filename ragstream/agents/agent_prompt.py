@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +63,47 @@ def extract_json_object(text: str) -> dict[str, Any]:
             pass
         pos = text.find("{", pos + 1)
     raise ValueError("no JSON object found")
+
+
+def _enum_key(value: str) -> str:
+    return re.sub(r"[\s_\-]+", "_", value.strip().strip("\"'.`")).lower()
+
+
+def repair_to_schema(value: Any, schema: dict[str, Any], where: str, repairs: list[str]) -> Any:
+    """The value with what a weak model commonly gets wrong mended, each mend noted in `repairs`.
+
+    An enum value differing only in case, spacing, '-' or '_' becomes the allowed value; keys a
+    closed object does not allow are dropped; lists over `maxItems` and strings over `maxLength` are
+    cut. Anything else is left for validation to reject.
+    """
+    if isinstance(value, str) and "enum" in schema and value not in schema["enum"]:
+        matches = [v for v in schema["enum"] if isinstance(v, str) and _enum_key(v) == _enum_key(value)]
+        if matches:
+            repairs.append(f"{where}: {value!r} read as {matches[0]!r}")
+            return matches[0]
+    if isinstance(value, str) and isinstance(schema.get("maxLength"), int) and len(value) > schema["maxLength"]:
+        repairs.append(f"{where}: cut to {schema['maxLength']} characters")
+        return value[: schema["maxLength"]]
+    if isinstance(value, list) and schema.get("type") == "array":
+        if isinstance(schema.get("maxItems"), int) and len(value) > schema["maxItems"]:
+            repairs.append(f"{where}: {len(value)} items cut to {schema['maxItems']}")
+            value = value[: schema["maxItems"]]
+        items = schema.get("items")
+        return [repair_to_schema(v, items, f"{where}[]", repairs) for v in value] if isinstance(items, dict) else value
+    if isinstance(value, dict) and schema.get("type") == "object":
+        props: dict[str, Any] = schema.get("properties", {})
+        extra = [k for k in value if k not in props]
+        if extra and schema.get("additionalProperties") is False:
+            repairs.append(f"{where or 'output'}: dropped keys the schema does not allow: {extra}")
+        return {k: repair_to_schema(v, props[k], f"{where}.{k}" if where else k, repairs) for k, v in value.items() if k in props}
+    return value
+
+
+def _whole_json(text: str) -> Any:
+    try:
+        return json.loads(text.strip())
+    except json.JSONDecodeError:
+        return None
 
 
 def is_strict_compatible(schema: dict[str, Any]) -> bool:
@@ -156,8 +198,13 @@ class AgentPrompt:
     def _error(self, where: str, problem: str) -> AgentPromptValidationError:
         return AgentPromptValidationError(f"agent {self.agent_name}/{self.version}: {where}: {problem}")
 
-    def parse_and_validate(self, raw_output: Any) -> dict[str, Any]:
-        """Parse the LLM's answer, fill defaults, enforce schema and enums; return a clean dict."""
+    def parse_and_validate(self, raw_output: Any, repairs: list[str] | None = None) -> dict[str, Any]:
+        """Parse the LLM's answer, fill defaults, enforce schema and enums; return a clean dict.
+
+        With a `repairs` list, a reply that is mendable (JSON inside prose, an enum value in another
+        case or spelling, extra keys, over-long lists or strings) is mended and each mend noted there;
+        without one, only JSON around prose is tolerated and anything else is an error.
+        """
         if isinstance(raw_output, dict):
             data = dict(raw_output)
         else:
@@ -168,9 +215,13 @@ class AgentPrompt:
                 data = extract_json_object(text)
             except ValueError:
                 raise self._error("output", f"no JSON object in the reply: {text[:120]!r}") from None
+            if repairs is not None and data != _whole_json(text):
+                repairs.append("the JSON object was taken from the text around it")
         props: dict[str, Any] = self.output_schema.get("properties", {})
         for name, value in self.defaults.items():
             data.setdefault(name, value)
+        if repairs is not None:
+            data = repair_to_schema(data, self.output_schema, "", repairs)
         if self.output_schema.get("additionalProperties") is not False:
             data = {k: v for k, v in data.items() if k in props}
         errors = sorted(Draft202012Validator(self.output_schema).iter_errors(data), key=lambda e: list(e.path))

@@ -35,7 +35,12 @@ class LLMClient:
         if settings.llm.resolved_provider == "openai":
             from ragstream.agents.providers.openai_provider import OpenAIProvider
 
-            return cls(OpenAIProvider(settings.llm), settings.llm.prices)
+            return cls(OpenAIProvider(settings.llm, settings.cache_dir), settings.llm.prices)
+        return cls.offline(settings)
+
+    @classmethod
+    def offline(cls, settings: Settings) -> LLMClient:
+        """The offline provider, whatever the settings select: what a stage falls back to."""
         from ragstream.agents.providers.local_provider import LocalProvider
 
         return cls(LocalProvider(settings.embedding, settings.models_dir), settings.llm.prices)
@@ -90,16 +95,24 @@ class LLMClient:
         return response
 
     def _report(self, model: str, response: LLMResponse) -> None:
+        """An `llm_call` event for a model's work, priced by the model the server says answered (a local
+        server's model is free unless priced in config); the offline provider's deterministic steps are no
+        LLM calls and cost nothing, so they are `offline_step` events without tokens or cost."""
+        if response.provider == "local":
+            emit({"event": "offline_step", "provider": "local", "model": response.model,
+                  "latency_ms": round(response.latency_s * 1000, 2)})
+            return
+        cost = cost_estimate(self.prices, response.model, response.usage.input_tokens, response.usage.output_tokens)
         emit(
             {
                 "event": "llm_call",
                 "provider": response.provider,
                 "model": response.model,
+                "requested_model": model,
                 "tokens_in": response.usage.input_tokens,
                 "tokens_out": response.usage.output_tokens,
-                "cost_usd": cost_estimate(self.prices, model, response.usage.input_tokens, response.usage.output_tokens)
-                if response.provider != "local"
-                else 0.0,
+                "cost_usd": cost if cost is not None else 0.0,
+                "priced": cost is not None,
                 "latency_ms": round(response.latency_s * 1000, 2),
                 "attempts": response.attempts,
             }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -188,8 +190,9 @@ def _progress(event: dict) -> None:
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
         print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
-    elif kind == "stage_error":
-        print(f"  FAILED {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    elif kind == "stage_warning":
+        print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
 
 
 def _controller(settings: Settings, thread: str | None, project: str | None):
@@ -276,6 +279,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if as_json:
         print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
         return 0
+    if args.tokens and sp.stage.value == "build":
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(ctl.token_breakdown(sp, ask_server=True)), file=sys.stderr)
     if sp.answer is not None:
         print()
         _report_answer(sp.answer)
@@ -337,7 +344,8 @@ def describe_metadata(meta: RunMetadata) -> list[str]:
     if meta.critic is not None:
         lines.append(f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)")
     total = meta.total
-    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}")
+    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}"
+                 if total.calls else "usage: no LLM calls")
     return lines
 
 
@@ -397,12 +405,24 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
+    """The local user's memory, or with --server the memory of the user whose token is in RAGSTREAM_TOKEN."""
+    import os
+
     from ragstream.services import Services
 
-    memory = Services(settings).memory
+    services = Services(settings)
+    memory = services.memory
+    if args.server:
+        from ragstream.app.remote_store import RemoteStore
+
+        token = os.environ.get("RAGSTREAM_TOKEN", "")
+        user = os.environ.get("RAGSTREAM_USER", "")
+        if not token or not user:
+            raise InputError("--server needs RAGSTREAM_USER and RAGSTREAM_TOKEN (from `ragstream users add`)")
+        memory = services.memory_of(user, RemoteStore(args.server, token))
     if args.action == "clear":
         memory.clear(args.project)
-        print(f"conversation history of '{args.project}' cleared")
+        print(f"conversation history of '{args.project}' cleared for user '{memory.user}'")
         return 0
     if args.action == "record":
         ctl = _controller(settings, args.thread, args.project)
@@ -412,6 +432,24 @@ def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     for turn in memory.context(args.project):
         print(f"[{turn.role}] {turn.content}")
+    return 0
+
+
+def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
+    """Users of a shared LangGraph server; the new user's token is the last line printed."""
+    from ragstream.users import UserRegistry
+
+    registry = UserRegistry.of(settings)
+    if args.action == "add":
+        token = registry.add(args.name, args.project or [])
+        print(f"user '{args.name}' added, allowed on {sorted(set(args.project or []))}; their bearer token (shown once):")
+        print(token)
+    elif args.action == "remove":
+        registry.remove(args.name)
+        print(f"user '{args.name}' removed")
+    else:
+        for user in registry.list():
+            print(f"{user.name}\t{', '.join(user.projects) or '(no projects)'}")
     return 0
 
 
@@ -449,7 +487,15 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     for stage, info in summary["stages"].items():
         print(f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens" + (f"  {info['retrieval']}" if "retrieval" in info else ""))
     llm = summary["llm"]
-    print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    if llm["calls"]:
+        print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    else:
+        print(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
+    tokens = [e for e in events if e.get("event") == "prompt_tokens"]
+    if tokens:
+        from ragstream.orchestration.token_report import format_breakdown
+
+        print(format_breakdown(tokens[-1]))
     for error in summary["errors"]:
         print(f"error in {error['stage']}: {error['message']}")
     return 0
@@ -467,9 +513,29 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve RAGstream's tools to an MCP host over stdin/stdout until the host closes the pipe."""
+    from ragstream.app.mcp_server import serve
+
+    serve(settings)
+    return 0
+
+
+class _Once(argparse.Action):
+    """An option that may be given once: argparse would otherwise keep the last of two silently."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} given twice: give it once")
+        setattr(namespace, self.dest, values)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragstream", description=__doc__)
     parser.add_argument("--data-dir", help="data root (overrides RAGSTREAM_DATA_DIR and config)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v: info, -vv: debug)")
+    parser.add_argument("-q", "--quiet", dest="log_errors_only", action="store_true", help="log errors only")
     sub = parser.add_subparsers(dest="command", required=True)
 
     pre = sub.add_parser("preprocess", help="run PreProcessing (Tasks 1-4) on a prompt")
@@ -499,9 +565,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the whole pipeline on a prompt and print the final prompt")
     run.add_argument("prompt", nargs="?", help="the prompt text")
-    run.add_argument("--file", help="read the prompt from this UTF-8 file")
-    run.add_argument("--project", help="project whose documents ground the prompt")
-    run.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
+    run.add_argument("--file", action=_Once, help="read the prompt from this UTF-8 file")
+    run.add_argument("--project", action=_Once, help="project whose documents ground the prompt")
+    run.add_argument("--thread", action=_Once, help="checkpoint thread id (default: a new one, printed)")
     run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
     run.add_argument("--strategy", choices=list(Strategy.__members__))
@@ -511,6 +577,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--style", choices=["markdown", "xml", "json", "plain"], default="markdown",
                      help="how the final prompt is written (same content and citations in each)")
     run.add_argument("--output", help="write the final prompt to this file instead of stdout")
+    run.add_argument("--tokens", action="store_true",
+                     help="print the prompt's tokens per section and excerpt (stderr), naming the tokenizer and whether exact")
     run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
     run.set_defaults(handler=cmd_run)
 
@@ -518,14 +586,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--thread", help="checkpoint thread id (default: a new one, printed)")
     demo.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
-    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None)
+    demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None, tokens=False)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
     step.add_argument("stage", choices=list(NAMES))
     step.add_argument("prompt", nargs="?", help="the prompt text (for preprocess)")
     step.add_argument("--file", help="read the prompt from this UTF-8 file (for preprocess)")
     step.add_argument("--thread", required=True)
-    step.add_argument("--project")
+    step.add_argument("--project", action=_Once)
     step.set_defaults(handler=cmd_step)
 
     resume = sub.add_parser("resume", help="continue a paused run")
@@ -543,10 +611,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     memory = sub.add_parser("memory", help="a project's conversation memory: show, clear, or record an answer")
     memory.add_argument("action", choices=["show", "clear", "record"])
-    memory.add_argument("--project", required=True)
+    memory.add_argument("--project", action=_Once, required=True)
     memory.add_argument("--thread", help="for record: the thread whose prompt was answered")
     memory.add_argument("--answer-file", help="for record: the answer text (default: stdin)")
+    memory.add_argument("--server", metavar="URL", help="a LangGraph server: the memory of RAGSTREAM_USER (token in RAGSTREAM_TOKEN)")
     memory.set_defaults(handler=cmd_memory)
+
+    users = sub.add_parser("users", help="users of a shared LangGraph server: add (prints the token), list, remove")
+    users.add_argument("action", choices=["add", "list", "remove"])
+    users.add_argument("name", nargs="?", help="the user, for add and remove")
+    users.add_argument("--project", action="append", help="for add: a project the user may use (repeat for more)")
+    users.set_defaults(handler=cmd_users)
 
     gui = sub.add_parser("gui", help="start the Streamlit GUI")
     gui.add_argument("--port", type=int, default=8501)
@@ -565,6 +640,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
     models.set_defaults(handler=cmd_models)
 
+    mcp = sub.add_parser("mcp", help="serve the tools (list projects, search, build a SuperPrompt) to an MCP host over stdio")
+    mcp.set_defaults(handler=cmd_mcp)
+
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
     agents.add_argument("action", choices=["list", "show"])
     agents.add_argument("name", nargs="?", help="agent name for `show`, e.g. A2")
@@ -573,16 +651,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_logging(verbose: int, quiet: bool) -> None:
+    """Warnings by default, so a library's log lines never interleave with the prompt on stdout."""
+    level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)  # libraries that set their own logger's level (bm25s: DEBUG) still obey the CLI
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_logging(args.verbose, args.log_errors_only)
     handler: Callable[[argparse.Namespace, Settings], int] = args.handler
     try:
         overrides = {"data_dir": args.data_dir} if args.data_dir else None
-        return handler(args, load_settings(overrides=overrides))
+        code = handler(args, load_settings(overrides=overrides))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below, not at interpreter exit
+        return code
     except RagstreamError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `ragstream ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -161,10 +161,12 @@ class AppController:
             self.last_error = f"{label}: {exc}"
             self.errors.append({"stage": label, "error": type(exc).__name__, "message": str(exc)})
             self.traces.append(self.thread_id, [{"event": "call_error", "call": label, "error": type(exc).__name__, "message": str(exc)}])
-            log.warning("stage %s failed: %s", label, exc)
+            log.info("stage %s failed: %s", label, exc)  # raised to the caller, who reports it once
             raise
         self.last_error = None
         sp = self.sp
+        if sp.stage is Stage.BUILD and label != "send":  # what the built prompt holds, by section and excerpt
+            self.traces.append(self.thread_id, [{"event": "prompt_tokens", "call": label, **self.token_breakdown(sp)}])
         log.info(
             "stage %s on thread %s: %.3fs, stage=%s, %d chunks, %d selected",
             label, self.thread_id, time.perf_counter() - started, sp.stage.value,
@@ -184,6 +186,13 @@ class AppController:
             self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, [Stage.PREPROCESS.value], "preprocess")
 
         return self._execute("preprocess", run)
+
+    def token_breakdown(self, sp: SuperPrompt | None = None, ask_server: bool = False) -> dict[str, Any]:
+        """Tokens of the built prompt per section and excerpt, naming the tokenizer and whether the count is
+        exact for the model; `ask_server` adds an OpenAI-compatible server's own count (its /tokenize)."""
+        from ragstream.orchestration.token_report import token_breakdown
+
+        return token_breakdown(sp or self.sp, self.services.budget, self.settings if ask_server else None)
 
     def _guard_prompt(self, user_text: str) -> str:
         """The prompt with its secrets redacted before the graph (checkpoints, traces, memory, any LLM) sees

@@ -65,6 +65,10 @@ def sidebar(ctl: AppController) -> None:
     uploads = st.sidebar.file_uploader("Add documents", type=UPLOAD_TYPES, accept_multiple_files=True, key="uploads")
     for upload in uploads or []:
         name = Path(upload.name).name
+        unsafe = unsafe_name_reason(name)
+        if unsafe is not None:
+            st.sidebar.warning(f"{escape_attr(name)}: {unsafe}, not saved")
+            continue
         if upload.size > ctl.settings.ingestion.max_file_bytes:
             st.sidebar.warning(f"{name}: larger than {ctl.settings.ingestion.max_file_bytes:,} bytes, not saved")
             continue
@@ -199,7 +203,20 @@ def telemetry_panel(ctl: AppController) -> None:
     st.bar_chart(frame["ms"])
     st.dataframe(frame)
     llm = summary["llm"]
-    st.caption(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    if llm["calls"]:
+        st.caption(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+    else:
+        st.caption(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
+
+
+def tokens_panel(ctl: AppController) -> None:
+    """The built prompt's tokens per section and per excerpt, and what counted them."""
+    report = ctl.token_breakdown()
+    st.subheader(f"Tokens: {report['total']}")
+    st.caption(report["label"])
+    rows = [{"part": s["section"], "tokens": s["tokens"]} for s in report["sections"] if s["section"] != "excerpts"]
+    rows += [{"part": e["chunk"], "tokens": e["tokens"]} for e in report["excerpts"]]
+    st.bar_chart(pd.DataFrame(rows).set_index("part")["tokens"], horizontal=True)
 
 
 def main() -> None:
@@ -223,6 +240,7 @@ def main() -> None:
         style = st.selectbox("Download style", STYLES, key="download_style")
         st.download_button("Download prompt", export_prompt(sp, style), file_name=f"superprompt{SUFFIXES[style]}",
                            mime=MEDIA_TYPES[style], key="download")
+        tokens_panel(ctl)
         send_panel(ctl)
     telemetry_panel(ctl)
 

@@ -1,8 +1,10 @@
 """ContextBudget: token counting and trimming against per-stage ceilings from config.
 
-Counts are model-aware when tiktoken's encoding file is already on this machine (tiktoken would
-otherwise download it on first use); else the embedding model's own tokenizer, scaled by a
-calibration factor, gives the estimate. Every trim records what it removed and why.
+Counts are exact for the model that reads the final prompt when it is an OpenAI model and tiktoken's
+encoding file for it is already on this machine (tiktoken would otherwise download it on first use;
+`TIKTOKEN_CACHE_DIR` points at a folder holding it); else another cached encoding or the embedding
+model's own tokenizer, scaled by a calibration factor, gives an estimate, labelled as one. Every trim
+records what it removed and why.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TypeVar
 
 from ragstream.model_files import resolve_model_dir
 from ragstream.settings import Settings
-from ragstream.tokens import counter_for_model_dir
+from ragstream.tokens import HFTokenCounter, counter_for_model_dir
 
 T = TypeVar("T")
 
@@ -61,19 +63,48 @@ class TrimReport:
         return {"ceiling": self.ceiling, "used": self.used, "kept": self.kept, "removed": self.removed}
 
 
+def _model_encoding(model: str) -> str | None:
+    """tiktoken's encoding for an OpenAI model name (a table lookup, no download); None for other models."""
+    from tiktoken.model import encoding_name_for_model
+
+    base = model.split(":")[1] if model.startswith("ft:") and ":" in model else model
+    try:
+        return encoding_name_for_model(base)
+    except KeyError:
+        return None
+
+
 class ContextBudget:
+    """Counts tokens and says what the count is: `tokenizer` names what counted, `exact` says whether it
+    is the tokenizer of `model` (the one that reads the final prompt, `send.model`), and `label` says
+    both in words. tiktoken counts exactly for an OpenAI model when that model's encoding file is on
+    this machine; any other count is an estimate and is called one."""
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.ceilings = settings.budget.ceilings
-        exact = _tiktoken_count(settings.budget.tiktoken_encoding)
+        self.model = settings.send.model
+        wanted = _model_encoding(self.model)
+        encoding = wanted if wanted is not None and _tiktoken_count(wanted) is not None else settings.budget.tiktoken_encoding
+        exact = _tiktoken_count(encoding)
         if exact is not None:
-            self.method = f"tiktoken:{settings.budget.tiktoken_encoding}"
+            self.method = f"tiktoken:{encoding}"
+            self.tokenizer = f"tiktoken {encoding}"
+            self.exact = encoding == wanted
             self._count = exact
         else:
             counter = counter_for_model_dir(resolve_model_dir(settings.embedding.model_copy(update={"provider": "local", "model": "all-MiniLM-L6-v2", "model_path": None})))
             factor = settings.budget.estimate_factor
             self.method = f"estimate:{type(counter).__name__}x{factor:g}"
+            self.tokenizer = f"MiniLM WordPiece x{factor:g}" if isinstance(counter, HFTokenCounter) else f"{counter.chars_per_token:g} characters per token"
+            self.exact = False
             self._count = lambda text: int(round(counter.count(text) * factor))
+        if self.exact:
+            self.label = f"exact for {self.model} ({self.tokenizer})"
+        elif wanted is None:
+            self.label = f"estimate ({self.tokenizer}): {self.model} is not a model whose tokenizer is on this machine"
+        else:
+            self.label = f"estimate ({self.tokenizer}): {self.model}'s encoding {wanted} is not on this machine (tiktoken would download it)"
 
     def count(self, text: str) -> int:
         return self._count(text)

@@ -1,31 +1,46 @@
-"""Conversation memory per project: an append-only log, a rolling summary and salience notes.
+"""Conversation memory per (user, project): turns, a rolling summary and salience notes, in a LangGraph Store.
 
-- The log (`<data root>/history/<project>.jsonl`) gets one fsync'd line per prompt/answer pair; a line
-  torn by a crash is skipped on reading and never glued to the next one.
-- The latest `keep_turns` pairs stay verbatim. Once the older pairs exceed `summary_budget` tokens,
-  the summarizer agent folds them into the rolling summary, which then replaces them.
-- The salience agent extracts facts, preferences and open questions from each pair; each note's
-  weight decays with the number of turns since it was last seen.
+Where it lives: on the LangGraph server, in the Store the server provides (`runtime.store`); locally
+(CLI, GUI, Python), in a SQLite store under `<data root>/memory/store.sqlite`, the same layout. The local
+user is one user (`LOCAL_USER`). Namespaces (a project label cannot hold '.', which the Store's HTTP
+API reserves, so '.' is written `%2E`):
+
+- `(user, project, "turns")`: one item per prompt/answer pair, keyed so keys sort in recording order;
+- `(user, project, "memory")`, key `state`: the rolling summary, how many turns it covers, the notes.
+
+A `ConversationMemory` is bound to one store and one user, so nothing of one user's memory can reach
+another user's state, prompt, LLM request or retrieval. The latest `keep_turns` pairs stay verbatim;
+once the older pairs exceed `summary_budget` tokens the summarizer agent folds them into the rolling
+summary. The salience agent extracts facts, preferences and open questions from each pair; each
+note's weight decays with the number of turns since it was last seen.
+
+The log files of earlier versions (`<data root>/history/<project>.jsonl` and `<project>.memory.json`)
+are migrated into the local user's memory the first time the local store is opened, then renamed to
+`*.migrated` (kept, never read again).
 """
 
 from __future__ import annotations
 
 import json
-import os
+import sqlite3
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from typing import Protocol
+from langgraph.store.base import BaseStore
+from langgraph.store.sqlite import SqliteStore
 
-from ragstream.atomic import write_atomic
 from ragstream.context.budget import ContextBudget
 from ragstream.projects import validate_project_name
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import MemorySettings, SecretsSettings
 from ragstream.state import Chunk, ConversationTurn, Span
+
+LOCAL_USER = "local"
+_PAGE = 500
 
 
 class Agents(Protocol):
@@ -49,65 +64,56 @@ class Turn:
         return f"User: {self.prompt}\nAssistant: {self.answer}"
 
 
+def namespace(user: str, project: str, kind: str) -> tuple[str, str, str]:
+    """The Store namespace of one kind of a user's memory of a project."""
+    return (user, validate_project_name(project).replace(".", "%2E"), kind)
+
+
 class ConversationMemory:
     def __init__(
-        self, folder: Path, settings: MemorySettings, agents: Agents, budget: ContextBudget, secrets: SecretsSettings | None = None
+        self,
+        store: BaseStore,
+        settings: MemorySettings,
+        agents: Agents,
+        budget: ContextBudget,
+        secrets: SecretsSettings | None = None,
+        user: str = LOCAL_USER,
     ) -> None:
-        self.folder = folder
+        self.store = store
         self.settings = settings
         self.secrets = secrets or SecretsSettings()
         self.agents = agents
         self.budget = budget
+        self.user = user
         self._lock = threading.Lock()
 
-    def _log(self, project: str) -> Path:
-        return self.folder / f"{validate_project_name(project)}.jsonl"
-
-    def _state_file(self, project: str) -> Path:
-        return self.folder / f"{validate_project_name(project)}.memory.json"
-
     def turns(self, project: str) -> list[Turn]:
-        try:
-            lines = self._log(project).read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        turns = []
-        for line in lines:
-            try:
-                row = json.loads(line)
-                turns.append(Turn(len(turns), row["prompt"], row["answer"], row.get("thread", "")))
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue
-        return turns
+        items, offset = [], 0
+        while True:
+            page = self.store.search(namespace(self.user, project, "turns"), limit=_PAGE, offset=offset)
+            items += page
+            offset += len(page)
+            if len(page) < _PAGE:
+                break
+        items.sort(key=lambda item: item.key)
+        return [Turn(i, item.value["prompt"], item.value["answer"], item.value.get("thread", "")) for i, item in enumerate(items)]
 
     def state(self, project: str) -> dict[str, Any]:
-        try:
-            data = json.loads(self._state_file(project).read_text(encoding="utf-8"))
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            return {}
+        item = self.store.get(namespace(self.user, project, "memory"), "state")
+        return dict(item.value) if item is not None else {}
 
     def _agent(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         return self.agents.run(name, payload).output
 
     def record(self, project: str, prompt: str, answer: str, thread: str = "") -> bool:
-        """Append a pair and update summary and notes; False when history is switched off."""
+        """Keep a pair and update summary and notes; False when history is switched off."""
         if not self.settings.persist:
             return False
         prompt, answer = (scan_secrets(text, "turn.md", self.secrets).text for text in (prompt, answer))  # never kept
-        line = json.dumps({"ts": round(time.time(), 3), "thread": thread, "prompt": prompt, "answer": answer}, ensure_ascii=False)
-        path = self._log(project)
+        key = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         with self._lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "a+b") as handle:
-                handle.seek(0, os.SEEK_END)
-                if handle.tell():
-                    handle.seek(-1, os.SEEK_END)
-                    if handle.read(1) != b"\n":  # a torn line from a crash: never glue onto it
-                        handle.write(b"\n")
-                handle.write(line.encode("utf-8") + b"\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            self.store.put(namespace(self.user, project, "turns"), key,
+                           {"ts": round(time.time(), 3), "thread": thread, "prompt": prompt, "answer": answer})
             self._update(project, prompt, answer)
         return True
 
@@ -126,7 +132,7 @@ class ConversationMemory:
             for text in notes.get(kind, []):
                 known[(kind, text)] = {"kind": kind, "text": text, "last_seen": len(turns) - 1}
         state["notes"] = list(known.values())
-        write_atomic(self._state_file(project), json.dumps(state, ensure_ascii=False, indent=1))
+        self.store.put(namespace(self.user, project, "memory"), "state", state)
 
     def notes(self, project: str) -> list[dict[str, Any]]:
         """Salience notes with their decayed weight, strongest first."""
@@ -157,7 +163,7 @@ class ConversationMemory:
         vectors = embedder.embed([ask] + [t.text() for t in turns])
         scores = vectors[1:] @ vectors[0]
         ranked = sorted(range(len(turns)), key=lambda i: -float(scores[i]))[:k]
-        log_name = f"history/{self._log(project).name}"
+        log_name = f"memory/{project}"
         return [
             Chunk(
                 id=f"{log_name}#turn{turns[i].index}",
@@ -174,5 +180,62 @@ class ConversationMemory:
         ]
 
     def clear(self, project: str) -> None:
-        for path in (self._log(project), self._state_file(project)):
-            path.unlink(missing_ok=True)
+        for kind in ("turns", "memory"):
+            ns = namespace(self.user, project, kind)
+            while page := self.store.search(ns, limit=_PAGE):
+                for item in page:
+                    self.store.delete(ns, item.key)
+
+
+_STORES: dict[Path, SqliteStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def local_store(data_dir: Path) -> SqliteStore:
+    """The local user's store under the data root, opened once per process (the GUI's sessions share it);
+    legacy history logs found there are migrated into it first."""
+    path = (data_dir / "memory" / "store.sqlite").resolve()
+    with _STORES_LOCK:
+        store = _STORES.get(path)
+        if store is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=10000")  # the CLI and the GUI may write at once
+            store = _STORES[path] = SqliteStore(conn)
+            store.setup()
+            migrate_history(data_dir / "history", store)
+        return store
+
+
+def migrate_history(folder: Path, store: BaseStore) -> None:
+    """`history/<project>.jsonl` (+ `.memory.json`) of earlier versions into the local user's memory.
+
+    A line torn by a crash is skipped; the files are renamed to `*.migrated` once copied, so a second
+    run (or a second process) never imports them twice."""
+    if not folder.is_dir():
+        return
+    for log in sorted(folder.glob("*.jsonl")):
+        project = log.stem
+        try:
+            validate_project_name(project)
+        except ValueError:
+            continue
+        rows = []
+        for line in log.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                rows.append({"ts": row.get("ts", 0), "thread": row.get("thread", ""), "prompt": row["prompt"], "answer": row["answer"]})
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                continue
+        for i, row in enumerate(rows):
+            store.put(namespace(LOCAL_USER, project, "turns"), f"{0:020d}-{i:08d}", row)  # before any new turn
+        state_file = folder / f"{project}.memory.json"
+        try:
+            state = json.loads(state_file.read_text(encoding="utf-8"))
+            if isinstance(state, dict):
+                store.put(namespace(LOCAL_USER, project, "memory"), "state", state)
+            state_file.rename(state_file.with_name(state_file.name + ".migrated"))
+        except (OSError, ValueError):
+            pass
+        log.rename(log.with_name(log.name + ".migrated"))

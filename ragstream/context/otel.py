@@ -81,10 +81,11 @@ class OtelSpans:
             if kind == "stage_error":
                 span.set_attribute("error.type", event["error"])
             span.end(end_time=ts or None)
-        elif kind == "llm_call":
+        elif kind in ("llm_call", "offline_step"):  # an offline step is no LLM call: its own span name
             parent = next(reversed(self._stages.values()), self._root)
             start = ts - int(event.get("latency_ms", 0) * 1e6) if ts else None
-            span = self.tracer.start_span(f"llm.{event.get('model', '?')}", context=self._child_of(parent), start_time=start)
+            prefix = "llm" if kind == "llm_call" else "offline"
+            span = self.tracer.start_span(f"{prefix}.{event.get('model', '?')}", context=self._child_of(parent), start_time=start)
             for key in ("provider", "tokens_in", "tokens_out", "attempts"):
                 if event.get(key) is not None:
                     span.set_attribute(f"ragstream.llm.{key}", event[key])

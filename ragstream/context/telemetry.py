@@ -50,12 +50,25 @@ def emit(event: dict[str, Any]) -> None:
     writer({"ts": round(time.time(), 3), **event})
 
 
-def cost_estimate(prices: dict[str, dict[str, float]], model: str, tokens_in: int, tokens_out: int) -> float | None:
-    """USD from the price table (per 1M tokens); fine-tuned ids use their base model's price."""
+_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def price_key(prices: dict[str, dict[str, float]], model: str) -> str | None:
+    """The price-table entry for a model the server reports: the name itself, a fine-tune's base model,
+    or a dated snapshot's model (`gpt-4.1-mini-2025-04-14`). None: not priced (a local server's model)."""
     base = model.split(":")[1] if model.startswith("ft:") and ":" in model else model
-    price = prices.get(model) or prices.get(base)
-    if price is None:
+    for name in (model, base, _SNAPSHOT.sub("", base)):
+        if name in prices:
+            return name
+    return None
+
+
+def cost_estimate(prices: dict[str, dict[str, float]], model: str, tokens_in: int, tokens_out: int) -> float | None:
+    """USD from the price table (per 1M tokens) for the model the server reported; None when unpriced."""
+    key = price_key(prices, model)
+    if key is None:
         return None
+    price = prices[key]
     return round(tokens_in * price["input"] / 1e6 + tokens_out * price["output"] / 1e6, 8)
 
 
@@ -103,6 +116,7 @@ def summarize(events: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-stage durations and counts, LLM totals and errors: what `ragstream trace` and the GUI show."""
     stages: dict[str, dict[str, Any]] = {}
     llm = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
+    offline_steps = 0
     errors = []
     for e in events:
         kind = e.get("event")
@@ -113,6 +127,8 @@ def summarize(events: list[dict[str, Any]]) -> dict[str, Any]:
             llm["tokens_in"] += e.get("tokens_in", 0)
             llm["tokens_out"] += e.get("tokens_out", 0)
             llm["cost_usd"] += e.get("cost_usd") or 0.0
+        elif kind == "offline_step":
+            offline_steps += 1
         elif kind == "stage_error":
             errors.append(e)
-    return {"stages": stages, "llm": llm, "errors": errors}
+    return {"stages": stages, "llm": llm, "offline_steps": offline_steps, "errors": errors}

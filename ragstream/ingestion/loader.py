@@ -13,6 +13,8 @@ from html.parser import HTMLParser
 from io import BytesIO
 from pathlib import Path
 
+from ragstream.prompt_view import breaking_characters
+
 TEXT_SUFFIXES = frozenset(
     ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts .c .h .cc .cpp .cxx .hh .hpp "
     ".cs .go .rs .rb .php .swift .m .sh .bash .zsh .ps1 .sql .r .jl .lua .pl .toml .yaml .yml .ini .cfg .conf "
@@ -116,6 +118,13 @@ def _load_pdf(data: bytes) -> str:
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise SkipFile(f"unreadable PDF ({type(exc).__name__})") from None
     return "\n\n".join(p.strip() for p in pages if p.strip())
+
+
+def unsafe_name_reason(name: str) -> str | None:
+    """Why a file name is refused: characters that could end a line or hide text (a newline, U+2028,
+    a bidi override) have no place in a name that is printed in fences, listings and citations."""
+    bad = sorted({f"U+{ord(ch):04X}" for ch in breaking_characters(name)})
+    return f"file name holds control characters ({', '.join(bad)}): rename the file" if bad else None
 
 
 def load_document(path: Path, max_bytes: int) -> LoadedDocument:

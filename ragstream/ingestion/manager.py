@@ -10,6 +10,7 @@ repaired by the next one: it re-embeds what the manifest does not vouch for and 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -23,6 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+import ragstream.chunking
+import ragstream.code.chunks
+import ragstream.code.outline
+import ragstream.ingestion.loader
 from ragstream.chunking import Chunker
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
@@ -30,7 +35,8 @@ from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.ignore import IgnoreRules
-from ragstream.ingestion.loader import SkipFile, headings_at, load_document
+from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
+from ragstream.prompt_view import escape_attr
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
@@ -46,7 +52,8 @@ log = logging.getLogger("ragstream.ingestion")
 
 # (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
 Progress = Callable[[str, int, int], None]
-CHUNKING_VERSION = "code-v1"  # bump when the cutting rules change in code, not in config
+# The modules whose code decides where chunks are cut (their source is part of chunking_identity).
+CUTTING_MODULES = (ragstream.chunking, ragstream.code.chunks, ragstream.code.outline, ragstream.ingestion.loader)
 EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
 _ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 
@@ -94,7 +101,17 @@ def chunking_identity(settings: Settings) -> str:
     """How files are cut into chunks; a change re-chunks (and so re-embeds) every file, since kept chunks
     would otherwise mix two cuttings and lack the line and symbol metadata of the current one."""
     languages = hashlib.sha256((settings.config_dir / "code.json").read_bytes()).hexdigest()[:12]
-    return f"{CHUNKING_VERSION}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}:{secrets_identity(settings.secrets)}"
+    return f"{cutting_rules_version()}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}:{secrets_identity(settings.secrets)}"
+
+
+@functools.cache
+def cutting_rules_version() -> str:
+    """A digest of the modules whose code decides where chunks are cut, so that changing a cutting
+    rule re-chunks on the next ingest without anyone remembering to bump a version by hand."""
+    digest = hashlib.sha256()
+    for module in CUTTING_MODULES:
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def chunk_id(rel_path: str, sha256: str, index: int) -> str:
@@ -251,6 +268,10 @@ class IngestionManager:
                 progress("scan", done, len(listing))
             if path is None:
                 stats.skipped[rel] = reason or "skipped"
+                continue
+            unsafe = unsafe_name_reason(rel)
+            if unsafe is not None:  # its name would be printed in fences and listings
+                stats.skipped[escape_attr(rel)] = unsafe
                 continue
             secret_rule = secret_file_rule(rel, self.settings.secrets)
             if secret_rule is not None:

@@ -18,8 +18,9 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from ragstream.context.telemetry import collect_llm_calls, emit
-from ragstream.errors import InputError, LLMNotConfiguredError
+from ragstream.errors import AgentReplyError, InputError, LLMNotConfiguredError
 from ragstream.orchestration.apply import to_channels
+from ragstream.orchestration.identity import run_memory
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions
@@ -80,18 +81,35 @@ def critic_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, A
     if answer is None or not answer.attempts:
         raise InputError("nothing to judge: the answer node has not run")
     with collect_llm_calls() as calls:
-        call = services.runner.run("CRITIC", {"prompt": state.prompt_ready, "answer": answer.text})
+        try:
+            call = services.runner.run("CRITIC", {"prompt": state.prompt_ready, "answer": answer.text}, fallback=False)
+        except AgentReplyError as exc:  # no verdict is not a rejection: the answer stands, marked unjudged
+            call = None
+            not_judged = f"the critic's reply was invalid: {exc}"
+    if call is None:
+        judged = answer.attempts[-1].model_copy(update={"critique": {"not_judged": not_judged}})
+        answer = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "done": True})
+        emit({"event": "stage_warning", "stage": CRITIC, "message": not_judged})
+        return _finish(state, runtime, services, answer, calls)
     accepted = all(call.output[check] == "yes" for check in CHECKS)
-    judged = answer.attempts[-1].model_copy(update={"critique": {k: str(v) for k, v in call.output.items()}, "accepted": accepted})
+    critique = {k: str(v) for k, v in call.output.items()} | ({"repaired": "; ".join(call.notes)} if call.notes else {})
+    judged = answer.attempts[-1].model_copy(update={"critique": critique, "accepted": accepted})
     usage = Usage(input_tokens=answer.usage.input_tokens + call.reply.usage.input_tokens,
                   output_tokens=answer.usage.output_tokens + call.reply.usage.output_tokens)
     done = accepted or len(answer.attempts) > services.settings.send.critic_max_retries
     answer = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "usage": usage, "done": done})
-    if done:
+    return _finish(state, runtime, services, answer, calls)
+
+
+def _finish(
+    state: SuperPrompt, runtime: Runtime[RunOptions], services: Services, answer: Answer, calls: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The judged answer into the state; when the loop ends, the exchange goes to the project's memory."""
+    if answer.done:
         project = RunOptions.coerce(runtime.context).project or state.extras.project
         if project:
             thread = str(get_config().get("configurable", {}).get("thread_id", ""))
-            services.memory.record(project, state.raw_prompt, answer.text, thread)
+            run_memory(runtime, services).record(project, state.raw_prompt, answer.text, thread)
         emit({"event": "answer", "accepted": answer.accepted, "retries": answer.retries, **answer.usage.model_dump(),
               "critiques": [a.critique for a in answer.attempts]})
     return to_channels(state, _answered(state, answer, CRITIC, calls))

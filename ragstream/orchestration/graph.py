@@ -30,6 +30,7 @@ from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
 from ragstream.orchestration.apply import apply_output, to_channels
+from ragstream.orchestration.identity import run_memory, served_user
 from ragstream.orchestration.metadata import usage_of
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
@@ -37,6 +38,7 @@ from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage
 from ragstream.state import SuperPrompt
+from ragstream.users import require_project
 
 log = logging.getLogger("ragstream.graph")
 NEEDS_PROJECT = frozenset({Stage.RETRIEVAL, Stage.RERANK})
@@ -57,8 +59,13 @@ class PreprocessInput(SuperPrompt):
     prompt: JsonValue = None
 
 
-def preflight(sp: SuperPrompt, stage: Stage, ctx: RunOptions, services: Services, prompt: JsonValue) -> None:
-    """Everything that can be checked before a stage does any work (and before any LLM call)."""
+def preflight(
+    sp: SuperPrompt, stage: Stage, ctx: RunOptions, services: Services, prompt: JsonValue, user: str | None = None
+) -> None:
+    """Everything that can be checked before a stage does any work (and before any LLM call).
+
+    `user` is a served run's authenticated user: refused on a project they may not use, whether or
+    not it exists."""
     if stage is Stage.PREPROCESS:
         text = prompt if prompt is not None else sp.raw_prompt
         if prompt is None and not text:
@@ -67,6 +74,7 @@ def preflight(sp: SuperPrompt, stage: Stage, ctx: RunOptions, services: Services
     else:
         check_stage_allowed(sp, stage)
     project = ctx.project or sp.extras.project
+    require_project(services.settings, user, project)
     if project or not ctx.manual or stage in NEEDS_PROJECT:
         indexed_project(services.settings, project)
     if ctx.send and services.offline:
@@ -83,9 +91,9 @@ def _node(spec: StageSpec):
         emit({"event": "stage_start", "stage": stage.value})
         started = time.perf_counter()
         try:
-            preflight(state, stage, ctx, services, prompt)
+            preflight(state, stage, ctx, services, prompt, served_user())
             with collect_llm_calls() as calls:
-                output = spec.run()(state, StageEnv(services, ctx, prompt))
+                output = spec.run()(state, StageEnv(services, ctx, prompt, run_memory(runtime, services)))
             updates = apply_output(state, stage, output, usage_of(calls), thread_id())
         except Exception as exc:
             emit({"event": "stage_error", "stage": stage.value, "error": type(exc).__name__, "message": str(exc)})

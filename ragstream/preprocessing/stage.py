@@ -25,7 +25,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         chunker=services.chunker,
     )
     project = ctx.project or sp.extras.project
-    memory = services.memory.context(project) if project and ctx.history_profile != "none" else []
+    memory = env.memory.context(project) if project and ctx.history_profile != "none" else []
     secrets = [f.to_dict() for f in redacted_in(done.raw_prompt)]
     report = done.report.model_copy(update={"memory_turns": len(memory), "secrets_redacted": secrets})
     return StageOutput(

@@ -73,7 +73,7 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     controller = services.retrieval(_project(sp, env))
     history: list[Chunk] = []
     if ctx.history_profile == "relevant":
-        history = services.memory.relevant_chunks(
+        history = env.memory.relevant_chunks(
             controller.paths.name, normalized_ask(sp), controller.embedder, 3, services.settings.retrieval.fallback_min_score
         )
     strategy = Strategy(ctx.strategy) if ctx.strategy else None

@@ -24,6 +24,7 @@ class LLMResponse:
     usage: TokenUsage = field(default_factory=TokenUsage)
     attempts: int = 1
     latency_s: float = 0.0
+    finish_reason: str = ""  # "length": the reply was cut at the token cap
 
 
 class Provider(Protocol):

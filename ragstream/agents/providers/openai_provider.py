@@ -11,6 +11,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -19,6 +20,7 @@ from langchain_openai import ChatOpenAI
 
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
 from ragstream.agents.providers.endpoint_gate import gate_for
+from ragstream.agents.providers.structured_mode import PROBE_MESSAGES, ModeCache, probe, response_format_for, with_schema_in_prompt
 from ragstream.errors import LLMCallError, LLMTimeoutError
 from ragstream.redact import redact
 from ragstream.settings import LLMSettings
@@ -48,10 +50,38 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 class OpenAIProvider:
     name = "openai"
 
-    def __init__(self, llm: LLMSettings) -> None:
+    def __init__(self, llm: LLMSettings, cache_dir: Path | None = None) -> None:
         self.settings = llm
         self._key = llm.api_key.get_secret_value() if llm.api_key else None
-        self.gate = gate_for(llm.base_url or "https://api.openai.com/v1", llm.max_in_flight)
+        self.endpoint = llm.base_url or "https://api.openai.com/v1"
+        self.gate = gate_for(self.endpoint, llm.max_in_flight)
+        self._modes = ModeCache(cache_dir / "structured_output.json" if cache_dir else None)
+
+    def structured_mode(self, model: str) -> str:
+        """How this endpoint takes a schema (`structured_mode` module): configured, cached, or probed once."""
+        if self.settings.structured_output != "auto":
+            return self.settings.structured_output
+        if self.settings.base_url is None:
+            return "json_schema"  # OpenAI itself enforces schemas
+        key = f"{self.endpoint}|{model}"
+        mode = self._modes.get(key)
+        if mode is None:
+            mode = probe(lambda fmt: self._probe_once(model, fmt))
+            log.info("llm endpoint %s takes schemas as %s (probed, cached)", self.endpoint, mode)
+            self._modes.put(key, mode)
+        return mode
+
+    def _probe_once(self, model: str, response_format: dict[str, Any]) -> str | None:
+        """The probe's reply text, or None when the server refuses this response format."""
+        chat = self._model(model, 0.0, 24).model_copy(update={"disable_streaming": True})
+        try:
+            reply = self._with_retries(model, lambda: chat.invoke(PROBE_MESSAGES, config={"tags": ["nostream"]},
+                                                                  response_format=response_format))
+        except LLMCallError as exc:
+            if exc.status is not None and 400 <= exc.status < 600 and exc.status != 429:
+                return None
+            raise
+        return reply.text
 
     def _model(self, model: str, temperature: float, max_tokens: int | None) -> ChatOpenAI:
         return ChatOpenAI(
@@ -89,7 +119,11 @@ class OpenAIProvider:
         # An agent's structured reply is not for a reader: one whole response, kept out of LangGraph's
         # token stream (a `messages` stream would otherwise make LangChain stream it).
         chat = self._model(model, temperature, max_tokens).model_copy(update={"disable_streaming": True})
-        kwargs = {"response_format": strip_extensions(response_format)} if response_format else {}
+        mode = self.structured_mode(model) if response_format else "json_schema"
+        fmt = response_format_for(mode, strip_extensions(response_format))
+        if response_format and mode != "json_schema":
+            messages = with_schema_in_prompt(messages, strip_extensions(response_format["json_schema"]["schema"]))
+        kwargs = {"response_format": fmt} if fmt else {}
         return self._with_retries(model, lambda: chat.invoke(messages, config={"tags": ["nostream"]}, **kwargs))
 
     def stream(
@@ -137,7 +171,7 @@ class OpenAIProvider:
                 delay = self._backoff(limited, hint)
                 limited += 1
                 if time.monotonic() - started + delay <= self.settings.rate_limit_patience_s:
-                    log.warning("llm rate limited, waiting %.2fs: %s", delay, error)
+                    log.info("llm rate limited, waiting %.2fs: %s", delay, error)
                     self.gate.close_for(delay)
                     continue
                 error.args = (f"{error.args[0]} (still rate limited after {time.monotonic() - started:.0f}s)",)
@@ -147,7 +181,7 @@ class OpenAIProvider:
                 error.args = (f"{error.args[0]} (gave up after {allowed} attempts)",)
                 raise error
             delay = self._backoff(failures - 1, hint)
-            log.warning("llm retry %d/%d in %.2fs: %s", failures, allowed - 1, delay, error)
+            log.info("llm retry %d/%d in %.2fs: %s", failures, allowed - 1, delay, error)  # the final error says how many
             time.sleep(delay)
 
     def _attempt(
@@ -160,14 +194,25 @@ class OpenAIProvider:
         except openai.APITimeoutError:
             return LLMTimeoutError(f"{model}: no answer within {self.settings.timeout_s:g}s", attempts=attempt), None
         except openai.APIConnectionError as exc:
-            return LLMCallError(f"{model}: cannot connect: {self._safe(str(exc))}", attempts=attempt), None
+            return LLMCallError(f"{model}: cannot connect to {self.endpoint}: {self._safe(str(exc))}", attempts=attempt), None
         except openai.APIStatusError as exc:
             status = exc.status_code
             error = LLMCallError(self._safe(f"{model}: HTTP {status}: {exc.message}"), status=status, attempts=attempt)
             if status != 429 and status < 500:
                 raise error from None
             return error, _retry_after(exc)
-        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
+        except openai.LengthFinishReasonError as exc:
+            # A reply cut at the token cap is a reply (the agent runner re-asks for a shorter one), not a failure.
+            choice = exc.completion.choices[0] if exc.completion and exc.completion.choices else None
+            text = (choice.message.content or "") if choice else ""
+            usage = exc.completion.usage if exc.completion else None
+            return AIMessage(
+                content=text,
+                usage_metadata={"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
+                                "total_tokens": usage.total_tokens} if usage else None,
+                response_metadata={"model_name": exc.completion.model if exc.completion else model, "finish_reason": "length"},
+            ), None
+        except openai.ContentFilterFinishReasonError as exc:
             raise LLMCallError(f"{model}: {self._safe(str(exc))}", attempts=attempt) from None
         except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError) as exc:
             # A truncated or non-JSON HTTP body: worth another attempt, then a typed error.
@@ -186,4 +231,5 @@ class OpenAIProvider:
             usage=TokenUsage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
             attempts=attempts,
             latency_s=latency,
+            finish_reason=str(reply.response_metadata.get("finish_reason") or ""),
         )

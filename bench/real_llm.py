@@ -1,0 +1,178 @@
+"""A real model end to end: the whole pipeline and a send on an OpenAI-compatible server, per stage
+how the model's replies went (valid the first time / repaired / fell back), latency and tokens.
+
+It needs a running server (llama.cpp's `llama-server` with a small instruct GGUF is enough;
+`../shared/tools/real_llm_server.sh VENV PORT` builds and starts one, or pass `--start SCRIPT` and
+this starts it for the run and stops it after). Without a reachable server it says so and exits 2.
+Ingests the bundled sample project, runs `examples/prompt.md` (or `--prompt FILE`) with the `openai`
+provider in the given structured-output mode, sends the prompt, and checks what a user would see:
+every stage finished, at least one condensed line, every condensed line cites a chunk A4 was given,
+the expected excerpt (`--expect`, default architecture.md) is kept and fenced, an answer streamed.
+
+Run: python bench/real_llm.py --base-url http://127.0.0.1:8089/v1 --mode json_schema [--runs 1]
+     python bench/real_llm.py --mode prompt        # the server enforces nothing: validation only
+Numbers on a shared 2-core machine are noisy; the outcome counts are the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ragstream.app.controller import AppController  # noqa: E402
+from ragstream.ingestion.manager import IngestionManager  # noqa: E402
+from ragstream.orchestration.checkpoint import memory_checkpointer  # noqa: E402
+from ragstream.services import Services  # noqa: E402
+from ragstream.settings import Settings, load_settings  # noqa: E402
+from ragstream.state import SuperPrompt  # noqa: E402
+
+SAMPLE = ROOT / "examples" / "sample_project"
+STAGE_OF_AGENT = {"A00": "preprocess", "A2": "a2", "A3": "a3", "A4": "a4", "A5": "a5", "CRITIC": "critic"}
+_CITED = re.compile(r"\[([^\[\]\s]+@[0-9a-f]{10}#\d+)\]")
+
+
+def reachable(base_url: str, timeout: float = 3.0) -> str | None:
+    """None when the server answers /models, else why not."""
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout) as response:
+            json.load(response)
+        return None
+    except (OSError, ValueError) as exc:
+        return f"no OpenAI-compatible server at {base_url} ({exc})"
+
+
+def settings_for(work: Path, base_url: str, mode: str, timeout_s: float = 600) -> Settings:
+    """A CPU-bound local model is slow: one generous deadline per call and no retry of a timed-out call."""
+    return load_settings(overrides={
+        "data_dir": str(work / "data"), "llm.provider": "openai", "llm.base_url": base_url,
+        "llm.api_key": os.environ.get("OPENAI_API_KEY") or "not-needed", "llm.structured_output": mode,
+        "llm.timeout_s": timeout_s, "llm.max_retries": 0, "llm.max_concurrency": 1,
+    })
+
+
+def ingest(settings: Settings, project: str) -> None:
+    target = settings.data_dir / "doc_raw" / project
+    if not target.exists():
+        shutil.copytree(SAMPLE, target)
+    IngestionManager(settings).ingest(project)
+
+
+def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
+    """What a user would notice, from the final SuperPrompt."""
+    a4 = sp.extras.a4
+    given = set(a4.budget.kept) if a4 and a4.budget else set(sp.final_selection_ids)
+    lines = [line for line in sp.S_CTX_MD.splitlines() if line.startswith("- ") and not line.startswith("- none found")]
+    cited = [set(_CITED.findall(line)) for line in lines]
+    return {
+        "stage": sp.stage.value,
+        "condensed_lines": len(lines),
+        "every_line_cites_a_given_chunk": all(c and c <= given for c in cited),
+        f"{expect}_kept_and_fenced": any(cid.startswith(expect + "@") for cid in sp.final_selection_ids)
+        and f'source="{expect}"' in sp.prompt_ready,
+        "a3_overruled": bool(sp.extras.a3 and sp.extras.a3.overruled),
+        "answer_streamed_tokens": len(tokens),
+        "critic": (sp.answer.attempts[-1].critique if sp.answer and sp.answer.attempts else {}),
+    }
+
+
+def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bool) -> dict[str, Any]:
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl.select_project(project)
+    events: list[dict[str, Any]] = []
+    ctl.on_event = events.append
+    tokens: list[str] = []
+    started = time.monotonic()
+    sp = ctl.run_full_pipeline(prompt, {"pause_after": "none", "send": send}, on_token=tokens.append)
+    wall = time.monotonic() - started
+    per_stage: dict[str, dict[str, Any]] = defaultdict(lambda: {"valid": 0, "repaired": 0, "fell_back": 0, "calls": 0,
+                                                               "latency_ms": 0.0, "tokens_in": 0, "tokens_out": 0, "notes": []})
+    for e in events:
+        if e.get("event") == "agent_call":
+            row = per_stage[STAGE_OF_AGENT.get(e["agent"].split("/")[0], e["agent"])]
+            row[e["outcome"]] += 1
+            row["calls"] += 1
+            row["latency_ms"] += e["latency_ms"]
+            row["tokens_in"] += e["tokens_in"]
+            row["tokens_out"] += e["tokens_out"]
+            row["notes"] += e["notes"]
+    for stage in ("a2", "a3", "a4", "a5"):  # the stage's own tally wins: A4 also falls back when no line rests on an excerpt
+        report = getattr(sp.extras, stage, None)
+        if report is not None and report.llm is not None:
+            per_stage[stage].update(valid=report.llm.valid, repaired=report.llm.repaired, fell_back=report.llm.fell_back,
+                                    notes=report.llm.notes)
+    durations = {e["stage"]: e["duration_ms"] for e in events if e.get("event") == "stage_finish"}
+    return {"wall_s": round(wall, 1), "stages": dict(per_stage), "stage_ms": durations, **checks(sp, tokens, expect)}
+
+
+def print_run(i: int, result: dict[str, Any]) -> None:
+    print(f"run {i}: {result['wall_s']} s, stage {result['stage']}, {result['condensed_lines']} condensed lines, "
+          f"cites only given chunks: {result['every_line_cites_a_given_chunk']}, "
+          + ", ".join(f"{k}: {v}" for k, v in result.items() if k.endswith("_kept_and_fenced"))
+          + f", A3 overruled: {result['a3_overruled']}, answer tokens: {result['answer_streamed_tokens']}")
+    print(f"  {'stage':<10} {'calls':>5} {'valid':>5} {'repair':>6} {'fellbk':>6} {'ms':>8} {'tok_in':>7} {'tok_out':>7}")
+    for stage, row in result["stages"].items():
+        print(f"  {stage:<10} {row['calls']:>5} {row['valid']:>5} {row['repaired']:>6} {row['fell_back']:>6} "
+              f"{row['latency_ms']:>8.0f} {row['tokens_in']:>7} {row['tokens_out']:>7}")
+        for note in row["notes"][:4]:
+            print(f"      - {note[:160]}")
+    print(f"  critic: {result['critic']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1"))
+    parser.add_argument("--mode", default="auto", choices=["auto", "json_schema", "json_object", "prompt"])
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per model call")
+    parser.add_argument("--prompt", type=Path, default=ROOT / "examples" / "prompt.md")
+    parser.add_argument("--expect", default="architecture.md", help="a source file the prompt's answer rests on")
+    parser.add_argument("--no-send", action="store_true")
+    parser.add_argument("--work", type=Path, default=ROOT / "data" / "bench-real-llm")
+    parser.add_argument("--start", help="a script that starts the server: SCRIPT VENV PORT, PID on its last line")
+    parser.add_argument("--venv", default="/tmp/real-llm-venv")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    pid = None
+    if args.start:
+        port = re.search(r":(\d+)", args.base_url.split("//", 1)[1])
+        out = subprocess.run(["bash", args.start, args.venv, port.group(1) if port else "8089"], check=True,
+                             capture_output=True, text=True)
+        pid = int(out.stdout.strip().splitlines()[-1])
+    try:
+        why = reachable(args.base_url)
+        if why:
+            print(f"skipped: {why}; start one with ../shared/tools/real_llm_server.sh or pass --start", file=sys.stderr)
+            return 2
+        settings = settings_for(args.work, args.base_url, args.mode, args.timeout)
+        ingest(settings, "sample")
+        prompt = args.prompt.read_text(encoding="utf-8")
+        results = []
+        for i in range(1, args.runs + 1):
+            result = one_run(settings, "sample", prompt, args.expect, not args.no_send)
+            print_run(i, result)
+            results.append(result)
+        print(f"mode {args.mode} on {args.base_url}: median wall {statistics.median(r['wall_s'] for r in results)} s over {len(results)} run(s)")
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1, default=str))
+        return 0
+    finally:
+        if pid:
+            os.kill(pid, 15)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
