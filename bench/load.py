@@ -7,7 +7,11 @@ different users must never mix). Printed: sessions per minute, p50/p95 session l
 0), and the server's resident memory after a warm-up session per client and at the end (each session
 deletes its thread when done unless --keep-threads).
 
-Run: python bench/load.py [--clients 8] [--seconds 120] [--docs 0 (all)] [--work data/bench-load]
+With --heavy, client 0 sends prompts at the server's limit (`server.max_prompt_chars`) and the others'
+latency is printed apart: one user's huge prompts must not starve the others (compare the p95 with a
+run without --heavy). The server runs with `--n-jobs-per-worker` = the number of clients.
+
+Run: python bench/load.py [--clients 8] [--seconds 120] [--docs 0 (all)] [--work data/bench-load] [--heavy]
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ def tree_rss_mb(pid: int) -> float:
     return total
 
 
-def session(url: str, claim: str, keep: bool, headers: dict[str, str]) -> float:
+def session(url: str, claim: str, keep: bool, headers: dict[str, str], padding: str = "") -> float:
     """One user's whole session; raises if anything is wrong, including another user's text. The thread
     is deleted at the end unless `keep`: `langgraph dev` holds every checkpoint in memory, so kept
     threads grow the server by their own data (a deployment keeps them in PostgreSQL)."""
@@ -66,7 +70,7 @@ def session(url: str, claim: str, keep: bool, headers: dict[str, str]) -> float:
     marker = uuid.uuid4().hex[:10]
     started = time.perf_counter()
     tid = client.threads.create()["thread_id"]
-    prompt = f"# Task\nIs this claim supported? {claim}\n# Context\nsession {marker}"
+    prompt = f"# Task\nIs this claim supported? {claim}\n# Context\nsession {marker}{padding}"
     client.runs.wait(tid, "ragstream", input={"prompt": prompt}, context={"project": "scifact"})
     state = client.threads.get_state(tid)
     if state["next"] != ["a5"]:
@@ -90,6 +94,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("data/bench-load"))
     parser.add_argument("--port", type=int, default=2099)
     parser.add_argument("--keep-threads", action="store_true", help="keep each session's thread (the server grows by its data)")
+    parser.add_argument("--heavy", action="store_true", help="client 0 sends prompts at the server's prompt limit")
     args = parser.parse_args()
 
     settings = load_settings(overrides={"data_dir": str(args.work), "llm.provider": "local"})
@@ -100,6 +105,8 @@ def main() -> None:
     if registry.get("bench"):
         registry.remove("bench")
     headers = {"Authorization": "Bearer " + registry.add("bench", ["scifact"])}
+    filler = "\n" + " ".join(claims)
+    heavy_padding = (filler * (settings.server.max_prompt_chars // len(filler) + 1))[: settings.server.max_prompt_chars - 400]
 
     workdir = Path(tempfile.mkdtemp(prefix="ragstream-load-"))
     for name in ("langgraph.json", "graphs"):
@@ -131,17 +138,19 @@ def main() -> None:
         warm_rss = tree_rss_mb(server.pid)
 
         latencies: list[float] = []
+        heavy_latencies: list[float] = []
         errors: list[str] = []
         lock = threading.Lock()
         stop = time.monotonic() + args.seconds
 
         def user(offset: int) -> None:
             n = offset
+            heavy = args.heavy and offset == 0
             while time.monotonic() < stop:
                 try:
-                    took = session(url, claims[n % len(claims)], args.keep_threads, headers)
+                    took = session(url, claims[n % len(claims)], args.keep_threads, headers, heavy_padding if heavy else "")
                     with lock:
-                        latencies.append(took)
+                        (heavy_latencies if heavy else latencies).append(took)
                 except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
                     with lock:
                         errors.append(f"{type(exc).__name__}: {exc}")
@@ -167,6 +176,10 @@ def main() -> None:
         print(f"{args.clients} clients for {elapsed:.0f} s: {len(latencies)} sessions = {len(latencies) / elapsed * 60:.1f} "
               f"sessions/min; session latency p50 {statistics.median(latencies):.2f} s, "
               f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s; errors {len(errors)}")
+        if args.heavy:
+            print(f"  (the {len(latencies)} sessions above are the other clients'; client 0 sent "
+                  f"~{len(heavy_padding):,}-character prompts: {len(heavy_latencies)} sessions, "
+                  f"median {statistics.median(heavy_latencies) if heavy_latencies else float('nan'):.2f} s)")
         for error in errors[:5]:
             print(f"  error: {error}")
         print(f"server RSS after warm-up {warm_rss:.0f} MB, at the end {end_rss:.0f} MB "

@@ -53,6 +53,7 @@ class PreprocessingSettings(BaseModel):
 
     include_undecided: bool = False
     use_agent00: bool = True
+    max_query_pieces: int = Field(16, gt=0)  # a long prompt searches with its first pieces by weight, the rest recorded as not kept
 
 
 class IngestionSettings(BaseModel):
@@ -89,6 +90,15 @@ class SecretsSettings(BaseModel):
     secret_files: list[str] = Field(default_factory=list)  # file names that hold secrets by nature: skipped
     mostly_secret_share: float = Field(default=0.5, gt=0, le=1)  # a file with more of its lines secret: skipped
     disabled_plugins: list[str] = Field(default_factory=list)  # detect-secrets plugin class names left out
+
+
+class ExcerptSettings(BaseModel):
+    """Whole excerpts at build time (orchestration/excerpts.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sentence_reach_chars: int = Field(default=1500, gt=0)  # how far an edge may move to a sentence boundary
+    max_parent_tokens: int = Field(default=700, gt=0)  # the largest enclosing definition/list/section shown whole
 
 
 class RetrievalSettings(BaseModel):
@@ -143,6 +153,22 @@ class CondenserSettings(BaseModel):
     decision_cues: list[str]
 
 
+class PlanSettings(BaseModel):
+    """The run's plan (see agents/planner.py): offline intent rules, what each intent retrieves, and
+    what a failed retrieval gives."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_confidence: float = Field(ge=0.0, le=1.0)  # below it the plan escalates: it retrieves, and wider
+    research_candidates: int = Field(gt=0)
+    research_budget: int = Field(gt=0)  # token ceiling of the excerpts for a research plan
+    social_phrases: list[str]
+    transform_verbs: list[str]
+    deictic_targets: list[str]
+    research_cues: list[str]
+    on_retrieval_failure: Literal["fail", "continue"]
+
+
 class BudgetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -159,6 +185,12 @@ class MemorySettings(BaseModel):
     summary_budget: int = Field(gt=0)
     salience_half_life_turns: float = Field(gt=0)
     max_notes: int = Field(ge=0)
+    # what goes into the prompt (context/memory_selection.py): budgets in tokens, similarity to the ask
+    recent_budget: int = Field(gt=0)
+    snippet_budget: int = Field(gt=0)
+    notes_budget: int = Field(gt=0)
+    max_snippets: int = Field(ge=0)
+    min_similarity: float = Field(ge=-1.0, le=1.0)
 
 
 class SendSettings(BaseModel):
@@ -168,6 +200,7 @@ class SendSettings(BaseModel):
     temperature: float = Field(ge=0.0, le=2.0)
     max_tokens: int = Field(gt=0)
     critic_max_retries: int = Field(ge=0)
+    critic_new_chunks: int = Field(default=3, ge=0)  # chunks retrieved for what the critic found missing
 
 
 class TelemetrySettings(BaseModel):
@@ -203,6 +236,14 @@ class LLMSettings(BaseModel):
         return self.provider
 
 
+class ServerSettings(BaseModel):
+    """Limits for runs on the shared LangGraph server, where one user's run must not starve the others."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_prompt_chars: int = Field(50_000, gt=0)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -215,14 +256,17 @@ class Settings(BaseModel):
     ingestion: IngestionSettings
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     retrieval: RetrievalSettings
+    excerpts: ExcerptSettings = Field(default_factory=ExcerptSettings)
     reranker: RerankerSettings
     gate: GateSettings
     condenser: CondenserSettings
+    plan: PlanSettings
     budget: BudgetSettings
     memory: MemorySettings
     send: SendSettings
     telemetry: TelemetrySettings
     llm: LLMSettings
+    server: ServerSettings = Field(default_factory=ServerSettings)
     checkpoint_url: str | None = None
     chroma_url: str | None = None
     models_path: Path | None = None

@@ -183,18 +183,6 @@ class BudgetReport(Report):
     method: str = ""
 
 
-class PreprocessReport(Report):
-    format: PromptFormat
-    format_note: str | None = None
-    task_rule: str
-    must_headers: dict[str, str] = Field(default_factory=dict)
-    normalized_map: dict[str, str] = Field(default_factory=dict)
-    unknown_headers: list[str] = Field(default_factory=list)
-    source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
-    memory_turns: int = 0
-    secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
-
-
 class LLMOutcomes(Report):
     """How a stage's model calls went: valid the first time, repaired (mended or re-asked once), or
     fell back to the offline behaviour for that call; `notes` say what was mended and why it fell back."""
@@ -213,17 +201,6 @@ class LLMOutcomes(Report):
             counts[call.outcome] += 1
             notes.extend(call.notes)
         return cls(**counts, notes=notes)
-
-
-class A2Report(Report):
-    agent: str
-    provider: str
-    model: str = ""
-    labels: dict[str, str] = Field(default_factory=dict)
-    decisions: dict[str, str] = Field(default_factory=dict)
-    reasons: dict[str, str] = Field(default_factory=dict)
-    usage: Usage = Field(default_factory=Usage)
-    llm: LLMOutcomes | None = None
 
 
 class RetrievalAttempt(Report):
@@ -276,7 +253,8 @@ class RetrievalMode(Report):
     strategy: str
     rung: str
     candidates: int
-    confidence: float | None = None
+    confidence: float | None = None  # the kept result's calibrated confidence
+    attempts: list[str] = Field(default_factory=list)  # strategies tried, the first one first (the confidence loop)
     failure: str = ""
 
 
@@ -289,8 +267,10 @@ class SummarySelection(Report):
     snippets_dropped: int = 0
     notes_kept: int = 0
     notes_dropped: int = 0
-    echoes_stripped: int = 0
+    echoes_stripped: int = 0  # assistant sentences left out because the memory already said them
     dropped: dict[str, str] = Field(default_factory=dict)  # item -> why it was left out
+    budget_ceiling: int = 0
+    budget_used: int = 0
 
 
 class CriticSummary(Report):
@@ -319,6 +299,30 @@ class RunMetadata(Report):
     critic: CriticSummary | None = None
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     total: StageUsage = Field(default_factory=StageUsage)
+
+
+class PreprocessReport(Report):
+    format: PromptFormat
+    format_note: str | None = None
+    task_rule: str
+    must_headers: dict[str, str] = Field(default_factory=dict)
+    normalized_map: dict[str, str] = Field(default_factory=dict)
+    unknown_headers: list[str] = Field(default_factory=list)
+    source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+    memory_turns: int = 0
+    secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
+    memory: SummarySelection | None = None
+
+
+class A2Report(Report):
+    agent: str
+    provider: str
+    model: str = ""
+    labels: dict[str, str] = Field(default_factory=dict)
+    decisions: dict[str, str] = Field(default_factory=dict)
+    reasons: dict[str, str] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    llm: LLMOutcomes | None = None
 
 
 class RetrievalReport(Report):
@@ -400,8 +404,23 @@ class A5Report(Report):
     llm: LLMOutcomes | None = None
 
 
+class ExcerptRecord(Report):
+    """One excerpt of the final prompt: its document, the chunks it holds (in file order), its span and
+    lines in the indexed text, how it was hydrated (orchestration/excerpts.py), and its text (read back
+    from the document at build time, so exports show exactly what the prompt shows)."""
+
+    source: str
+    chunks: list[str]
+    start: int
+    end: int
+    lines: list[int] | None = None
+    hydrated: str
+    text: str
+
+
 class BuildReport(Report):
     budget: BudgetReport | None = None
+    excerpts: list[ExcerptRecord] = Field(default_factory=list)
 
 
 class EditRecord(Report):
@@ -410,11 +429,27 @@ class EditRecord(Report):
     withdrawn_lines: list[str] = Field(default_factory=list)
 
 
+class CriticRetrieval(Report):
+    """Retrieval triggered by a rejection for missing information: the critic's `missing` as the query,
+    the kept strategy and its confidence, the new candidates, A3's decisions on them, and the excerpts
+    of those it kept, which the regeneration's request holds."""
+
+    query: str
+    strategy: str = ""
+    confidence: float | None = None
+    candidates: list[str] = Field(default_factory=list)
+    decisions: dict[str, str] = Field(default_factory=dict)
+    kept: list[str] = Field(default_factory=list)
+    excerpts_md: str = ""
+    failure: str = ""
+
+
 class AnswerAttempt(Report):
     text: str
     model: str = ""
     critique: dict[str, str] = Field(default_factory=dict)
     accepted: bool | None = None  # None until the critic has judged it
+    retrieval: CriticRetrieval | None = None  # what its critique made retrieval find for the next attempt
 
 
 class Answer(Report):

@@ -42,6 +42,26 @@ def _kill_after(args: list[str], delay: float, env: dict[str, str]) -> int | Non
         return None
 
 
+def _kill_while_embedding(args: list[str], delay: float, env: dict[str, str]) -> bool:
+    """Start an ingest and kill it `delay` seconds after its progress shows the embed phase. Anchored to
+    the work itself, the kill lands inside it however busy the machine is (a fixed clock would not)."""
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    assert proc.stderr is not None
+    seen = b""
+    while b"embed" not in seen:
+        got = proc.stderr.read1(4096)
+        if not got:  # the run ended (or had nothing to embed) before the phase showed
+            proc.wait()
+            return False
+        seen = seen[-16:] + got
+    time.sleep(delay)
+    if proc.poll() is not None:
+        return False
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return True
+
+
 def _timed_run(args: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
     subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -57,8 +77,8 @@ def test_kill_9_ingest_twenty_times_then_exact_store(tmp_path: Path) -> None:
     env = {**os.environ, "RAGSTREAM_DATA_DIR": str(data), "RAGSTREAM_LLM_PROVIDER": "local"}
     command = ["ragstream", "ingest", "crash", "--quiet"]
     full = _timed_run(command, env)
-    idle = _timed_run(command, env)  # start-up and manifest check only: kills before this point interrupt nothing
-    work = max(full - idle, 1.0) * 12 / 40  # each run below re-embeds about a dozen documents
+    idle = _timed_run(command, env)  # start-up and manifest check only
+    work = max(full - idle, 0.5) * 12 / 40  # each run below re-embeds about a dozen documents
     rng = random.Random(20261122)
     killed = 0
     for run in range(40):
@@ -70,7 +90,7 @@ def test_kill_9_ingest_twenty_times_then_exact_store(tmp_path: Path) -> None:
         for victim in victims:
             _write_doc(raw, victim, 1000 * run + len(victim))
         _write_doc(raw, f"added{run:02d}.md", 2000 + run)
-        killed += _kill_after(command, rng.uniform(idle * 0.9, idle + work), env) is None
+        killed += _kill_while_embedding(command[:-1], rng.uniform(0.0, work), env)
     assert killed >= 12, "the kills must land while ingestion is working"
 
     settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})

@@ -203,3 +203,14 @@ def test_schema_rejects_alias_pointing_at_non_canon(settings: Settings, tmp_path
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match=r"prompt_schema\.json.*aliases"):
         load_prompt_schema(path)
+
+
+def test_a_long_prompt_searches_with_at_most_max_query_pieces_and_keeps_the_rest_recorded() -> None:
+    from ragstream.preprocessing.pipeline import preprocess
+    from ragstream.settings import load_settings
+
+    settings = load_settings(overrides={"llm.provider": "local", "preprocessing.max_query_pieces": 5})
+    text = "# Task\n" + "Explain how checkpoints are written and restored after a crash. " * 300 + "\n# Context\nWe run SQLite."
+    pieces = preprocess(text, settings).preprocessing.pieces
+    kept = [p for p in pieces if p.kept_for_retrieval]
+    assert len(pieces) > 5 and len(kept) == 5  # the others stay in the state, marked as not searched

@@ -47,7 +47,7 @@ def test_the_record_never_describes_an_invalid_stage(indexed: Settings) -> None:
     ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
     sp = ctl.run_stage("preprocess", "# Task\nWhat does the manifest record?")
     meta = sp.run_metadata
-    assert meta.stage == "preprocess" and meta.retrieval is None and meta.context_budget == {}
+    assert meta.stage == "preprocess" and meta.retrieval is None and set(meta.context_budget) == {"memory"}
     assert set(meta.usage) == {"preprocess"}
     edited = ctl.run_full_pipeline("# Task\nWhat does the manifest record?", {"pause_after": "a4"})
     assert "excerpts" not in edited.run_metadata.context_budget  # not built yet

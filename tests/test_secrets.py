@@ -165,3 +165,27 @@ def test_scanning_off_keeps_text_as_it_is(tmp_path: Path, planted: Path) -> None
     stats = IngestionManager(settings).ingest("billing", planted)
     assert "config/ci.yaml" not in stats.skipped and stats.secrets == {}
     assert AWS_KEY.encode() in _everything_under(settings.data_dir)
+
+
+def test_reingest_keeps_findings_and_a_scanner_change_rescans(tmp_path: Path, planted: Path) -> None:
+    on = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
+    first = IngestionManager(on).ingest("billing", planted)
+    again = IngestionManager(on).ingest("billing", planted)
+    assert again.unchanged == 3 and again.chunks_written == 0 and again.secrets == first.secrets
+    assert Manifest.load(project_paths(on, "billing").manifest_path).secret_lines()[:2] == [
+        "config/settings.yaml:7: GitHub Token (redacted)", "config/settings.yaml:12: Secret Keyword (redacted)"]
+    assert AWS_KEY.encode() not in _everything_under(on.data_dir)
+    off = IngestionManager(on.model_copy(update={"secrets": on.secrets.model_copy(update={"scan": False})})).ingest("billing", planted)
+    assert off.unchanged == 0 and off.secrets == {}  # the scanner is part of how files were cut: all re-chunked
+
+
+def test_a_secret_typed_into_an_edit_is_redacted_too(settings: Settings, planted: Path) -> None:
+    IngestionManager(settings).ingest("billing", planted)
+    ctl = AppController(settings)
+    events: list[dict] = []
+    ctl.on_event = events.append
+    ctl.run_full_pipeline("# Task\nHow is billing deployed?", {"project": "billing"})  # pauses after A4
+    sp = ctl.edit(S_CTX_MD=ctl.sp.S_CTX_MD + f"\n- the deploy key is {AWS_KEY}")
+    assert "[REDACTED: AWS Access Key]" in sp.S_CTX_MD and events[-1]["event"] == "prompt_secrets"
+    assert "[REDACTED: AWS Access Key]" in ctl.resume().prompt_ready
+    assert AWS_KEY.encode() not in _everything_under(settings.data_dir)

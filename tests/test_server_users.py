@@ -110,6 +110,16 @@ def test_memory_and_store_are_per_user(served) -> None:
     assert "ZETA-4471" in str(mine["recentConversation"]) and "ZETA-4471" in mine["prompt_ready"]
     assert "ZETA-4471" not in str(theirs) and "French" not in theirs["prompt_ready"]
 
+    def memory_show(user: str) -> str:  # `ragstream memory show --server`, with the user's token
+        url, tokens, settings = served
+        done = subprocess.run([sys.executable, "-m", "ragstream.app.cli", "memory", "show", "--project", "demo", "--server", url],
+                              env={**os.environ, "RAGSTREAM_DATA_DIR": str(settings.data_dir), "RAGSTREAM_USER": user,
+                                   "RAGSTREAM_TOKEN": tokens[user]}, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "ZETA-4471" in memory_show("alice") and "ZETA-4471" not in memory_show("bob")
+
 
 def test_a_project_the_user_may_not_use_is_refused_before_any_stage(served) -> None:
     carol = _client(served, "carol")
@@ -130,6 +140,8 @@ BAD = {
                                "unknown run context keys ['stratgy']: use ["),
     "a bad strategy": ({"prompt": PROMPT}, {"project": "demo", "strategy": "BOGUS"}, "unknown retrieval strategy 'BOGUS'"),
     "an unknown project": ({"prompt": PROMPT}, {"project": "../../etc"}, "invalid project name"),
+    "a prompt over the server's limit": ({"prompt": "# Task\n" + "Explain checkpoints. " * 2500}, {"project": "demo"},
+                                         "the limit is 50,000 (server.max_prompt_chars)"),
 }
 
 

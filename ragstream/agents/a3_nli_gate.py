@@ -159,6 +159,8 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     chunks = sp.chunk_by_id()
     candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
     ask = normalized_ask(sp)
+    if not candidates:  # the plan retrieved nothing, or retrieval failed and the run continues
+        return StageOutput(report=A3Report(agent="none (no candidates)"), selection=[])
     pieces = [q.text for q in query_pieces(sp)] or [ask]
     vectors = candidate_vectors(sp, candidates, env)
     kept, report = weigh(pieces, candidates, vectors, env.services.embedder.embed(pieces), env.services.settings.gate)

@@ -162,10 +162,21 @@ def condense_offline(
     return render_sctx(sections), [c.id for c in kept], report
 
 
+def nothing_to_condense(sp: SuperPrompt) -> str:
+    """No excerpts: nothing to say, unless retrieval failed and the run went on without it (the prompt says so)."""
+    retrieval = sp.extras.retrieval
+    if retrieval is None or not retrieval.failure:
+        return ""
+    return (f"### Open issues\n- No excerpts: retrieval from project '{retrieval.project}' failed ({retrieval.failure}); "
+            "nothing here comes from the project's documents.")
+
+
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
     services = env.services
+    if not selection:
+        return StageOutput(updates={"S_CTX_MD": nothing_to_condense(sp)}, report=A4Report(agent="none (no excerpts)"), selection=[])
     pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
 
     def offline(why: str = "") -> tuple[str, list[str], A4Report]:

@@ -19,6 +19,7 @@ from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A5Report, LLMOutcomes, PromptBody, SuperPrompt
 
 AGENT = "A5"
+CITE_RULE = "Cite the excerpt ids you rely on in square brackets."  # the builder drops it when nothing is cited
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(.+?)\s*$", re.MULTILINE)
 _SECTIONS_LINE = re.compile(r"sections?\s*[:=]\s*(.+)", re.IGNORECASE)
 _MAX_SECTION_WORDS = 6
@@ -93,7 +94,7 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", depth_gi
         rules.append("Use exactly these sections, in this order: " + ", ".join(sections) + ".")
     if body.depth and body.depth.lower() in DEPTH_RULES and (depth_given or not body.format):
         rules.append(DEPTH_RULES[body.depth.lower()])
-    rules.append("Cite the excerpt ids you rely on in square brackets.")
+    rules.append(CITE_RULE)
     return A5Report(kind=kind, sections=sections, requested=body.format or "", example_shape=EXAMPLES.get(kind, ""),
                     rules=rules, source=source, llm=llm)
 

@@ -14,7 +14,7 @@ from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE
-from ragstream.state import Answer, RunMetadata, SuperPrompt
+from ragstream.state import Answer, SuperPrompt
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -190,6 +190,10 @@ def _progress(event: dict) -> None:
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
         print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
+        plan = event.get("plan")
+        if plan:
+            print(f"  plan: {plan['intent']} (confidence {plan['confidence']:.2f}), "
+                  f"{'retrieve' if plan['retrieve'] else 'no retrieval'}: {plan['reason']}", file=sys.stderr, flush=True)
     elif kind == "stage_warning":
         print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
     # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
@@ -320,33 +324,6 @@ def run_json(ctl, sp: SuperPrompt) -> dict:
         "answer": sp.answer.text if sp.answer is not None else None,
         "run_metadata": sp.run_metadata.model_dump(mode="json"),
     }
-
-
-def describe_metadata(meta: RunMetadata) -> list[str]:
-    """The run-metadata record as lines a person reads (`ragstream trace`)."""
-    lines = [f"run: trace {meta.trace_id or '-'}, project {meta.project or '-'}, stage {meta.stage}"]
-    if meta.plan is not None:
-        plan = meta.plan
-        action = f"retrieve {plan.strategy or 'by the strategy rules'}, {plan.candidates} candidates" if plan.retrieve else "no retrieval"
-        lines.append(f"plan: {plan.intent} ({plan.source}, confidence {plan.confidence:.2f}): {action}; {plan.reason}"
-                     + (f"; escalated: {plan.escalated}" if plan.escalated else ""))
-    if meta.retrieval is not None:
-        r = meta.retrieval
-        lines.append(f"retrieval: {r.strategy}/{r.rung}, {r.candidates} candidates"
-                     + (f", confidence {r.confidence:.2f}" if r.confidence is not None else "")
-                     + (f", failed: {r.failure}" if r.failure else ""))
-    for section, budget in meta.context_budget.items():
-        lines.append(f"budget {section}: {budget.used}/{budget.ceiling} tokens, {budget.dropped} dropped")
-    if meta.summary_selection is not None:
-        sel = meta.summary_selection
-        lines.append(f"memory: {sel.turns_kept} turns, {sel.snippets_kept} summary snippets, {sel.notes_kept} notes kept; "
-                     f"{sel.turns_dropped + sel.snippets_dropped + sel.notes_dropped} dropped, {sel.echoes_stripped} echoes stripped")
-    if meta.critic is not None:
-        lines.append(f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)")
-    total = meta.total
-    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}"
-                 if total.calls else "usage: no LLM calls")
-    return lines
 
 
 def _print_token(token: str) -> None:
@@ -481,7 +458,9 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     if args.metadata:
         print(ctl.sp.run_metadata.model_dump_json(indent=2))
         return 0
-    for line in describe_metadata(ctl.sp.run_metadata):
+    from ragstream.orchestration.metadata import summary_lines
+
+    for line in summary_lines(ctl.sp.run_metadata):
         print(line)
     summary = summarize(events)
     for stage, info in summary["stages"].items():

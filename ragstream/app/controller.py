@@ -195,7 +195,7 @@ class AppController:
         return token_breakdown(sp or self.sp, self.services.budget, self.settings if ask_server else None)
 
     def _guard_prompt(self, user_text: str) -> str:
-        """The prompt with its secrets redacted before the graph (checkpoints, traces, memory, any LLM) sees
+        """The prompt (or an edit's text) with its secrets redacted before the graph (checkpoints, traces, memory, any LLM) sees
         it; `prompt_secrets` and a `prompt_secrets` event (type and line, never the value) warn the person."""
         if not isinstance(user_text, str):
             return user_text
@@ -260,12 +260,14 @@ class AppController:
         """A person's edits, recorded as the output of the stage that owns them (e.g. A4's, at the pause).
 
         An edit invalidates what depends on it, like a re-run of that stage: editing the condensed
-        context after the build re-opens the build, editing a label re-opens A5.
+        context after the build re-opens the build, editing a label re-opens A5. Typed text is
+        secret-scanned like a prompt.
         """
 
         def run() -> None:
             sp = self.sp
-            updates, frontier = apply_edit(sp, fields)
+            typed = {name: self._guard_prompt(value) if isinstance(value, str) else value for name, value in fields.items()}
+            updates, frontier = apply_edit(sp, typed)
             self.graph.update_state(self._cfg, to_channels(sp, updates), as_node=frontier.value)
 
         return self._execute("edit", run)

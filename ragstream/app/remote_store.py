@@ -28,9 +28,10 @@ class RemoteStore(BaseStore):
         for op in ops:
             if isinstance(op, GetOp):
                 try:
-                    results.append(_item(self.client.get_item(list(op.namespace), op.key)))
+                    row = self.client.get_item(list(op.namespace), op.key)
                 except NotFoundError:
-                    results.append(None)
+                    row = None
+                results.append(_item(row) if row else None)
             elif isinstance(op, SearchOp):
                 found = self.client.search_items(list(op.namespace_prefix), limit=op.limit, offset=op.offset)
                 results.append([_item(row, SearchItem) for row in found["items"]])  # type: ignore[misc]

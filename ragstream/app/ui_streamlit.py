@@ -17,6 +17,7 @@ from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXE
 from ragstream.ingestion.manifest import Manifest
 from ragstream.context.telemetry import summarize
 from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
+from ragstream.orchestration.metadata import summary_lines
 from ragstream.projects import list_projects, project_paths, validate_project_name
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
@@ -192,6 +193,17 @@ def send_panel(ctl: AppController) -> None:
                    f"{answer.usage.output_tokens} out")
 
 
+def metadata_panel(ctl: AppController) -> None:
+    """The run's plan and metadata record: what was decided (intent, retrieval, budgets) and spent."""
+    meta = ctl.sp.run_metadata
+    if meta.stage == "raw":
+        return
+    lines = summary_lines(meta)
+    st.caption(" \n".join(lines[1:]))
+    with st.expander("Run metadata (JSON)"):
+        st.json(meta.model_dump(mode="json"))
+
+
 def telemetry_panel(ctl: AppController) -> None:
     summary = summarize(ctl.trace())
     if not summary["stages"]:
@@ -242,6 +254,7 @@ def main() -> None:
                            mime=MEDIA_TYPES[style], key="download")
         tokens_panel(ctl)
         send_panel(ctl)
+    metadata_panel(ctl)
     telemetry_panel(ctl)
 
 

@@ -112,12 +112,15 @@ class ContextBudget:
     def ceiling(self, stage: str) -> int:
         return self.ceilings[stage]
 
-    def fit(self, stage: str, items: Sequence[T], key: Callable[[T], str], text: Callable[[T], str], reserve: int = 0) -> tuple[list[T], TrimReport]:
-        """Keep items in order while they fit under the stage's ceiling minus `reserve`.
+    def fit(
+        self, stage: str, items: Sequence[T], key: Callable[[T], str], text: Callable[[T], str], reserve: int = 0,
+        ceiling: int | None = None,
+    ) -> tuple[list[T], TrimReport]:
+        """Keep items in order while they fit under the stage's ceiling (or `ceiling`) minus `reserve`.
 
         Items are in priority order (best first), so what is dropped is always the lowest-ranked.
         """
-        ceiling = self.ceiling(stage)
+        ceiling = ceiling or self.ceiling(stage)
         report = TrimReport(ceiling=ceiling, used=reserve)
         kept: list[T] = []
         for item in items:

@@ -42,7 +42,7 @@ from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generati
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.secret_scan import Finding, name_skip_reason, secret_file_rule, share_skip_reason
+from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
 from ragstream.secret_scan import identity as secrets_identity
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
@@ -289,7 +289,11 @@ class IngestionManager:
             finally:
                 stats.timed("read", began)
             began = time.monotonic()
-            scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
+            old = manifest.files.get(rel)
+            if old is not None and old.sha256 == doc.sha256 and not old.secrets:
+                scanned = Scanned(doc.text, [], 0, 0)  # scanned clean before (a scanner change resets the manifest)
+            else:
+                scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
             stats.timed("secrets", began)
             if scanned.share > self.settings.secrets.mostly_secret_share:
                 stats.skipped[rel] = share_skip_reason(scanned)
@@ -298,7 +302,6 @@ class IngestionManager:
                 stats.secrets[rel] = scanned.findings
             sha = doc.sha256
             stat = path.stat()
-            old = manifest.files.get(rel)
             known = old is not None and old.sha256 == sha and all(cid in previous for cid in old.chunk_ids)
             if known:
                 file_chunks = [previous[cid] for cid in old.chunk_ids]

@@ -29,7 +29,7 @@ def admit_run(settings: Settings, user: User, graph_input: Any, context: Any) ->
         if unknown:
             raise InputError(f"unknown run input keys {unknown}: use ['prompt']")
         if graph_input.get("prompt") is not None:
-            validate_prompt(graph_input["prompt"], settings)
+            validate_prompt(graph_input["prompt"], settings, served=True)
     user.require_project(options.project)
     if options.project is not None:
         indexed_project(settings, options.project)

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
+from ragstream.orchestration.excerpts import shown_excerpts
 from ragstream.orchestration.prompt_builder import DEFAULT_SYSTEM, GROUNDING, fence
 from ragstream.prompt_view import CONDENSED_FENCE_INFO, fence_block
 from ragstream.stages import Stage
@@ -64,14 +65,8 @@ def prompt_parts(sp: SuperPrompt) -> PromptParts:
     """The parts of a built prompt; the excerpts are those the builder kept within the prompt budget."""
     if sp.stage is not Stage.BUILD:
         raise InputError(f"the prompt is not built yet (stage {sp.stage.value}): run the pipeline to the Prompt Builder first")
-    by_id = sp.chunk_by_id()
-    report = sp.extras.build
-    kept = report.budget.kept if report is not None and report.budget is not None else sp.final_selection_ids
     excerpts = []
-    for cid in kept:
-        chunk = by_id.get(cid)
-        if chunk is None:
-            continue
+    for chunk in shown_excerpts(sp):
         lines = lines_of(chunk)
         language = chunk.metadata.get("language")
         excerpts.append(Excerpt(len(excerpts) + 1, chunk.id, chunk.source_path, list(lines) if lines else None,
@@ -131,8 +126,7 @@ def _plain(sp: SuperPrompt, parts: PromptParts) -> str:
     if parts.condensed_context:
         sections.append(section("CONDENSED CONTEXT", fence_block(CONDENSED_FENCE_INFO, parts.condensed_context)))
     if parts.excerpts:
-        by_id = sp.chunk_by_id()
-        sections.append(section("SOURCE EXCERPTS", "\n\n".join(fence(by_id[e.chunk]) for e in parts.excerpts)))
+        sections.append(section("SOURCE EXCERPTS", "\n\n".join(fence(c) for c in shown_excerpts(sp))))
     return "\n\n".join(sections) + "\n"
 
 

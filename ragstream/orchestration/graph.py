@@ -70,7 +70,7 @@ def preflight(
         text = prompt if prompt is not None else sp.raw_prompt
         if prompt is None and not text:
             raise EmptyPromptError('no prompt: start the run with the input {"prompt": "<your prompt>"}')
-        validate_prompt(text, services.settings)
+        validate_prompt(text, services.settings, served=user is not None)
     else:
         check_stage_allowed(sp, stage)
     project = ctx.project or sp.extras.project
@@ -132,6 +132,10 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     if retrieval is not None and after.history_of_stages[-1] is Stage.RETRIEVAL:
         figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung, "confidence": retrieval.confidence,
                                 "attempts": len(retrieval.attempts)}
+        if retrieval.plan is not None:
+            plan = retrieval.plan
+            figures["plan"] = {"intent": plan.intent, "confidence": plan.confidence, "retrieve": plan.retrieve,
+                               "reason": plan.reason}
     return figures
 
 

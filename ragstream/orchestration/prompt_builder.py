@@ -8,8 +8,11 @@ says so explicitly.
 
 from __future__ import annotations
 
+from ragstream.agents.a5_format_enforcer import CITE_RULE
 from ragstream.code.symbols import lines_of
 from ragstream.context.budget import ContextBudget
+from ragstream.orchestration.excerpts import Sources, whole_excerpts
+from ragstream.projects import project_paths
 from ragstream.prompt_view import fence_block, fence_info, render_ask, render_condensed
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A5Report, BudgetReport, BuildReport, Chunk, SuperPrompt
@@ -35,28 +38,41 @@ def fence(chunk: Chunk) -> str:
     return fence_block(fence_info("excerpt", attrs, chunk.metadata.get("language")), chunk.text)
 
 
-def render_format(spec: A5Report) -> str:
-    rules = "\n".join(f"- {rule}" for rule in spec.rules)
+def render_format(spec: A5Report, cited: bool = True) -> str:
+    """The format rules; without excerpts or condensed context there is nothing to cite, so no rule asks to."""
+    listed = [rule for rule in spec.rules if cited or rule != CITE_RULE]
+    if not listed and not spec.example_shape:
+        return ""
+    rules = "\n".join(f"- {rule}" for rule in listed)
     shape = f"\n\nShape:\n{fence_block('text', spec.example_shape)}" if spec.example_shape else ""
     return f"## Output format\n{rules}{shape}"
 
 
-def build(sp: SuperPrompt, budget: ContextBudget) -> StageOutput:
-    """System block, the ask with its output format, and the excerpts that fit the prompt budget."""
-    system_md = f"## System\n{sp.body.system or DEFAULT_SYSTEM}\n\n{GROUNDING}"
-    prompt_md = render_ask(sp)
-    if sp.extras.a5 is not None:
-        prompt_md += "\n\n" + render_format(sp.extras.a5)
+def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> StageOutput:
+    """System block, the ask with its output format, and the excerpts that fit the prompt budget (the
+    plan's, when it set one), whole (hydrated from `sources`, the project's documents; see
+    orchestration/excerpts.py). Grounding instructions only when there is something to ground in."""
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.final_selection_ids if cid in by_id]
+    grounded = bool(selection or sp.S_CTX_MD.strip())
+    system_md = f"## System\n{sp.body.system or DEFAULT_SYSTEM}" + (f"\n\n{GROUNDING}" if grounded else "")
+    prompt_md = render_ask(sp)
+    rendered_format = render_format(sp.extras.a5, grounded) if sp.extras.a5 is not None else ""
+    if rendered_format:
+        prompt_md += "\n\n" + rendered_format
+    plan = sp.extras.retrieval.plan if sp.extras.retrieval is not None else None
     reserve = sum(budget.count(part) for part in (system_md, prompt_md, render_condensed(sp)))
-    kept, trim = budget.fit("prompt", selection, key=lambda c: c.id, text=fence, reserve=reserve)
+    sources = sources or Sources(None, budget.settings)
+    kept, trim, records = whole_excerpts(selection, sources, budget, fence, reserve, budget.settings.excerpts,
+                                         ceiling=plan.budget if plan is not None and plan.budget else None)
     attachments = "## Source excerpts\n\n" + "\n\n".join(fence(c) for c in kept) if kept else ""
     return StageOutput(
         updates={"System_MD": system_md, "Prompt_MD": prompt_md, "Attachments_MD": attachments},
-        report=BuildReport(budget=BudgetReport(**trim.as_dict(), method=budget.method)),
+        report=BuildReport(budget=BudgetReport(**trim.as_dict(), method=budget.method), excerpts=records),
     )
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    return build(sp, env.services.budget)
+    project = env.context.project or sp.extras.project
+    root = project_paths(env.services.settings, project).source_dir() if project else None
+    return build(sp, env.services.budget, Sources(root, env.services.settings))

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from ragstream.context.budget import ContextBudget
+from ragstream.orchestration.excerpts import shown_excerpts
 from ragstream.orchestration.export import prompt_parts
 from ragstream.orchestration.prompt_builder import fence
 from ragstream.prompt_view import render_condensed
@@ -50,9 +51,8 @@ def server_token_count(settings: Settings, text: str) -> int | None:
 def token_breakdown(sp: SuperPrompt, budget: ContextBudget, settings: Settings | None = None) -> dict[str, Any]:
     """Tokens of the built prompt: total, per section (system, ask, condensed context, excerpts) and per
     excerpt, with the tokenizer and whether the count is exact; `server` adds the server's own total."""
-    parts = prompt_parts(sp)
-    by_id = sp.chunk_by_id()
-    excerpts = [{"chunk": e.chunk, "source": e.source, "tokens": budget.count(fence(by_id[e.chunk]))} for e in parts.excerpts]
+    prompt_parts(sp)  # a typed error when the prompt is not built yet
+    excerpts = [{"chunk": c.id, "source": c.source_path, "tokens": budget.count(fence(c))} for c in shown_excerpts(sp)]
     sections = [
         {"section": "system", "tokens": budget.count(sp.System_MD)},
         {"section": "ask", "tokens": budget.count(sp.Prompt_MD)},

@@ -6,7 +6,10 @@ from ragstream.chunking import Chunker
 from ragstream.state import QueryPiece, Segment
 
 
-def build_pieces(segments: list[Segment], chunker: Chunker) -> list[QueryPiece]:
+def build_pieces(segments: list[Segment], chunker: Chunker, max_pieces: int | None = None) -> list[QueryPiece]:
+    """Every piece of every kept segment; beyond `max_pieces`, the heaviest pieces (first ones first on a
+    tie) search and the others stay in the state with `kept_for_retrieval` false, so a huge prompt costs
+    retrieval no more than a long one and says what it left out."""
     pieces: list[QueryPiece] = []
     for seg in segments:
         if not seg.kept_for_retrieval:
@@ -23,4 +26,7 @@ def build_pieces(segments: list[Segment], chunker: Chunker) -> list[QueryPiece]:
                     piece_span=span,
                 )
             )
+    if max_pieces is not None and len(pieces) > max_pieces:
+        searched = set(sorted(range(len(pieces)), key=lambda i: (-pieces[i].weight, i))[:max_pieces])
+        pieces = [p if i in searched else p.model_copy(update={"kept_for_retrieval": False}) for i, p in enumerate(pieces)]
     return pieces

@@ -22,16 +22,16 @@ from ragstream.settings import Settings
 from ragstream.state import Preprocessing, PreprocessReport, PromptBody
 
 
-def validate_prompt(user_text: object, settings: Settings) -> str:
-    """The checks PreProcessing applies to raw text, usable before anything is written."""
+def validate_prompt(user_text: object, settings: Settings, served: bool = False) -> str:
+    """The checks PreProcessing applies to raw text, usable before anything is written. A served run
+    (the shared LangGraph server) has the server's lower limit."""
     if not isinstance(user_text, str):
         raise InputError(f"the prompt must be text (a JSON string), not {type(user_text).__name__}")
     if not user_text.strip():
         raise EmptyPromptError("the prompt is empty: type what you want the LLM to do")
-    if len(user_text) > settings.max_prompt_chars:
-        raise PromptTooLargeError(
-            f"the prompt has {len(user_text):,} characters; the limit is {settings.max_prompt_chars:,} (max_prompt_chars)"
-        )
+    limit, name = (settings.server.max_prompt_chars, "server.max_prompt_chars") if served else (settings.max_prompt_chars, "max_prompt_chars")
+    if len(user_text) > limit:
+        raise PromptTooLargeError(f"the prompt has {len(user_text):,} characters; the limit is {limit:,} ({name})")
     return user_text
 
 
@@ -63,7 +63,7 @@ def preprocess(
     parsed = parse_prompt(user_text)
     canon = canonicalize(user_text, parsed, schema, mapper)
     segments = build_segments(user_text, canon, undecided)
-    pieces = build_pieces(segments, chunker)
+    pieces = build_pieces(segments, chunker, settings.preprocessing.max_query_pieces)
     result = Preprocessing(
         format=parsed.format,
         format_note=parsed.note,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragstream.context.memory_selection import select_memory
 from ragstream.preprocessing.pipeline import preprocess
 from ragstream.secret_scan import redacted_in, scan_prompt
 from ragstream.stage_io import StageEnv, StageOutput
@@ -11,7 +12,8 @@ from ragstream.state import Extras, SuperPrompt
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     """The prompt from the run's input (or the thread's own, when re-run), preprocessed.
 
-    The project's conversation memory joins the prompt unless the history profile is `none`.
+    The project's conversation memory, chosen by relevance to the prompt (see `memory_selection`),
+    joins the prompt unless the history profile is `none`.
     """
     services, ctx = env.services, env.context
     text = env.prompt if env.prompt is not None else sp.raw_prompt
@@ -25,9 +27,13 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         chunker=services.chunker,
     )
     project = ctx.project or sp.extras.project
-    memory = env.memory.context(project) if project and ctx.history_profile != "none" else []
+    memory, selection = [], None
+    if project and ctx.history_profile != "none":
+        ask = "\n".join(t for t in (done.body.task, done.body.purpose) if t)
+        memory, selection = select_memory(env.memory, project, ask, services.embedder, services.budget,
+                                          services.settings.memory)
     secrets = [f.to_dict() for f in redacted_in(done.raw_prompt)]
-    report = done.report.model_copy(update={"memory_turns": len(memory), "secrets_redacted": secrets})
+    report = done.report.model_copy(update={"memory_turns": len(memory), "secrets_redacted": secrets, "memory": selection})
     return StageOutput(
         updates={
             "raw_prompt": done.raw_prompt,

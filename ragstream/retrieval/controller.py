@@ -149,11 +149,13 @@ class RetrievalController:
         return lists
 
     def retrieve(
-        self, queries: list[Query] | list[str], strategy: Strategy | None = None, rerun: bool | None = None
+        self, queries: list[Query] | list[str], strategy: Strategy | None = None, rerun: bool | None = None,
+        limit: int | None = None,
     ) -> MergedResultSet:
-        """The fused result set, with its confidence. When the strategy was chosen here (not by the
-        caller) and the confidence is low, each strategy of `confidence.rerun_strategies` is tried too
-        and the most confident result is kept; every attempt is recorded in `attempts`."""
+        """The fused result set (at most `limit` candidates, `max_candidates` when not given), with its
+        confidence. When the strategy was chosen here (not by the caller) and the confidence is low, each
+        strategy of `confidence.rerun_strategies` is tried too and the most confident result is kept;
+        every attempt is recorded in `attempts`. `rerun` overrides when that loop may run."""
         pieces = [q if isinstance(q, Query) else Query(q) for q in queries]
         pieces = [q for q in pieces if q.text.strip()]
         if not pieces:
@@ -163,7 +165,7 @@ class RetrievalController:
         snap = self.snapshot()
         probing = MergedResultSet(results=[], strategy=strategy, rung="direct")
         probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.SEMANTIC)
-        report = self._retrieve_once(pieces, strategy, reason, snap, probes, probing)
+        report = self._retrieve_once(pieces, strategy, reason, snap, probes, probing, limit)
         cfg = self.settings.confidence
         if not (chosen_here if rerun is None else rerun) or not report.confidence.is_low(cfg):
             return report
@@ -173,7 +175,8 @@ class RetrievalController:
             if other is strategy:
                 continue
             try:
-                candidate = self._retrieve_once(pieces, other, f"re-run: {strategy.value} confidence was low", snap, probes, probing)
+                candidate = self._retrieve_once(pieces, other, f"re-run: {strategy.value} confidence was low", snap, probes,
+                                                probing, limit)
             except RetrievalError:  # the other strategy's retrievers failed: keep what we have
                 continue
             report.attempts.append(Attempt(other.value, candidate.confidence.score))
@@ -203,7 +206,8 @@ class RetrievalController:
                       terms=content_terms([q.text for q in pieces]))
 
     def _retrieve_once(
-        self, pieces: list[Query], strategy: Strategy, reason: str, snap: Snapshot, probes: Probes, probing: MergedResultSet
+        self, pieces: list[Query], strategy: Strategy, reason: str, snap: Snapshot, probes: Probes, probing: MergedResultSet,
+        limit: int | None = None,
     ) -> MergedResultSet:
         """One strategy over the probes' lists (the probes' timings, counts and failures are its own)."""
         report = MergedResultSet(results=[], strategy=strategy, rung="direct", strategy_reason=reason, generation=snap.generation)
@@ -232,7 +236,7 @@ class RetrievalController:
             lists = lists + self._run("temporal", lambda: self._temporal(pieces, base, snap), report)
         elif strategy is Strategy.EXPLORATORY:
             lists = lists + self._run("graph", lambda: self._graph(base, snap), report)
-        report.results = rrf_fuse(lists, self.settings.rrf_k)[: self.settings.max_candidates]
+        report.results = rrf_fuse(lists, self.settings.rrf_k)[: limit or self.settings.max_candidates]
         report.confidence = assess(report.ids, probes, snap, self.settings.confidence)
         report.attempts = [Attempt(strategy.value, report.confidence.score)]
         return report

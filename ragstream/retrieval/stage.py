@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragstream.agents.planner import decide
 from ragstream.errors import RetrievalError
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.controller import Query, RetrievalController
@@ -18,12 +19,13 @@ def query_pieces(sp: SuperPrompt) -> list[Query]:
 
 
 def retrieve(
-    pieces: list[Query], controller: RetrievalController, strategy: Strategy | None = None, history: list[Chunk] | None = None
+    pieces: list[Query], controller: RetrievalController, strategy: Strategy | None = None, history: list[Chunk] | None = None,
+    limit: int | None = None, rerun: bool | None = None,
 ) -> tuple[list[Chunk], RetrievalReport]:
     """Documents first, then (when the history profile asks for it) relevant past turns."""
     if not pieces:
         raise RetrievalError("the prompt has no content kept for retrieval (only META or unknown sections)")
-    result = controller.retrieve(pieces, strategy)
+    result = controller.retrieve(pieces, strategy, rerun=rerun, limit=limit)
     snapshot = controller.snapshot()
     chunks: list[Chunk] = []
     for item in result.results:
@@ -69,18 +71,37 @@ def _project(sp: SuperPrompt, env: StageEnv) -> str:
 
 
 def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    """The plan first (decided here, so it is valid exactly as long as what it retrieved), then retrieval as planned.
+
+    A failed retrieval fails the stage, or, with `plan.on_retrieval_failure: continue`, leaves the run
+    without excerpts and says why (the report, the run metadata, and an Open issue from A4).
+    """
     services, ctx = env.services, env.context
     controller = services.retrieval(_project(sp, env))
+    plan = decide(sp, services.settings, services.runner, services.offline, ctx.strategy)
+    updates = {"extras": sp.extras.model_copy(update={"project": controller.paths.name})}
+    if not plan.retrieve:
+        report = RetrievalReport(project=controller.paths.name, strategy="NONE", strategy_reason=plan.reason,
+                                 rung="skipped_by_plan", pieces=len(query_pieces(sp)), plan=plan)
+        return StageOutput(updates={**updates, "base_context_chunks": []}, report=report, selection=[])
     history: list[Chunk] = []
     if ctx.history_profile == "relevant":
         history = env.memory.relevant_chunks(
             controller.paths.name, normalized_ask(sp), controller.embedder, 3, services.settings.retrieval.fallback_min_score
         )
-    strategy = Strategy(ctx.strategy) if ctx.strategy else None
-    chunks, report = retrieve(query_pieces(sp), controller, strategy, history)
+    strategy = Strategy(plan.strategy) if plan.strategy else None
+    try:
+        # the confidence loop may widen any strategy the plan chose, never one the user forced
+        chunks, report = retrieve(query_pieces(sp), controller, strategy, history, plan.candidates, plan.source != "user")
+    except RetrievalError as exc:
+        if services.settings.plan.on_retrieval_failure == "fail":
+            raise
+        report = RetrievalReport(project=controller.paths.name, strategy=plan.strategy or "NONE", rung="failed",
+                                 pieces=len(query_pieces(sp)), failure=str(exc))
+        chunks = []
     return StageOutput(
-        updates={"base_context_chunks": chunks, "extras": sp.extras.model_copy(update={"project": controller.paths.name})},
-        report=report,
+        updates={**updates, "base_context_chunks": chunks},
+        report=report.model_copy(update={"plan": plan}),
         selection=[c.id for c in chunks],
     )
 

@@ -1,0 +1,159 @@
+"""The run's plan: the prompt's intent, and what retrieval does about it (retrieve or not, strategy,
+candidate count, excerpt budget), with its confidence and reason.
+
+The intents are those of the orchestration spec adapted to building a prompt (not answering it):
+the spec's FAQ and factual lookup both look one thing up in the documents, so they are one
+`factual`; `research` asks for breadth (a comparison, trade-offs, several questions) and gets more
+candidates and a larger excerpt budget; `conversational` (thanks, greetings) and `transform`
+(rewrite, translate, shorten text the prompt itself gives) have nothing to look up, so they
+retrieve nothing, and the plan says why.
+
+Offline the rules below decide and record the words they rest on; with an LLM the PLAN agent
+(`config/agents/PLAN/v1.json`) decides and gives its reason (a reply that stays invalid falls back
+to the rules). Either way a decision under
+`plan.min_confidence` escalates: the run retrieves after all (never skips on a guess), with the
+research candidate count. A strategy the user forced always wins (`source: user`).
+
+Rules, in order (the cue lists are in `config/ragstream.json`, section `plan`):
+
+1. transform: a transform verb opens a sentence of the task ("Rewrite", "Please translate") and
+   the text to transform is in the prompt (after a colon, in a quoted or fenced block, or in the
+   prompt's Context section); a verb aimed at "this"/"the following" with no text given is a
+   guess (the text may be a document), so it escalates.
+2. conversational: the prompt is social phrases only ("Thanks, that helped!"), with no question;
+   one word besides them makes it a guess.
+3. research: a research cue ("compare", "trade-offs", "in depth") or two questions or more.
+4. factual: a question, or an imperative asking to explain, list or show; otherwise factual as the
+   default, a guess.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragstream.agents.runner import FELL_BACK, AgentRunner
+from ragstream.retrieval.strategy import Strategy, choose_strategy
+from ragstream.settings import Settings
+from ragstream.state import Plan, SuperPrompt
+
+AGENT = "PLAN"
+_OPENER = r"(?:^|(?<=[.!?:\n])\s*|(?<=^\W))\s*(?:please\s+|kindly\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+_ASKING = re.compile(
+    r"^\W*(?:how|what|which|where|when|who|whom|whose|why|is|are|does|do|did|can|could|should|would|will|"
+    r"explain|describe|list|show|tell|give|find|summarize|summarise|outline|walk)\b",
+    re.I,
+)
+_QUOTED = re.compile(r"(?:\"[^\"]{20,}\"|“[^”]{20,}”|^>\s?.{20,}|~~~|```)", re.M)
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _phrases(phrases: list[str]) -> re.Pattern[str]:
+    """Any of `phrases` as whole words, longest first (so 'thank you' wins over 'you')."""
+    ordered = sorted({p.lower() for p in phrases}, key=len, reverse=True)
+    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w])", re.I)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _given_text(task: str, verb_end: int, context: str) -> str:
+    """Where the prompt gives the text to transform: after a colon, a quoted/fenced block, or the Context."""
+    rest = task[verb_end:]
+    colon = rest.find(":")
+    if colon >= 0 and len(_words(rest[colon + 1 :])) >= 5:
+        return "the text after ':'"
+    if _QUOTED.search(rest):
+        return "a quoted or fenced block"
+    paragraphs = [p for p in re.split(r"\n\s*\n", rest) if p.strip()]
+    if len(paragraphs) > 1 and len(_words(" ".join(paragraphs[1:]))) >= 5:
+        return "the paragraphs after the request"
+    if len(_words(context)) >= 5:
+        return "the prompt's Context section"
+    return ""
+
+
+def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list[str]]:
+    """(intent, confidence, reason, evidence) by the rules in the module docstring."""
+    rules = settings.plan
+    task = sp.body.task or sp.raw_prompt
+    context = sp.body.context or ""
+    verbs = _phrases(rules.transform_verbs)
+    for match in re.finditer(_OPENER + r"(" + verbs.pattern + r")", task, re.I | re.M):
+        verb = match.group(1)
+        given = _given_text(task, match.end(), context)
+        deictic = _phrases(rules.deictic_targets).search(task[match.end() : match.end() + 60])
+        if given:
+            evidence = [f"'{verb}'", given] + ([f"'{deictic.group(0)}'"] if deictic else [])
+            return "transform", 0.9 if deictic else 0.8, f"'{verb}' asks to transform text the prompt gives ({given})", evidence
+        if deictic:
+            return ("transform", 0.5, f"'{verb} {deictic.group(0)}' asks to transform text the prompt does not give "
+                    "(it may be in the documents)", [f"'{verb}'", f"'{deictic.group(0)}'"])
+    whole = sp.raw_prompt
+    social = _phrases(rules.social_phrases)
+    found = [m.group(0) for m in social.finditer(whole)]
+    if found and "?" not in whole:
+        left = [w for w in _words(social.sub(" ", whole)) if w not in settings.gate.function_words]
+        if not left:
+            return "conversational", 0.9, f"only social phrases ({', '.join(repr(f) for f in found)}), no question", found
+        if len(left) == 1:
+            return ("conversational", 0.5, f"social phrases ({', '.join(repr(f) for f in found)}) and one other word "
+                    f"('{left[0]}')", found)
+    cue = _phrases(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
+    questions = task.count("?")
+    if cue:
+        return "research", 0.8, f"a research cue: '{cue.group(0)}'", [cue.group(0)]
+    if questions >= 2:
+        return "research", 0.75, f"{questions} questions in one prompt", [f"{questions} question marks"]
+    asking = _ASKING.search(task)
+    if questions or asking:
+        what = "a question mark" if questions else f"it opens with '{asking.group(0).strip()}'"
+        return "factual", 0.8, f"a request to look something up: {what}", [what]
+    return "factual", 0.5, "no rule applies: looking it up is the default", []
+
+
+def decide(
+    sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None
+) -> Plan:
+    """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure."""
+    intent, confidence, reason, evidence = classify(sp, settings)
+    source = "rules"
+    if not offline:  # a reply that stays invalid falls back to the rules' decision, recorded as theirs
+        payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
+        ruled = {"intent": intent, "confidence": confidence, "reason": reason}
+        call = runner.run(AGENT, payload, fallback=lambda _error: ruled)
+        if call.outcome != FELL_BACK:
+            output = call.output
+            intent, confidence, reason, evidence = output["intent"], float(output["confidence"]), output["reason"], []
+            source = "llm"
+    return plan_for(sp, settings, intent, confidence, reason, evidence, source, forced)
+
+
+def plan_for(
+    sp: SuperPrompt, settings: Settings, intent: str, confidence: float, reason: str, evidence: list[str],
+    source: str, forced: str | None = None,
+) -> Plan:
+    rules = settings.plan
+    research = intent == "research"
+    retrieve = intent in ("factual", "research")
+    strategy: str | None = None
+    if research:
+        chosen, _ = choose_strategy(sp.body.task or sp.raw_prompt)
+        strategy = (chosen if chosen is not Strategy.HYBRID else Strategy.EXPLORATORY).value
+    candidates = rules.research_candidates if research else settings.retrieval.max_candidates
+    escalated = ""
+    if confidence < rules.min_confidence:
+        escalated = (f"confidence {confidence:.2f} is under {rules.min_confidence:.2f}: retrieving anyway, "
+                     f"with {rules.research_candidates} candidates")
+        retrieve, candidates = True, rules.research_candidates
+    if not retrieve:
+        reason += "; nothing to look up in the documents, so no retrieval"
+    if forced:
+        reason = f"strategy {forced} forced by the user (the plan alone: {intent}, {reason})"
+        retrieve, strategy, source = True, forced, "user"
+    return Plan(
+        intent=intent, confidence=round(confidence, 4), reason=reason, evidence=evidence, source=source,
+        retrieve=retrieve, strategy=strategy, candidates=candidates if retrieve else 0,
+        budget=(rules.research_budget if research else settings.budget.ceilings["prompt"]) if retrieve else 0,
+        escalated=escalated,
+    )

@@ -1,0 +1,55 @@
+"""Critic-triggered retrieval: what the critic says the excerpts lack becomes a retrieval query.
+
+When the critic rejects an answer and names missing information (`missing`), and a regeneration
+will follow, the project is searched with it (the same controller, confidence and re-run as the
+Retrieval stage). Chunks the prompt already shows are left out; the new ones go through A3 (the
+offline evidence, then the model's gate when one is configured) and those kept are hydrated into
+whole excerpts (orchestration/excerpts.py) within what the send budget leaves. The record goes on the
+rejected attempt; the answer node puts its excerpts into the regeneration's request.
+"""
+
+from __future__ import annotations
+
+from ragstream.agents.a3_nli_gate import gate, weigh
+from ragstream.errors import RagstreamError
+from ragstream.orchestration.excerpts import Sources, shown_excerpts, whole_excerpts
+from ragstream.orchestration.prompt_builder import fence
+from ragstream.projects import project_paths
+from ragstream.retrieval.controller import Query
+from ragstream.retrieval.stage import retrieve
+from ragstream.services import Services
+from ragstream.state import CriticRetrieval, SuperPrompt
+
+import numpy as np
+
+
+def retrieve_missing(state: SuperPrompt, services: Services, project: str, missing: str) -> CriticRetrieval:
+    """The retrieval for `missing`, recorded; a failure is recorded too (the regeneration still runs)."""
+    record = CriticRetrieval(query=missing)
+    try:
+        controller = services.retrieval(project)
+        found, report = retrieve([Query(missing)], controller)
+    except RagstreamError as exc:
+        return record.model_copy(update={"failure": f"{type(exc).__name__}: {exc}"})
+    shown = {cid for chunk in shown_excerpts(state) for cid in chunk.id.split()}
+    fresh = [c for c in found if c.id not in shown][: services.settings.send.critic_new_chunks]
+    record = record.model_copy(update={"strategy": report.strategy, "confidence": report.confidence,
+                                       "candidates": [c.id for c in fresh]})
+    if not fresh:
+        return record
+    stored = controller.snapshot().vectors_of([c.id for c in fresh])
+    vectors = np.asarray([stored[c.id] for c in fresh], dtype=np.float32).reshape(len(fresh), -1)
+    kept, a3 = weigh([missing], fresh, vectors, services.embedder.embed([missing]), services.settings.gate)
+    if not services.offline:
+        kept, a3 = gate(missing, fresh, services.runner, a3)
+    chosen = [c for c in fresh if c.id in kept]
+    budget = services.budget
+    room = budget.ceiling("send") - budget.count(state.prompt_ready)
+    root = project_paths(services.settings, project).source_dir()
+    excerpts, _, _ = whole_excerpts(chosen, Sources(root, services.settings), budget, fence, 0,
+                                    services.settings.excerpts, ceiling=max(room, 1))
+    return record.model_copy(update={
+        "decisions": {cid: f"{d.decision}: {d.reason}" for cid, d in a3.decisions.items()},
+        "kept": [c.id for c in chosen],
+        "excerpts_md": "\n\n".join(fence(c) for c in excerpts),
+    })

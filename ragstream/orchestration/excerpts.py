@@ -1,0 +1,390 @@
+"""Whole excerpts: the selected chunks hydrated from their documents when the prompt is built.
+
+Retrieval works on chunks cut to a size, so a chunk starts and ends wherever its window fell. The
+build reads each selected chunk's document again (lazily: only the files of the excerpts it shows),
+checks it is the very text that was indexed (same sha256, same redaction, every chunk's text at its
+span), and then
+
+1. widens each chunk to whole sentences (prose) or whole lines (code; code chunks already start where
+   a statement starts), so no excerpt starts or ends mid-sentence;
+2. merges excerpts of one file that overlap or touch into one excerpt with one span and one line
+   range, so no line is shown twice;
+3. keeps, best first, the excerpts that fit the prompt budget;
+4. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
+   idea): a code chunk holding part of a definition to the whole definition, a prose chunk to its
+   list, else to its Markdown section, each at most `excerpts.max_parent_tokens`.
+
+A document that cannot be read back as indexed (changed, moved, a conversation turn) keeps its chunk
+as indexed, and the record says so. Spans and line ranges always index the indexed text exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragstream.code.languages import Language, load_languages
+from ragstream.code.outline import outline
+from ragstream.code.symbols import lines_of, symbols_of
+from ragstream.context.budget import ContextBudget, TrimReport
+from ragstream.ingestion.loader import SkipFile, load_document
+from ragstream.lines import LineIndex
+from ragstream.secret_scan import scan as scan_secrets
+from ragstream.settings import ExcerptSettings, Settings
+from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
+
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]*_]*\s+(?=[\"'\u201c\u2018(\[*_`]?[A-Z0-9#>|`*\-])")
+_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+_BLOCK_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|[-*+][ \t]|\d{1,3}[.)][ \t]|\||>|```|~~~)", re.M)
+_STANDALONE_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t].*|\|.*\||```.*|~~~.*)$", re.M)
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S.*$", re.M)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
+
+
+def statement_lines(text: str, language: Language | None) -> tuple[set[int], set[int]] | None:
+    """1-based lines where a statement may start and where one may end, or None when the parser
+    sees no structure (then every line is both). Python: every statement of its `ast` (a line inside a
+    statement, such as a docstring's or a call's continuation, is neither). Other languages: the
+    statement starts (`cuts`) of each definition of their tree-sitter outline; lines outside every
+    definition are both."""
+    count = text.count("\n") + 1
+    if language is not None and language.parser == "ast":
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        starts, ends, inside = set(), set(), set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt):
+                first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+                last = node.end_lineno or node.lineno
+                starts.add(first)
+                ends.add(last)
+                inside.update(range(first + 1, last + 1))
+                inside.update(range(first, last))  # as ends: any line but its last
+        free = {n for n in range(1, count + 1) if n not in inside}
+        return starts | free, ends | free
+    definitions = outline(text, language) if language is not None else None
+    if not definitions:
+        return None
+    valid = dict.fromkeys(range(1, count + 1), True)
+    for d in [x for top in definitions for x in (top, *top.descendants())]:  # outer first: inner ones overwrite
+        allowed = set(d.cuts) | {c.start for c in d.children}
+        for n in range(d.start + 1, d.end + 1):
+            valid[n] = n in allowed
+    starts = {n for n, ok in valid.items() if ok}
+    ends = {n - 1 for n in starts if n > 1} | {d.end for top in definitions for d in (top, *top.descendants())} | {count}
+    return starts, ends
+
+
+class Document:
+    """One indexed document's text with the positions where a sentence, a line and a section begin."""
+
+    def __init__(self, text: str, code: bool, language: Language | None = None) -> None:
+        self.text = text
+        self.code = code
+        self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        self.lines = LineIndex(text)
+        self.ends: list[int] | None = None
+        fenced = self._fenced_lines()
+        if code:
+            statements = statement_lines(text, language)
+            if statements is None:
+                self.starts = list(self.line_starts)
+            else:
+                self.starts = [self.line_starts[n - 1] for n in sorted(statements[0]) if n <= len(self.line_starts)]
+                self.ends = sorted(self.line_end(self.line_starts[n - 1] + 1) for n in statements[1] if n <= len(self.line_starts))
+        else:
+            found = {0}
+            found.update(m.end() for m in _SENTENCE_END.finditer(text))
+            found.update(m.end() for m in _PARAGRAPH.finditer(text))
+            found.update(m.start() for m in _BLOCK_LINE.finditer(text))
+            found.update(m.end() + 1 for m in _STANDALONE_LINE.finditer(text) if m.end() < len(text))
+            found.update(self.line_starts[i] for i in fenced)
+            self.starts = sorted(p for p in found if p <= len(text))
+        self.headings = [
+            (m.start(), len(m.group(1))) for m in _HEADING.finditer(text) if self.line_of(m.start()) - 1 not in fenced
+        ] if not code else []
+
+    def _fenced_lines(self) -> set[int]:
+        """0-based numbers of the lines inside (and of) Markdown code fences: each is its own statement."""
+        inside, lines = False, set()
+        for number, start in enumerate(self.line_starts):
+            end = self.text.find("\n", start)
+            line = self.text[start : end if end != -1 else len(self.text)]
+            if _FENCE_LINE.match(line):
+                lines.add(number)
+                inside = not inside
+            elif inside:
+                lines.add(number)
+        return lines
+
+    def line_of(self, offset: int) -> int:
+        return self.lines.line_of(offset)
+
+    def line_start(self, offset: int) -> int:
+        return self.line_starts[bisect_right(self.line_starts, offset) - 1]
+
+    def line_end(self, offset: int) -> int:
+        """The end of the line holding the character before `offset` (without its newline)."""
+        nl = self.text.find("\n", max(offset - 1, 0))
+        return len(self.text) if nl == -1 else max(nl, offset)
+
+    def trimmed(self, start: int, end: int) -> tuple[int, int]:
+        """The span without the whitespace at its edges."""
+        while start < end and self.text[start].isspace():
+            start += 1
+        while end > start and self.text[end - 1].isspace():
+            end -= 1
+        return start, end
+
+    def whole(self, start: int, end: int, reach: int) -> tuple[int, int, bool]:
+        """The span widened to whole sentences (prose: each edge moving at most `reach` characters,
+        else to its line's edge) or whole statements (code: however far the statement reaches); True
+        when both edges are whole."""
+        start, end = self.trimmed(start, end)
+        if start >= end:
+            return start, end, True
+        i = bisect_right(self.starts, start) - 1
+        new_start = self.starts[max(i, 0)]
+        edges = self.ends if self.ends is not None else self.starts
+        j = bisect_left(edges, end)
+        new_end = len(self.text) if j >= len(edges) else edges[j]
+        new_end = max(len(self.text[:new_end].rstrip()), end)
+        if self.code:
+            return new_start, new_end, True
+        whole = True
+        if start - new_start > reach:
+            new_start, whole = self.line_start(start), False
+        if new_end - end > reach:
+            new_end, whole = self.line_end(end), False
+        return new_start, new_end, whole
+
+    def section(self, start: int, end: int) -> tuple[int, int] | None:
+        """The innermost Markdown section (heading to the next heading of its level or above) holding the span."""
+        before = [h for h in self.headings if h[0] <= start]
+        for offset, level in reversed(before):
+            after = next((o for o, lv in self.headings if o > offset and lv <= level), len(self.text))
+            if after >= end:
+                return offset, len(self.text[:after].rstrip())
+        return None
+
+    def list_block(self, start: int, end: int) -> tuple[int, int] | None:
+        """The Markdown list (items, their indented continuations, blank lines between items) holding the span."""
+        first, last = self.line_of(start) - 1, self.line_of(max(end - 1, start)) - 1
+        lines = [self._line(i) for i in range(len(self.line_starts))]
+
+        def in_list(i: int) -> bool:
+            return bool(_LIST_ITEM.match(lines[i])) or (lines[i][:1] in (" ", "\t") and lines[i].strip() != "")
+
+        if not any(_LIST_ITEM.match(lines[i]) for i in range(first, last + 1)):
+            return None
+        while first > 0 and (in_list(first - 1) or (not lines[first - 1].strip() and first > 1 and in_list(first - 2))):
+            first -= 1
+        while last + 1 < len(lines) and (in_list(last + 1) or (not lines[last + 1].strip() and last + 2 < len(lines)
+                                                                   and _LIST_ITEM.match(lines[last + 2]))):
+            last += 1
+        while first <= last and not _LIST_ITEM.match(lines[first]):
+            first += 1
+        if first > last:
+            return None
+        return self.trimmed(self.line_starts[first], self.line_end(self.line_starts[last] + 1))
+
+    def _line(self, i: int) -> str:
+        start = self.line_starts[i]
+        end = self.text.find("\n", start)
+        return self.text[start : end if end != -1 else len(self.text)]
+
+    def lines_span(self, first: int, last: int) -> tuple[int, int]:
+        """Offsets of 1-based lines first..last (the last line without its newline)."""
+        start = self.line_starts[min(first, len(self.line_starts)) - 1]
+        last_start = self.line_starts[min(last, len(self.line_starts)) - 1]
+        return start, self.line_end(last_start + 1)
+
+
+@dataclass
+class Excerpt:
+    """Consecutive text of one document shown as one fence; `members` are its chunks, best first."""
+
+    members: list[Chunk]
+    start: int
+    end: int
+    how: str
+    doc: Document | None = field(default=None, repr=False)
+
+    @property
+    def path(self) -> str:
+        return self.members[0].source_path
+
+    def as_chunk(self) -> Chunk:
+        """The excerpt in the shape the fence renders: its chunks' ids (in file order), span, lines."""
+        best = self.members[0]
+        if self.doc is None:
+            return best
+        ordered = [c.id for c in sorted(self.members, key=lambda c: c.span.start)]
+        lines = (self.doc.line_of(self.start), self.doc.line_of(max(self.start, self.end - 1))) if lines_of(best) else None
+        return _shaped(best, ordered, self.start, self.end, self.doc.text[self.start : self.end], lines)
+
+    def record(self) -> ExcerptRecord:
+        chunk = self.as_chunk()
+        lines = lines_of(chunk)
+        return ExcerptRecord(source=self.path, chunks=[c.id for c in sorted(self.members, key=lambda c: c.span.start)],
+                             start=chunk.span.start, end=chunk.span.end, lines=list(lines) if lines else None,
+                             hydrated=self.how, text=chunk.text)
+
+
+class Sources:
+    """Indexed documents read back on demand, each once, verified against the chunks that name it."""
+
+    def __init__(self, root: Path | None, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        self._docs: dict[tuple[str, str], Document | None] = {}
+
+    def document(self, chunk: Chunk) -> Document | None:
+        key = (chunk.source_path, chunk.sha256)
+        if key not in self._docs:
+            self._docs[key] = self._read(chunk)
+        doc = self._docs[key]
+        if doc is not None and doc.text[chunk.span.start : chunk.span.end] != chunk.text:
+            return None
+        return doc
+
+    def _read(self, chunk: Chunk) -> Document | None:
+        if self.root is None or chunk.metadata.get("kind") != "text":
+            return None
+        path = self.root / chunk.source_path
+        try:
+            loaded = load_document(path, self.settings.ingestion.max_file_bytes)
+        except (SkipFile, OSError):
+            return None
+        if loaded.sha256 != chunk.sha256:
+            return None
+        text = scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
+        language = load_languages(self.settings.config_dir).of(chunk.source_path) if chunk.metadata.get("language") else None
+        return Document(text, code=language is not None, language=language)
+
+
+def _touch(a: Excerpt, b: Excerpt) -> bool:
+    """Same document, and overlapping or with only whitespace between them."""
+    if a.doc is None or a.doc is not b.doc:
+        return False
+    return max(a.start, b.start) <= min(a.end, b.end) or not a.doc.text[min(a.end, b.end) : max(a.start, b.start)].strip()
+
+
+def _union(first: Excerpt, then: Excerpt) -> Excerpt:
+    members = first.members + [m for m in then.members if m.id not in {f.id for f in first.members}]
+    how = first.how if first.how == then.how else " + ".join(dict.fromkeys(first.how.split(" + ") + then.how.split(" + ")))
+    return Excerpt(members, min(first.start, then.start), max(first.end, then.end), how, first.doc)
+
+
+def merged(excerpts: list[Excerpt]) -> list[Excerpt]:
+    """Excerpts of one document that overlap or touch become one, placed where the best of them was."""
+    out: list[Excerpt] = []
+    for excerpt in excerpts:
+        place = len(out)
+        while True:
+            hits = [i for i, other in enumerate(out) if _touch(other, excerpt)]
+            if not hits:
+                break
+            place = min(place, hits[0])
+            for i in reversed(hits):
+                excerpt = _union(out.pop(i), excerpt)
+        out.insert(place, excerpt)
+    return out
+
+
+def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
+    doc = sources.document(chunk)
+    if doc is None:
+        return Excerpt([chunk], chunk.span.start, chunk.span.end, "as indexed (document not readable as indexed)")
+    start, end, whole = doc.whole(chunk.span.start, chunk.span.end, reach)
+    how = ("whole statements" if doc.code else "whole sentences") if whole else "line edges (no sentence boundary within reach)"
+    return Excerpt([chunk], start, end, how, doc)
+
+
+def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
+    """What encloses the excerpt: the definition its code belongs to, else its list, else its section."""
+    doc = excerpt.doc
+    if doc is None:
+        return None
+    if doc.code:
+        spans = [doc.lines_span(s.first, s.last) for m in excerpt.members for s in symbols_of(m) if s.part]
+        if not spans:
+            return None
+        return min([excerpt.start, *(s for s, _ in spans)]), max([excerpt.end, *(e for _, e in spans)]), "definition"
+    for finder, name in ((doc.list_block, "list"), (doc.section, "section")):
+        found = finder(excerpt.start, excerpt.end)
+        if found and (found[0] < excerpt.start or found[1] > excerpt.end) and found[0] <= excerpt.start and found[1] >= excerpt.end:
+            return found[0], found[1], name
+    return None
+
+
+def whole_excerpts(
+    selection: list[Chunk], sources: Sources, budget: ContextBudget, fence: Callable[[Chunk], str], reserve: int,
+    cfg: ExcerptSettings, ceiling: int | None = None,
+) -> tuple[list[Chunk], TrimReport, list[ExcerptRecord]]:
+    """The excerpts the prompt shows (as fence-ready chunks, best first), the budget report by chunk id,
+    and how each excerpt was hydrated; `ceiling` overrides the prompt budget's (a plan's budget)."""
+    excerpts = merged([hydrated(c, sources, cfg.sentence_reach_chars) for c in selection])
+    cost_cache: dict[tuple[str, int, int, str], int] = {}
+
+    def cost(e: Excerpt) -> int:
+        key = (e.as_chunk().id, e.start, e.end, e.path)
+        if key not in cost_cache:
+            cost_cache[key] = budget.count(fence(e.as_chunk()))
+        return cost_cache[key]
+
+    kept, trim = budget.fit("prompt", excerpts, key=lambda e: e.as_chunk().id, text=lambda e: fence(e.as_chunk()),
+                            reserve=reserve, ceiling=ceiling)
+    ceiling = trim.ceiling
+    index = 0
+    while index < len(kept):
+        target = kept[index]
+        index += 1
+        found = parent(target)
+        if found is None:
+            continue
+        start, end, how = found
+        wider = Excerpt(list(target.members), start, end, how, target.doc)
+        if cost(wider) > cfg.max_parent_tokens:
+            continue
+        trial = merged([wider if e is target else e for e in kept])
+        used = reserve + sum(cost(e) for e in trial)
+        if used <= ceiling:
+            kept = trial
+    trim.used = reserve + sum(cost(e) for e in kept)
+    trim.kept = [m.id for e in kept for m in e.members]
+    trim.removed = [c.id for c in selection if c.id not in set(trim.kept)]
+    return [e.as_chunk() for e in kept], trim, [e.record() for e in kept]
+
+
+def shown_excerpts(sp: SuperPrompt) -> list[Chunk]:
+    """The excerpts the built prompt shows, best first, as fence-ready chunks (for exports)."""
+    by_id = sp.chunk_by_id()
+    report = sp.extras.build
+    if report is None or not report.excerpts:  # built before whole excerpts: the kept chunks as indexed
+        kept = report.budget.kept if report is not None and report.budget is not None else sp.final_selection_ids
+        return [by_id[cid] for cid in kept if cid in by_id]
+    shown = []
+    for record in report.excerpts:
+        best = next((by_id[cid] for cid in record.chunks if cid in by_id), None)
+        if best is None:
+            continue
+        lines = (record.lines[0], record.lines[1]) if record.lines else None
+        shown.append(_shaped(best, record.chunks, record.start, record.end, record.text, lines))
+    return shown
+
+
+def _shaped(best: Chunk, ids: list[str], start: int, end: int, text: str, lines: tuple[int, int] | None) -> Chunk:
+    """An excerpt as a chunk: its chunks' ids, its own span, text and lines, the best chunk's other metadata
+    (not its definitions: an excerpt may hold more or less than that chunk did)."""
+    metadata = {k: v for k, v in best.metadata.items() if k not in ("symbols", "line_start", "line_end")}
+    if lines:
+        metadata["line_start"], metadata["line_end"] = lines
+    return best.model_copy(update={"id": " ".join(ids), "text": text, "span": Span(start=start, end=end), "metadata": metadata})

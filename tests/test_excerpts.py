@@ -1,0 +1,188 @@
+"""Whole excerpts in the final prompt, on real documents: streamlit's shipped Markdown references and
+httpx's source. Checked against the documents themselves, with checks independent of the builder's
+own boundary rules: every excerpt is the document's text at its span, its lines are the span's lines,
+prose starts and ends where a sentence does, code starts and ends where a statement does (Python's
+ast), and no line of a file is shown twice."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+import streamlit
+from ragstream.app.controller import AppController
+from ragstream.ingestion.loader import load_document
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.orchestration.excerpts import Document, Excerpt, merged
+from ragstream.secret_scan import scan
+from ragstream.settings import Settings, load_settings
+from ragstream.state import Chunk, Span, SuperPrompt
+
+DOCS = Path(streamlit.__file__).parent / ".agents" / "skills" / "developing-with-streamlit" / "references"
+DOC_FILES = ("authentication.md", "chat-ui.md", "cli.md", "performance.md", "session-state.md", "theme.md", "layouts.md")
+CODE = Path(httpx.__file__).parent
+CODE_FILES = ("_client.py", "_models.py", "_urls.py", "_config.py")
+
+DOC_PROMPTS = (
+    "How can I stream an LLM reply token by token in a chat interface?",
+    "How do I avoid reloading a large dataset on every rerun, and how can part of the page refresh on its own?",
+    "Which wins when the same option is set in config.toml, an environment variable and a command line flag?",
+    "How do I keep a widget's value in the URL so a link can be shared, and what do callbacks do?",
+    "How do I change the primary color and the font of the app, and how many columns should a row have?",
+)
+CODE_PROMPTS = (
+    "How does the client build the request it sends after a redirect response?",
+    "How are the timeout settings of a request represented and validated?",
+    "How is the query string of a URL merged with extra params?",
+    "How does a response decode its body text and guess the encoding?",
+)
+
+
+def _project(root: Path, name: str, source: Path, files: tuple[str, ...]) -> Settings:
+    data = root / name / "data"
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+    raw = data / "doc_raw" / name
+    raw.mkdir(parents=True)
+    for file in files:
+        shutil.copy(source / file, raw / file)
+    IngestionManager(settings).ingest(name)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Settings]:
+    root = tmp_path_factory.mktemp("excerpts")
+    return {"docs": _project(root, "docs", DOCS, DOC_FILES), "code": _project(root, "code", CODE, CODE_FILES)}
+
+
+def _built(settings: Settings, project: str, prompt: str) -> SuperPrompt:
+    ctl = AppController(settings)
+    ctl.select_project(project)
+    return ctl.run_full_pipeline(prompt, {"pause_after": "none"})
+
+
+def _indexed_text(settings: Settings, project: str, rel: str) -> str:
+    path = settings.data_dir / "doc_raw" / project / rel
+    return scan(load_document(path, settings.ingestion.max_file_bytes).text, rel, settings.secrets).text
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+_BLOCK = re.compile(r"(?:[-*+] |\d+[.)] |#|\||>|```|~~~)")
+
+
+def _starts_a_sentence(text: str, start: int) -> bool:
+    """What lies before `start`: nothing, a sentence end, a blank line, or a line break before a
+    Markdown block (list item, heading, table row, quote, fence); or `start` is a line start inside a
+    fenced code block, or after a heading, a table row or a fence line."""
+    before = text[:start]
+    if not before.strip() or re.search(r"[.!?][\"')\]*_`]*\s+$", before) or re.search(r"\n[ \t]*\n\s*$", before):
+        return True
+    if not before.rstrip(" \t").endswith("\n"):
+        return False
+    if _BLOCK.match(text[start:]):
+        return True
+    previous = before.rstrip(" \t")[:-1].rsplit("\n", 1)[-1].strip()
+    in_fence = sum(1 for line in before.splitlines() if line.lstrip().startswith(("```", "~~~"))) % 2 == 1
+    return in_fence or previous.startswith(("#", "|", "```", "~~~"))
+
+
+def _ends_a_sentence(text: str, end: int) -> bool:
+    after = text[end:]
+    if not after.strip():
+        return True
+    if re.match(r"\s+", after) is None:
+        return False
+    return _starts_a_sentence(text, end + len(after) - len(after.lstrip()))
+
+
+def _statement_lines(source: str) -> tuple[set[int], set[int]]:
+    """Lines where a statement (or a decorator) starts, and lines where one ends; comments and blank
+    lines count as both (nothing is cut there)."""
+    starts, ends = set(), set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            starts.add(min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]))
+            ends.add(node.end_lineno)
+    for number, line in enumerate(source.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            starts.add(number)
+            ends.add(number)
+    return starts, ends
+
+
+def _check(sp: SuperPrompt, settings: Settings, project: str, code: bool) -> int:
+    records = sp.extras.build.excerpts
+    assert records, "the prompt shows excerpts"
+    shown: dict[str, set[int]] = {}
+    for record in records:
+        text = _indexed_text(settings, project, record.source)
+        assert text[record.start : record.end] == record.text, "the span is exact"
+        assert record.text in sp.prompt_ready, "the prompt shows the excerpt"
+        assert record.lines == [_line(text, record.start), _line(text, record.end - 1)], "the lines are the span's"
+        lines = set(range(record.lines[0], record.lines[1] + 1))
+        assert not lines & shown.get(record.source, set()), f"{record.source} repeats lines {sorted(lines & shown[record.source])}"
+        shown.setdefault(record.source, set()).update(lines)
+        assert record.text == record.text.rstrip() and record.text.strip(), "no blank end"
+        assert record.text == record.text.lstrip() or text[record.start - 1] == "\n", "leading blanks only as a line's indent"
+        if code:
+            starts, ends = _statement_lines(text)
+            assert record.lines[0] in starts, f"{record.source}:{record.lines[0]} starts mid-statement ({record.hydrated})"
+            assert record.lines[1] in ends, f"{record.source}:{record.lines[1]} ends mid-statement ({record.hydrated})"
+        else:
+            assert _starts_a_sentence(text, record.start), f"starts mid-sentence: {record.text[:80]!r} ({record.hydrated})"
+            assert _ends_a_sentence(text, record.end), f"ends mid-sentence: {record.text[-80:]!r} ({record.hydrated})"
+        for cid in record.chunks:
+            chunk = sp.chunk_by_id()[cid]
+            lead, trail = len(chunk.text) - len(chunk.text.lstrip()), len(chunk.text) - len(chunk.text.rstrip())
+            assert record.start <= chunk.span.start + lead and chunk.span.end - trail <= record.end, "an excerpt holds its chunks"
+    return len(records)
+
+
+@pytest.mark.parametrize("prompt", DOC_PROMPTS)
+def test_docs_excerpts_are_whole_sentences_exact_and_never_repeat_a_line(projects: dict[str, Settings], prompt: str) -> None:
+    settings = projects["docs"]
+    _check(_built(settings, "docs", prompt), settings, "docs", code=False)
+
+
+@pytest.mark.parametrize("prompt", CODE_PROMPTS)
+def test_code_excerpts_are_whole_statements_exact_and_never_repeat_a_line(projects: dict[str, Settings], prompt: str) -> None:
+    settings = projects["code"]
+    _check(_built(settings, "code", prompt), settings, "code", code=True)
+
+
+def test_a_small_budget_still_shows_whole_excerpts_and_a_large_one_shows_parents(projects: dict[str, Settings]) -> None:
+    base = projects["docs"]
+    prompt = DOC_PROMPTS[1]
+    tight = base.model_copy(update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 1500}})})
+    roomy = base.model_copy(update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 20000}})})
+    small, large = _built(tight, "docs", prompt), _built(roomy, "docs", prompt)
+    _check(small, tight, "docs", code=False)
+    _check(large, roomy, "docs", code=False)
+    assert sum(len(r.text) for r in large.extras.build.excerpts) > sum(len(r.text) for r in small.extras.build.excerpts)
+    assert any(h in r.hydrated for r in large.extras.build.excerpts for h in ("section", "list"))
+
+
+def test_overlapping_and_adjacent_excerpts_of_one_file_merge_into_one() -> None:
+    text = "# Title\n\nFirst sentence here. Second one follows.\n\nA new paragraph starts. It ends here.\n"
+    doc = Document(text, code=False)
+
+    def excerpt(start: int, end: int, index: int) -> Excerpt:
+        chunk = Chunk(id=f"a.md@x#{index}", source_path="a.md", sha256="x", chunk_index=index, text=text[start:end],
+                      span=Span(start=start, end=end), metadata={"kind": "text"})
+        s, e, _ = doc.whole(start, end, 1000)
+        return Excerpt([chunk], s, e, "whole sentences", doc)
+
+    first, second, third = excerpt(12, 25, 0), excerpt(20, 40, 1), excerpt(55, 70, 2)
+    together = merged([third, first, second])
+    assert len(together) == 1, "overlapping (first, second) and adjacent (a blank line between) excerpts merge"
+    assert together[0].doc.text[together[0].start : together[0].end] == "First sentence here. Second one follows.\n\nA new paragraph starts."
+    assert [m.id for m in together[0].members] == ["a.md@x#2", "a.md@x#0", "a.md@x#1"], "best first"
+    assert together[0].as_chunk().id == "a.md@x#0 a.md@x#1 a.md@x#2", "the fence names them in file order"

@@ -1,0 +1,151 @@
+"""The run's plan: intent decided once per run, retrieval as planned, user options winning, and what
+a failed retrieval gives. Real indexed projects, real graph runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragstream.agents.planner import classify
+from ragstream.app.controller import AppController
+from ragstream.errors import RetrievalError
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.ingestion.manifest import committed_generation, generation_dir
+from ragstream.projects import project_paths
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
+from tests.helpers import preprocessed, unfenced
+from tests.openai_server import schema_responder
+
+REWRITE = "Rewrite this paragraph more formally: the index kinda gets rebuilt when stuff changes, and we gotta wait for it."
+
+
+def _run(settings: Settings, prompt: str, **options: object):
+    ctl = AppController(settings, services=Services(settings))
+    ctl.select_project("demo")
+    return ctl.run_full_pipeline(prompt, {"pause_after": "none", **options})
+
+
+@pytest.mark.parametrize("prompt", ["Thanks, that helped!", REWRITE])
+def test_nothing_to_look_up_retrieves_nothing_and_says_why(indexed: Settings, prompt: str) -> None:
+    sp = _run(indexed, prompt)
+    plan = sp.extras.retrieval.plan
+    assert plan is not None and not plan.retrieve and plan.source == "rules" and plan.confidence >= 0.6
+    assert plan.intent in ("conversational", "transform") and "no retrieval" in plan.reason and plan.evidence
+    assert sp.base_context_chunks == [] and sp.final_selection_ids == [] and sp.extras.retrieval.rung == "skipped_by_plan"
+    final = sp.prompt_ready
+    assert prompt in final  # the user's words, whole
+    assert "excerpt" not in final.lower() and "condensed context" not in final.lower()  # nothing to ground in, so no such instruction
+    assert sp.run_metadata.route == plan.intent and sp.run_metadata.plan == plan
+
+
+def test_a_research_question_gets_the_research_plan(indexed: Settings) -> None:
+    sp = _run(indexed, "Compare the trade-offs of dense and lexical retrieval for this project, in depth.")
+    plan = sp.extras.retrieval.plan
+    settings = indexed.plan
+    assert (plan.intent, plan.retrieve, plan.candidates, plan.budget) == ("research", True, settings.research_candidates, settings.research_budget)
+    assert sp.extras.retrieval.strategy == plan.strategy == "EXPLORATORY"
+    assert sp.extras.build.budget.ceiling == settings.research_budget and sp.final_selection_ids
+
+
+def test_a_forced_strategy_overrides_the_plan(indexed: Settings) -> None:
+    sp = _run(indexed, "Thanks, that helped!", strategy="SEMANTIC", skip=["rerank"])
+    plan = sp.extras.retrieval.plan
+    assert plan.source == "user" and plan.retrieve and plan.strategy == "SEMANTIC" and "forced by the user" in plan.reason
+    assert sp.extras.retrieval.strategy == "SEMANTIC" and "rerank" not in [s.value for s in sp.history_of_stages]
+
+
+def test_an_unsure_plan_escalates_to_a_wider_retrieval(indexed: Settings) -> None:
+    sp = _run(indexed, "Rewrite this paragraph more formally")  # which paragraph? maybe one in the documents
+    plan = sp.extras.retrieval.plan
+    assert plan.confidence < indexed.plan.min_confidence and plan.retrieve and plan.escalated
+    assert plan.candidates == indexed.plan.research_candidates and sp.base_context_chunks
+
+
+@pytest.mark.parametrize(
+    ("prompt", "intent"),
+    [  # written before the rules were run on them
+        ("Cheers, much appreciated.", "conversational"),
+        ("Good morning!", "conversational"),
+        ("Please proofread the following: Their going to the store tomorow and will buy three apple.", "transform"),
+        ("Translate to French: The checkpoint is written after every stage of the run.", "transform"),
+        ("# Task\nMake this more concise\n# Context\nWe have decided that going forward we will be rebuilding the index nightly.", "transform"),
+        ("What is the default chunk size?", "factual"),
+        ("List the stages of the pipeline", "factual"),
+        ("Thanks! Can you also explain how the reranker weights are chosen?", "factual"),
+        ("Evaluate the strengths and weaknesses of score fusion versus a cross-encoder.", "research"),
+        ("Why does ingestion skip hidden folders? What happens to symlinks?", "research"),
+    ],
+)
+def test_intent_rules_on_prompts_they_were_not_tuned_on(settings: Settings, prompt: str, intent: str) -> None:
+    decided, confidence, reason, _ = classify(preprocessed(prompt, settings), settings)
+    assert decided == intent, reason
+    assert confidence >= settings.plan.min_confidence
+
+
+def test_with_an_llm_the_plan_agent_decides(openai_on_indexed) -> None:
+    def planner(request: dict) -> str:
+        schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "intent" in schema.get("properties", {}):
+            return json.dumps({"intent": "conversational", "confidence": 0.93, "reason": "'thanks' with nothing to look up"})
+        return schema_responder(request)
+
+    server, settings = openai_on_indexed()
+    server.responder = planner
+    sp = _run(settings, "Thanks, that helped!")
+    plan = sp.extras.retrieval.plan
+    assert (plan.source, plan.intent, plan.retrieve, plan.confidence) == ("llm", "conversational", False, 0.93)
+    assert "'thanks'" in plan.reason and sp.base_context_chunks == []
+    assert sp.run_metadata.usage["retrieval"].calls == 1  # the planner's call, counted where it was made
+
+
+def _broken_project(tmp_path: Path, on_failure: str) -> Settings:
+    """A project whose index holds vectors of another embedding size: every dense search fails."""
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local",
+                                        "plan.on_retrieval_failure": on_failure})
+    docs = tmp_path / "data" / "doc_raw" / "demo"
+    docs.mkdir(parents=True)
+    (docs / "notes.md").write_text("# Notes\n\nThe nightly job rebuilds the index from the raw folder.\n", encoding="utf-8")
+    IngestionManager(settings).ingest("demo")
+    paths = project_paths(settings, "demo")
+    folder = generation_dir(paths.index_dir, committed_generation(paths.manifest_path))
+    np.save(folder / "vectors.npy", np.ones((1, 7), dtype=np.float32))
+    return settings
+
+
+def test_a_failed_retrieval_fails_the_stage_by_default(tmp_path: Path) -> None:
+    settings = _broken_project(tmp_path, "fail")
+    ctl = AppController(settings, services=Services(settings))
+    ctl.select_project("demo")
+    ctl.preprocess("How does the nightly job rebuild the index?")
+    before = ctl.sp
+    with pytest.raises(RetrievalError, match="every retriever failed"):
+        ctl.run_full_pipeline("How does the nightly job rebuild the index?", {"pause_after": "none", "strategy": "PRECISE"})
+    assert ctl.sp.stage.value == "a2" and ctl.sp.base_context_chunks == before.base_context_chunks
+
+
+def test_continue_policy_builds_without_excerpts_and_says_so(tmp_path: Path) -> None:
+    settings = _broken_project(tmp_path, "continue")
+    sp = _run(settings, "How does the nightly job rebuild the index?", strategy="PRECISE")
+    assert sp.stage.value == "build" and sp.base_context_chunks == []
+    assert "every retriever failed" in sp.extras.retrieval.failure and sp.extras.retrieval.rung == "failed"
+    assert sp.run_metadata.retrieval.failure == sp.extras.retrieval.failure
+    assert "### Open issues\n- No excerpts: retrieval from project 'demo' failed" in sp.prompt_ready
+    assert "nightly job rebuilds" not in unfenced(sp.prompt_ready) and "## Source excerpts" not in sp.prompt_ready
+
+
+def test_an_invalid_plan_reply_falls_back_to_the_rules(openai_on_indexed) -> None:
+    def broken(request: dict) -> str:
+        schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "intent" in schema.get("properties", {}):
+            return json.dumps({"intent": "small talk", "confidence": 3})  # not in the enum, out of range, no reason
+        return schema_responder(request)
+
+    server, settings = openai_on_indexed()
+    server.responder = broken
+    sp = _run(settings, "Thanks, that helped!")
+    plan = sp.extras.retrieval.plan
+    assert (plan.source, plan.intent, plan.retrieve) == ("rules", "conversational", False) and plan.evidence
