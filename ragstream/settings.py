@@ -169,6 +169,23 @@ class PlanSettings(BaseModel):
     on_retrieval_failure: Literal["fail", "continue"]
 
 
+class WebSearchSettings(BaseModel):
+    """The optional web-search tool: a SearxNG server (its JSON API) the user runs or trusts; off by default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    url: str | None = None  # e.g. http://127.0.0.1:8888 (SearxNG with `search.formats: [json]`)
+    max_results: int = Field(5, gt=0)
+    timeout_s: float = Field(10.0, gt=0)
+
+
+class ToolsSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    web_search: WebSearchSettings = Field(default_factory=WebSearchSettings)
+
+
 class BudgetSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -261,6 +278,7 @@ class Settings(BaseModel):
     gate: GateSettings
     condenser: CondenserSettings
     plan: PlanSettings
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     budget: BudgetSettings
     memory: MemorySettings
     send: SendSettings

@@ -43,6 +43,10 @@ class RunOptions(BaseModel):
     history_profile: HistoryProfile | None = Field(
         None, description="Conversation memory: `none`, `recent` turns (default), or also `relevant` past turns as excerpts."
     )
+    projects: list[str] = Field(
+        default_factory=list, description="More projects retrieved together with `project` (e.g. docs + code), fused into one list."
+    )
+    web_search: bool | None = Field(None, description="Also ask the configured web-search server (`tools.web_search`); unset: as configured.")
     manual: bool = Field(False, description="A single stage run by hand (may start without a project).")
     send: bool = Field(False, description="After the build, answer the prompt with the configured LLM and its critic.")
     _services: Services | None = PrivateAttr(None)

@@ -346,6 +346,7 @@ class RetrievalReport(Report):
     attempts: list[RetrievalAttempt] = Field(default_factory=list)
     plan: Plan | None = None
     failure: str = ""  # why retrieval failed when the failure policy let the run continue without excerpts
+    tools: dict[str, int] = Field(default_factory=dict)  # with several tools: each one's results before fusion
 
     @property
     def rerun(self) -> bool:

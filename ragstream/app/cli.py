@@ -267,6 +267,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     ctl.history_profile = getattr(args, "history", None)
     send = getattr(args, "send", False)
     options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or [],
+               "projects": getattr(args, "also", None) or [], "web_search": True if getattr(args, "web", False) else None,
                "send": send and not args.review}
     as_json = getattr(args, "json", False)
     on_token = None if as_json else _print_token  # JSON output: the answer is in the object, not streamed
@@ -559,6 +560,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tokens", action="store_true",
                      help="print the prompt's tokens per section and excerpt (stderr), naming the tokenizer and whether exact")
     run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
+    run.add_argument("--also", nargs="+", metavar="PROJECT", help="also retrieve from these projects (fused with --project)")
+    run.add_argument("--web", action="store_true", help="also ask the web-search server configured in tools.web_search")
     run.set_defaults(handler=cmd_run)
 
     demo = sub.add_parser("demo", help="ingest the bundled sample project and build a SuperPrompt (offline)")

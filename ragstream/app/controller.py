@@ -64,6 +64,8 @@ class AppController:
             "strategy": None,
             "include_undecided": None,
             "send": False,
+            "projects": [],  # more projects retrieved with the active one (fused)
+            "web_search": None,  # None: as `tools.web_search.enabled` says
         }
         self.history_profile: str | None = None
         self.last_error: str | None = None
@@ -100,6 +102,8 @@ class AppController:
             history_profile=self.history_profile,
             manual=manual,
             send=bool(config.get("send")) and not manual,
+            projects=list(config.get("projects") or []),
+            web_search=config.get("web_search"),
             services=self.services,
         )
 

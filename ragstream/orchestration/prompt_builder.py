@@ -32,6 +32,9 @@ def fence(chunk: Chunk) -> str:
     answer cite `path:line`."""
     lines = lines_of(chunk)
     attrs = {"source": chunk.source_path, "chunk": chunk.id}
+    for key in ("project", "tool"):  # a result of another project or of the web says so
+        if isinstance(chunk.metadata.get(key), str):
+            attrs[key] = str(chunk.metadata[key])
     if lines:
         attrs["lines"] = f"{lines[0]}-{lines[1]}"
     attrs["span"] = f"{chunk.span.start}-{chunk.span.end}"

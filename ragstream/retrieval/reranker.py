@@ -65,6 +65,8 @@ class EmbeddingReranker:
         snapshot = controller.snapshot()
         qvec = controller.embedder.embed([query])[0]
         stored = snapshot.vectors_of(ids)
+        foreign = [c for c in chunks if c.id not in stored]  # another project's or the web's: embedded here
+        stored.update(zip((c.id for c in foreign), controller.embedder.embed([c.text for c in foreign]) if foreign else []))
         signals = {
             "dense": np.asarray([float(np.dot(stored[cid], qvec)) if cid in stored else 0.0 for cid in ids]),
             "chunk_bm25": snapshot.chunk_bm25(query, ids),

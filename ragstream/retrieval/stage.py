@@ -8,6 +8,8 @@ from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.controller import Query, RetrievalController
 from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
+from ragstream.ingestion.manifest import indexed_project
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
 from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
@@ -63,6 +65,36 @@ def rerank(ask: str, chunks: list[Chunk], reranker: Reranker, controller: Retrie
     return rescored + tail, RerankReport(kind=reranker.name, reranked=len(ranked), top_n=reranker.top_n)
 
 
+class ProjectTool:
+    """Another project's index as a tool: its chunks carry the project's name (the fence shows it)."""
+
+    def __init__(self, controller: RetrievalController, strategy: Strategy | None, rerun: bool) -> None:
+        self.controller, self.strategy, self.rerun = controller, strategy, rerun
+        self.name = controller.paths.name
+
+    def search(self, pieces: list[Query], limit: int) -> ToolRun:
+        try:
+            chunks, _ = retrieve(pieces, self.controller, self.strategy, None, limit, self.rerun)
+        except RetrievalError as exc:
+            return ToolRun(self.name, failure=str(exc))
+        tagged = [c.model_copy(update={"metadata": {**c.metadata, "project": self.name}}) for c in chunks]
+        return ToolRun(self.name, tagged)
+
+
+def other_tools(env: StageEnv, main: str, strategy: Strategy | None, rerun: bool) -> list[ProjectTool | WebSearchTool]:
+    """The run's other tools: the extra projects (each must be indexed), then the web when enabled."""
+    services, ctx = env.services, env.context
+    tools: list[ProjectTool | WebSearchTool] = []
+    for name in dict.fromkeys(ctx.projects):
+        if name != main:
+            indexed_project(services.settings, name)
+            tools.append(ProjectTool(services.retrieval(name), strategy, rerun))
+    web = services.settings.tools.web_search
+    if ctx.web_search if ctx.web_search is not None else web.enabled:
+        tools.append(WebSearchTool(web))
+    return tools
+
+
 def _project(sp: SuperPrompt, env: StageEnv) -> str:
     project = env.context.project or sp.extras.project
     if not project:
@@ -90,15 +122,25 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
             controller.paths.name, normalized_ask(sp), controller.embedder, 3, services.settings.retrieval.fallback_min_score
         )
     strategy = Strategy(plan.strategy) if plan.strategy else None
+    rerun = plan.source != "user"  # the confidence loop may widen a strategy the plan chose, never one the user forced
+    tools = other_tools(env, controller.paths.name, strategy, rerun)
     try:
-        # the confidence loop may widen any strategy the plan chose, never one the user forced
-        chunks, report = retrieve(query_pieces(sp), controller, strategy, history, plan.candidates, plan.source != "user")
+        chunks, report = retrieve(query_pieces(sp), controller, strategy, None, plan.candidates, rerun)
     except RetrievalError as exc:
         if services.settings.plan.on_retrieval_failure == "fail":
             raise
         report = RetrievalReport(project=controller.paths.name, strategy=plan.strategy or "NONE", rung="failed",
                                  pieces=len(query_pieces(sp)), failure=str(exc))
         chunks = []
+    if tools:
+        runs = [ToolRun(controller.paths.name, chunks)] + [tool.search(query_pieces(sp), plan.candidates) for tool in tools]
+        chunks = fuse(runs, services.settings.retrieval.rrf_k, plan.candidates)
+        report = report.model_copy(update={
+            "tools": {run.name: len(run.chunks) for run in runs},
+            "failures": {**report.failures, **{f"tool {run.name}": run.failure for run in runs if run.failure}},
+        })
+    chunks += history
+    report = report.model_copy(update={"history_chunks": len(history)})
     return StageOutput(
         updates={**updates, "base_context_chunks": chunks},
         report=report.model_copy(update={"plan": plan}),
