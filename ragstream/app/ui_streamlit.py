@@ -13,11 +13,12 @@ import streamlit as st
 
 from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
-from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
+from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES, unsafe_name_reason
 from ragstream.ingestion.manifest import Manifest
 from ragstream.context.telemetry import summarize
 from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.orchestration.metadata import summary_lines
+from ragstream.prompt_view import escape_attr
 from ragstream.projects import list_projects, project_paths, validate_project_name
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
