@@ -74,7 +74,8 @@ def preflight(
     else:
         check_stage_allowed(sp, stage)
     project = ctx.project or sp.extras.project
-    require_project(services.settings, user, project)
+    for name in (project, *ctx.projects):
+        require_project(services.settings, user, name)
     if project or not ctx.manual or stage in NEEDS_PROJECT:
         indexed_project(services.settings, project)
     if ctx.send and services.offline:
