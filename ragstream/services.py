@@ -16,7 +16,7 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
-from ragstream.embedding import Embedder, get_embedder
+from ragstream.embedding import Embedder, query_embedder
 from ragstream.context.budget import ContextBudget
 from ragstream.context.memory import LOCAL_USER, ConversationMemory, local_store
 from ragstream.preprocessing import HeaderMapper
@@ -52,7 +52,7 @@ class Services:
 
     @property
     def embedder(self) -> Embedder:
-        return get_embedder(self.settings.embedding, self.settings.models_dir)
+        return query_embedder(self.settings.embedding, self.settings.models_dir)
 
     @cached_property
     def chunker(self) -> Chunker:
