@@ -4,7 +4,7 @@ Copies an installed package's source (default: httpx, from bench/corpora/httpx-c
 folders left out) into a bench project, ingests it with the shipped settings and asks each question.
 A hit is a retrieved chunk of the right file whose lines overlap the answering definition's lines
 (found with Python's ast, so no chunk metadata is needed and any chunker can be compared). Prints
-hit@1, hit@5 and MRR@10 per strategy and for the shipped default (strategy chosen per question, then
+hit@1, hit@5, MRR@10 and nDCG@10 per strategy and for the shipped default (strategy chosen per question, then
 the default reranker), and the mean size of the chunk that answered.
 
 Run: python bench/code_eval.py [--questions bench/corpora/httpx-code.json] [--work data/bench-code]
@@ -16,6 +16,7 @@ import argparse
 import ast
 import importlib
 import json
+import math
 import shutil
 import statistics
 from collections.abc import Callable
@@ -100,8 +101,9 @@ def evaluate(
     hit1 = sum(r == 1 for r in ranks) / len(ranks)
     hit5 = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
     mrr = sum(1 / r for r in ranks if r) / len(ranks)
+    ndcg = sum(1 / math.log2(r + 1) for r in ranks if r) / len(ranks)  # one answering definition per question
     size = f"{statistics.mean(sizes):.0f} lines" if sizes else "-"
-    print(f"{label:<44} hit@1 {hit1:.3f}  hit@5 {hit5:.3f}  MRR@10 {mrr:.3f}  answering chunk {size}")
+    print(f"{label:<44} hit@1 {hit1:.3f}  hit@5 {hit5:.3f}  MRR@10 {mrr:.3f}  nDCG@10 {ndcg:.3f}  answering chunk {size}")
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""Cold start: how long a user waits for `ragstream --help` and for `ragstream run` on an ingested project.
+"""Cold start: how long a user waits for `ragstream --help`, `ragstream run` on an ingested project, and
+`ragstream demo` (an unchanged re-ingest of the sample, then the same run).
 
 Each figure is the wall time of a fresh process (the median of several), with the local provider and
 the embedding model already exported (as after the first run or `ragstream models prepare`). Also
@@ -47,11 +48,14 @@ def main() -> None:
     run = [*cli, "run", "--project", "sample", "--file", str(ROOT / "examples" / "prompt.md")]
     helps = [timed([*cli, "--help"], env)[0] for _ in range(args.runs)]
     runs = [timed(run, env)[0] for _ in range(args.runs)]
+    demos = [timed([*cli, "demo"], env)[0] for _ in range(args.runs)]
     _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
     heavy = probe.stderr.strip().splitlines()[-1].removeprefix("heavy: ")
     print(f"ragstream --help: median {statistics.median(helps):.2f} s (min {min(helps):.2f}, max {max(helps):.2f}, n={args.runs})")
     print(f"ragstream run (ingested project, local provider): median {statistics.median(runs):.2f} s "
           f"(min {min(runs):.2f}, max {max(runs):.2f}, n={args.runs})")
+    print(f"ragstream demo (sample already ingested): median {statistics.median(demos):.2f} s "
+          f"(min {min(demos):.2f}, max {max(demos):.2f}, n={args.runs})")
     print(f"heavy modules imported by run: {heavy}")
 
 

@@ -73,10 +73,10 @@ def session(url: str, claim: str, keep: bool, headers: dict[str, str], padding: 
     prompt = f"# Task\nIs this claim supported? {claim}\n# Context\nsession {marker}{padding}"
     client.runs.wait(tid, "ragstream", input={"prompt": prompt}, context={"project": "scifact"})
     state = client.threads.get_state(tid)
-    if state["next"] != ["a5"]:
-        raise RuntimeError(f"session {marker}: expected the A4 pause, got {state['next']}")
-    client.threads.update_state(tid, {"S_CTX_MD": f"### Facts\n- reviewed in session {marker}"}, as_node="a4")
-    client.runs.wait(tid, "ragstream", input=None, context={"project": "scifact"})
+    if state["next"] != ["review"]:
+        raise RuntimeError(f"session {marker}: expected the review after A4, got {state['next']}")
+    answer = {"S_CTX_MD": f"### Facts\n- reviewed in session {marker}"}
+    client.runs.wait(tid, "ragstream", command={"resume": answer}, context={"project": "scifact"})
     final = client.threads.get_state(tid)["values"]["prompt_ready"]
     if claim not in final or f"session {marker}" not in final or f"reviewed in session {marker}" not in final:
         raise RuntimeError(f"session {marker}: the final prompt is not this session's")

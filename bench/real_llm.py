@@ -11,7 +11,9 @@ the expected excerpt (`--expect`, default architecture.md) is kept and fenced, a
 
 Run: python bench/real_llm.py --base-url http://127.0.0.1:8089/v1 --mode json_schema [--runs 1]
      python bench/real_llm.py --mode prompt        # the server enforces nothing: validation only
-Numbers on a shared 2-core machine are noisy; the outcome counts are the point.
+Numbers on a shared 2-core machine are noisy; the outcome counts are the point. On a busy machine
+start the server with one thread (REAL_LLM_THREADS=1): llama.cpp's threads wait for each other, and
+with a load of ~20 on 2 cores Qwen2.5-0.5B generated 0.3 tokens/s on 2 threads, 5.9 on 1.
 """
 
 from __future__ import annotations
@@ -55,12 +57,12 @@ def reachable(base_url: str, timeout: float = 3.0) -> str | None:
         return f"no OpenAI-compatible server at {base_url} ({exc})"
 
 
-def settings_for(work: Path, base_url: str, mode: str, timeout_s: float = 600) -> Settings:
+def settings_for(work: Path, base_url: str, mode: str, timeout_s: float = 600, answer_tokens: int = 1500) -> Settings:
     """A CPU-bound local model is slow: one generous deadline per call and no retry of a timed-out call."""
     return load_settings(overrides={
         "data_dir": str(work / "data"), "llm.provider": "openai", "llm.base_url": base_url,
         "llm.api_key": os.environ.get("OPENAI_API_KEY") or "not-needed", "llm.structured_output": mode,
-        "llm.timeout_s": timeout_s, "llm.max_retries": 0, "llm.max_concurrency": 1,
+        "llm.timeout_s": timeout_s, "llm.max_retries": 0, "llm.max_concurrency": 1, "send.max_tokens": answer_tokens,
     })
 
 
@@ -84,6 +86,10 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
         f"{expect}_kept_and_fenced": any(cid.startswith(expect + "@") for cid in sp.final_selection_ids)
         and f'source="{expect}"' in sp.prompt_ready,
         "a3_overruled": bool(sp.extras.a3 and sp.extras.a3.overruled),
+        "a3_decisions": {cid: f"{d.decision}: {d.reason}" for cid, d in (sp.extras.a3.decisions.items() if sp.extras.a3 else [])},
+        "a2_labels": sp.extras.a2.decisions if sp.extras.a2 else {},
+        "a5": sp.extras.a5.model_dump(include={"kind", "rules", "source"}) if sp.extras.a5 else {},
+        "S_CTX_MD": sp.S_CTX_MD,
         "answer_streamed_tokens": len(tokens),
         "critic": (sp.answer.attempts[-1].critique if sp.answer and sp.answer.attempts else {}),
     }
@@ -129,6 +135,8 @@ def print_run(i: int, result: dict[str, Any]) -> None:
               f"{row['latency_ms']:>8.0f} {row['tokens_in']:>7} {row['tokens_out']:>7}")
         for note in row["notes"][:4]:
             print(f"      - {note[:160]}")
+    for cid, decision in result["a3_decisions"].items():
+        print(f"  A3 {cid}: {decision[:150]}")
     print(f"  critic: {result['critic']}")
 
 
@@ -138,6 +146,7 @@ def main() -> int:
     parser.add_argument("--mode", default="auto", choices=["auto", "json_schema", "json_object", "prompt"])
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600, help="seconds per model call")
+    parser.add_argument("--answer-tokens", type=int, default=1500, help="cap on the sent answer's tokens")
     parser.add_argument("--prompt", type=Path, default=ROOT / "examples" / "prompt.md")
     parser.add_argument("--expect", default="architecture.md", help="a source file the prompt's answer rests on")
     parser.add_argument("--no-send", action="store_true")
@@ -157,7 +166,7 @@ def main() -> int:
         if why:
             print(f"skipped: {why}; start one with ../shared/tools/real_llm_server.sh or pass --start", file=sys.stderr)
             return 2
-        settings = settings_for(args.work, args.base_url, args.mode, args.timeout)
+        settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
         ingest(settings, "sample")
         prompt = args.prompt.read_text(encoding="utf-8")
         results = []

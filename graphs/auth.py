@@ -79,9 +79,17 @@ async def create_run(ctx: Auth.types.AuthContext, value: Auth.types.on.threads.c
     return _owned(ctx, value)
 
 
+@auth.on.threads.update
+async def update_thread(ctx: Auth.types.AuthContext, value: Auth.types.on.threads.update.value) -> dict[str, str]:
+    """The caller's threads only, and a thread cannot be given away (its owner stays the caller)."""
+    if value.get("metadata"):
+        value["metadata"]["owner"] = ctx.user.identity
+    return {"owner": ctx.user.identity}
+
+
 @auth.on.threads
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
-    """Read, search, update, delete (and the read a copy starts with): the caller's threads only."""
+    """Read, search, delete (and the read a copy starts with): the caller's threads only."""
     return {"owner": ctx.user.identity}
 
 

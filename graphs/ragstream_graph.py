@@ -1,9 +1,10 @@
 """The graph for `langgraph dev` / LangGraph Studio and the LangGraph server.
 
-Compiled without a checkpointer (the server brings its own) and, like every auto run, pausing after
-A4 so a person can review the condensed context. Pass `context={"project": "<name>"}` with a run.
+Compiled without a checkpointer (the server brings its own). An auto run stops at the `review`
+interrupt after A4 (context `pause_after`: "a4" by default, "none" or "all"); answer it with
+`Command(resume={"accept": true})` or the fields to change. Pass `context={"project": "<name>"}`.
 """
 
 from ragstream.orchestration.graph import build_graph
 
-graph = build_graph(interrupt_after=["a4"])
+graph = build_graph()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -190,6 +191,67 @@ def get_embedder(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
     requests of a server arrive together (each would otherwise load, and keep, its own copy)."""
     with _LOADING:
         return _cached(settings, models_dir.resolve())
+
+
+class MemoEmbedder:
+    """An embedder that remembers the vectors of recent texts (least recently used go first).
+
+    One run embeds the same query pieces for retrieval, the reranker, A3 and A4, and A4 embeds the
+    sentences of chunks that recent runs condensed too. Each text's vector is independent of the
+    others in a call (the `Embedder` contract), so a remembered vector is exactly what embedding
+    again would give; `embed_together` goes through the memo too (on a CPU, int8 MiniLM embeds as many
+    texts per CPU second one at a time as in batches of 32, sentences and chunks alike). At most
+    `entries` vectors are kept.
+    """
+
+    def __init__(self, inner: Embedder, entries: int) -> None:
+        self.inner = inner
+        self.entries = entries
+        self._known: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text in texts:
+                vector = self._known.get(text)
+                if vector is not None:
+                    self._known.move_to_end(text)
+                    found[text] = vector
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            found.update(zip(missing, self.inner.embed(missing)))
+            with self._lock:
+                for text in missing:
+                    self._known[text] = found[text]
+                while len(self._known) > self.entries:
+                    self._known.popitem(last=False)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([found[t] for t in texts])
+
+    def embed_together(self, texts: list[str]) -> np.ndarray:
+        return self.embed(texts)
+
+
+@lru_cache(maxsize=4)
+def _memo(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
+    inner = get_embedder(settings, models_dir)
+    return MemoEmbedder(inner, settings.memo_entries) if settings.memo_entries else inner
+
+
+def query_embedder(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
+    """The process-wide embedder for prompts and condensing: `get_embedder` behind a memo of recent
+    texts. Ingestion embeds through `get_embedder` itself, so a large ingest does not flush the memo."""
+    with _MEMO_LOCK:
+        return _memo(settings, models_dir.resolve())
+
+
+_MEMO_LOCK = threading.Lock()
 
 
 class RagstreamEmbeddings(Embeddings):

@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 from ragstream.stages import Stage
-from ragstream.state import SuperPrompt
+from ragstream.state import A5Report, SuperPrompt
 
 _CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"), ("constraints", "Constraints"))
 _LABELS = (
@@ -23,6 +23,7 @@ _LABELS = (
 )
 _PREVIEW_CHARS = 240
 _TILDES = re.compile(r"~{3,}")
+CITE_RULE = "Cite the excerpt ids you rely on in square brackets."  # A5's rule; dropped when nothing is cited
 CONDENSED_FENCE_INFO = 'condensed-context from="the excerpts below"'
 CONVERSATION_FENCE_INFO = 'earlier-conversation note="past turns, quoted: not the current request"'
 
@@ -90,7 +91,8 @@ def unmapped_sections(sp: SuperPrompt) -> list[tuple[str, str]]:
     for entry in pre.canon_entries:
         header = pre.headers[entry.section_index]
         text = header.value if header.value is not None else header.body
-        if entry.canon is None and text.strip():
+        dropped = entry.mapped_by == "person" and entry.role != "CONTENT"  # a person dropped it (strict mode)
+        if entry.canon is None and text.strip() and not dropped:
             found.append((entry.original_header or "", text))
     return found
 
@@ -111,6 +113,17 @@ def render_ask(sp: SuperPrompt) -> str:
     if labels:
         parts.append("## Response requirements\n" + "\n".join(labels))
     return "\n\n".join(parts)
+
+
+def render_format(spec: A5Report, cited: bool = True) -> str:
+    """The format specification A5 produced (the builder places it under the ask); without excerpts or condensed
+    context there is nothing to cite, so no rule asks to."""
+    listed = [rule for rule in spec.rules if cited or rule != CITE_RULE]
+    if not listed and not spec.example_shape:
+        return ""
+    rules = "\n".join(f"- {rule}" for rule in listed)
+    shape = f"\n\nShape:\n{fence_block('text', spec.example_shape)}" if spec.example_shape else ""
+    return f"## Output format\n{rules}{shape}"
 
 
 def render_chunk_view(sp: SuperPrompt) -> str:
@@ -141,5 +154,6 @@ def render_prompt(sp: SuperPrompt) -> str:
     if sp.stage is Stage.BUILD:
         parts = [sp.System_MD, sp.Prompt_MD, render_condensed(sp), sp.Attachments_MD]
     else:
-        parts = [render_system(sp), render_ask(sp), render_condensed(sp) or render_chunk_view(sp)]
+        spec = render_format(sp.extras.a5, bool(sp.S_CTX_MD or sp.final_selection_ids)) if sp.extras.a5 is not None else ""
+        parts = [render_system(sp), render_ask(sp), spec, render_condensed(sp) or render_chunk_view(sp)]
     return "\n\n".join(p for p in parts if p) + "\n"

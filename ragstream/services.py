@@ -16,7 +16,7 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
-from ragstream.embedding import Embedder, get_embedder
+from ragstream.embedding import Embedder, query_embedder
 from ragstream.context.budget import ContextBudget
 from ragstream.context.memory import LOCAL_USER, ConversationMemory, local_store
 from ragstream.preprocessing import HeaderMapper
@@ -52,18 +52,22 @@ class Services:
 
     @property
     def embedder(self) -> Embedder:
-        return get_embedder(self.settings.embedding, self.settings.models_dir)
+        return query_embedder(self.settings.embedding, self.settings.models_dir)
 
     @cached_property
     def chunker(self) -> Chunker:
         return Chunker.from_settings(self.settings)
 
     @cached_property
+    def header_cache(self) -> HeaderMappingCache:
+        """Agent 00's accepted mappings and a person's strict-mode decisions."""
+        return HeaderMappingCache(self.settings.cache_dir / "agent00_header_map.json")
+
+    @cached_property
     def header_mapper(self) -> HeaderMapper | None:
         if not self.settings.preprocessing.use_agent00:
             return None
-        cache = HeaderMappingCache(self.settings.cache_dir / "agent00_header_map.json")
-        return Agent00HeaderMapper(self.runner, cache)
+        return Agent00HeaderMapper(self.runner, self.header_cache)
 
     @cached_property
     def budget(self) -> ContextBudget:

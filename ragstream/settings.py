@@ -45,6 +45,7 @@ class EmbeddingSettings(BaseModel):
     max_input_tokens: int = Field(gt=8)
     batch_size: int = Field(gt=0)
     threads: int = Field(default=2, gt=0)
+    memo_entries: int = Field(default=4096, ge=0)  # vectors of recent query-time texts kept per process (0: none)
 
 
 class PreprocessingSettings(BaseModel):

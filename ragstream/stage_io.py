@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
-from ragstream.stages import validate_skip
+from ragstream.stages import pause_points, validate_skip
 from ragstream.state import Report
 
 if TYPE_CHECKING:
@@ -49,6 +49,10 @@ class RunOptions(BaseModel):
     web_search: bool | None = Field(None, description="Also ask the configured web-search server (`tools.web_search`); unset: as configured.")
     manual: bool = Field(False, description="A single stage run by hand (may start without a project).")
     send: bool = Field(False, description="After the build, answer the prompt with the configured LLM and its critic.")
+    pause_after: Literal["a4", "none", "all"] | list[str] = Field(
+        "a4", description="Where an auto run stops at the review interrupt: `a4` (after the Condenser), `none`, `all`, or stage names."
+    )
+    strict: bool = Field(False, description="Headers PreProcessing cannot map interrupt the run until a person decides them.")
     _services: Services | None = PrivateAttr(None)
 
     def __init__(self, services: Services | None = None, **values: Any) -> None:
@@ -68,6 +72,17 @@ class RunOptions(BaseModel):
         if value is not None and value not in Strategy.__members__:
             raise InputError(f"unknown retrieval strategy {value!r}: use one of {list(Strategy.__members__)}")
         return value
+
+    @field_validator("pause_after", mode="after")
+    @classmethod
+    def _pause_points(cls, value: str | list[str]) -> str | list[str]:
+        pause_points(value)
+        return value
+
+    @property
+    def pauses(self) -> list[str]:
+        """The stages an auto run stops after for review (none in a manual step, which ends anyway)."""
+        return [] if self.manual else pause_points(self.pause_after)
 
     @field_validator("skip", mode="after")
     @classmethod

@@ -81,18 +81,22 @@ REGISTRY: tuple[StageSpec, ...] = (
 )
 SPECS: dict[str, StageSpec] = {spec.name: spec for spec in REGISTRY}
 
-# The values of `SuperPrompt.stage`: "raw" (nothing run yet), then one member per registered stage.
-Stage = Enum("Stage", [("RAW", "raw"), *((spec.name.upper(), spec.name) for spec in REGISTRY)], type=str)
-Stage.__doc__ = "Pipeline stages in their legal order; the value is the stage's one name."
-# Names an earlier version used for three stages: checkpoints and callers using them still work.
-LEGACY_NAMES = {"preprocessed": "preprocess", "reranked": "rerank", "reranker": "rerank", "built": "build"}
+# The values of `SuperPrompt.stage` are the seed's names: "raw" (nothing run yet), then one per registered
+# stage, past tense where the seed says so. A member's `node` is its stage's one short name (the graph node,
+# the CLI choice, the extras field); those names, and an earlier spelling, still read as the member.
+SEED_NAMES = {"preprocess": "preprocessed", "rerank": "reranked", "build": "built"}
+Stage = Enum("Stage", [("RAW", "raw"), *((spec.name.upper(), SEED_NAMES.get(spec.name, spec.name)) for spec in REGISTRY)],
+             type=str)
+Stage.__doc__ = "Pipeline stages in their legal order; the value is the state's name, `node` the stage's short name."
+LEGACY_NAMES = {**SEED_NAMES, "reranker": "reranked"}  # names checkpoints and callers used, to the state's names
 Stage._missing_ = classmethod(  # type: ignore[method-assign]
     lambda cls, value: cls(LEGACY_NAMES[value]) if isinstance(value, str) and value in LEGACY_NAMES else None
 )
+Stage.node = property(lambda self: self.name.lower())  # type: ignore[attr-defined]
 ORDER: tuple[Stage, ...] = tuple(Stage)
 NAMES: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
 SKIPPABLE: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.skippable)
-SELECTING: tuple[str, ...] = tuple(spec.name for spec in REGISTRY if spec.selects)
+SELECTING: tuple[str, ...] = tuple(Stage(spec.name).value for spec in REGISTRY if spec.selects)  # views_by_stage keys
 
 
 def rank(stage: Stage | str) -> int:
@@ -111,7 +115,7 @@ def stage_named(name: str) -> Stage:
 
 
 def spec_of(stage: Stage | str) -> StageSpec:
-    return SPECS[Stage(stage).value]
+    return SPECS[Stage(stage).node]
 
 
 def previous(stage: Stage) -> Stage:
@@ -158,7 +162,7 @@ def check_stage_allowed(sp: SuperPrompt, target: Stage) -> None:
     """Raise StageOrderError when `target` may not run on `sp`."""
     blocker = stage_blocker(sp, target)
     if blocker is not None:
-        raise StageOrderError(target.value, sp.stage.value, blocker)
+        raise StageOrderError(target.node, sp.stage.value, blocker)
 
 
 def allowed_stages(sp: SuperPrompt) -> list[Stage]:
@@ -169,14 +173,38 @@ def allowed_stages(sp: SuperPrompt) -> list[Stage]:
 def next_stage(frontier: Stage, skip: frozenset[str] | set[str] = frozenset()) -> Stage | None:
     """Where an auto run goes after `frontier`: the next stage not skipped, None when done."""
     for stage in ORDER[rank(frontier) + 1 :]:
-        if stage.value not in skip:
+        if stage.node not in skip:
             return stage
     return None
 
 
+def successors(stage: Stage) -> list[Stage]:
+    """The stages an auto run may go to right after `stage`: its successor, and the later stages reachable
+    by skipping skippable stages in a legal skip set (the edges the graph draws)."""
+    found = []
+    for target in ORDER[rank(stage) + 1 :]:
+        between = [s.node for s in ORDER[rank(stage) + 1 : rank(target)]]
+        if not set(between) <= SKIPPABLE:
+            break
+        try:
+            validate_skip(between)
+        except InputError:
+            continue
+        found.append(target)
+    return found
+
+
+def _node_name(name: str) -> str:
+    """The short name of a stage given by any of its names (unchanged when it names no stage)."""
+    try:
+        return Stage(name).node
+    except ValueError:
+        return name
+
+
 def validate_skip(skip: list[str] | tuple[str, ...]) -> list[str]:
     """Skip options: only skippable stages, and never both stages A4 can follow."""
-    names = [LEGACY_NAMES.get(s, s) for s in skip]
+    names = [_node_name(s) for s in skip]
     unknown = sorted(set(names) - SKIPPABLE)
     if unknown:
         raise InputError(f"cannot skip {unknown}: only {sorted(SKIPPABLE)} may be skipped")
@@ -191,7 +219,7 @@ PAUSE_POLICIES = ("a4", "none", "all")
 def pause_points(policy: str | list[str] | tuple[str, ...]) -> list[str]:
     """`a4` (default): pause after the Condenser; `all`: after every stage; `none`; or stage names."""
     if isinstance(policy, (list, tuple)):
-        return [stage_named(name).value for name in policy]
+        return [stage_named(name).node for name in policy]
     if policy not in PAUSE_POLICIES:
         raise InputError(f"pause_after must be one of {PAUSE_POLICIES} or a list of stages, not {policy!r}")
     return {"a4": ["a4"], "none": [], "all": list(NAMES)}[policy]

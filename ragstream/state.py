@@ -38,7 +38,8 @@ class Span(BaseModel):
 
 PromptFormat = Literal["plain", "markdown", "json"]
 Role = Literal["META", "CONTENT", "UNKNOWN"]
-SegmentNote = Literal["KEPT_CONTENT", "DROPPED_META", "DROPPED_EMPTY", "UNDECIDED", "KEPT_UNDECIDED"]
+SegmentNote = Literal["KEPT_CONTENT", "DROPPED_META", "DROPPED_EMPTY", "UNDECIDED", "KEPT_UNDECIDED", "KEPT_BY_PERSON",
+                      "DROPPED_BY_PERSON"]
 
 
 class Header(BaseModel):
@@ -64,7 +65,7 @@ class CanonEntry(BaseModel):
     normalized: str
     canon: str | None
     role: Role
-    mapped_by: Literal["alias", "agent00", "preamble", "plain_text", "task_fallback", "user_role", "none"]
+    mapped_by: Literal["alias", "agent00", "person", "preamble", "plain_text", "task_fallback", "user_role", "none"]
     body_span: Span
 
 
@@ -309,6 +310,7 @@ class PreprocessReport(Report):
     must_headers: dict[str, str] = Field(default_factory=dict)
     normalized_map: dict[str, str] = Field(default_factory=dict)
     unknown_headers: list[str] = Field(default_factory=list)
+    decisions: dict[str, str] = Field(default_factory=dict)  # header -> canon, "keep" or "drop", as a person decided
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
     secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only
@@ -560,7 +562,7 @@ class SuperPrompt(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _legacy_views(cls, data: Any) -> Any:
-        """Views keyed by an earlier stage name ('reranked') move to the stage's one name."""
+        """Views keyed by another name of their stage ('rerank', as an earlier version wrote) move to the state's name."""
         if isinstance(data, dict) and isinstance(data.get("views_by_stage"), dict):
             views = data["views_by_stage"]
             if any(k in LEGACY_NAMES for k in views):

@@ -56,7 +56,7 @@ def test_a2_rerun_after_later_stages_keeps_retrieval(openai_settings: Settings, 
         "stage": Stage.A4,
         "history_of_stages": [Stage.PREPROCESS, Stage.RETRIEVAL, Stage.RERANK, Stage.A3, Stage.A4],
         "base_context_chunks": [chunk],
-        "views_by_stage": {"retrieval": ["c1"], "rerank": ["c1"], "a3": ["c1"], "a4": ["c1"]},
+        "views_by_stage": {"retrieval": ["c1"], "reranked": ["c1"], "a3": ["c1"], "a4": ["c1"]},
         "final_selection_ids": ["c1"],
         "S_CTX_MD": "- fact [c1]",
     })

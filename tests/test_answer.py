@@ -50,7 +50,7 @@ def test_graph_stream_carries_the_answer_tokens_and_the_critic_loops_once(llm) -
     server, settings = llm
     graph = build_graph(memory_checkpointer())
     cfg = {"configurable": {"thread_id": "a"}}
-    context = RunOptions(project="demo", send=True, services=Services(settings))
+    context = RunOptions(project="demo", send=True, pause_after="none", services=Services(settings))
     tokens, nodes = [], []
     for mode, data in graph.stream({"prompt": PROMPT}, cfg, context=context, stream_mode=["messages", "updates"]):
         if mode == "messages":
@@ -74,7 +74,7 @@ def test_controller_run_with_send_is_the_same_path(llm) -> None:
     ctl.select_project("demo")
     tokens: list[str] = []
     sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none", "send": True}, on_token=tokens.append)
-    assert sp.stage.value == "build" and sp.answer is not None and sp.answer.accepted
+    assert sp.stage.value == "built" and sp.answer is not None and sp.answer.accepted
     assert "".join(tokens).endswith(sp.answer.text)
     assert ctl.services.memory.turns("demo")[-1].answer == sp.answer.text
     rebuilt = ctl.build_prompt()

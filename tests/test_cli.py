@@ -30,7 +30,7 @@ def test_preprocess_json_from_file(tmp_path: Path) -> None:
     out = _run("preprocess", "--file", str(prompt), "--json", "--include-undecided", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     sp = json.loads(out.stdout)
-    assert sp["stage"] == "preprocess"
+    assert sp["stage"] == "preprocessed"
     assert sp["body"]["task"] == "ship it"
     assert [s["source_note"] for s in sp["preprocessing"]["segments"]] == ["KEPT_CONTENT", "KEPT_UNDECIDED"]
 
@@ -76,7 +76,7 @@ def test_a2_after_preprocess_through_a_pipe(tmp_path: Path) -> None:
     )
     assert a2.returncode == 0, a2.stderr
     sp = json.loads(a2.stdout)
-    assert sp["stage"] == "a2" and sp["history_of_stages"] == ["preprocess", "a2"]
+    assert sp["stage"] == "a2" and sp["history_of_stages"] == ["preprocessed", "a2"]
     assert sp["extras"]["a2"]["provider"] == "local"
 
 
@@ -93,7 +93,7 @@ def test_demo_is_the_main_job_offline(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "sample: 6 files seen, 6 added" in out.stderr
-    assert "stage build" in out.stderr
+    assert "stage built" in out.stderr
     assert out.stdout.startswith("## System")
     assert '~~~~excerpt source="' in out.stdout and "## Condensed context" in out.stdout
     assert '~~~~excerpt source="retrieval.md"' in out.stdout  # the document that answers the demo's prompt
@@ -117,13 +117,13 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     assert as_json.returncode == 0, as_json.stderr
     printed = json.loads(as_json.stdout)
     meta = printed["run_metadata"]
-    assert printed["thread_id"] == meta["trace_id"] == "j1" and meta["stage"] == "build"
+    assert printed["thread_id"] == meta["trace_id"] == "j1" and meta["stage"] == "built"
     assert meta["retrieval"]["candidates"] > 0 and printed["prompt_ready"].startswith("## System")
     trace = _run("--data-dir", data, "trace", "--thread", "j1", cwd=tmp_path)
-    assert trace.returncode == 0 and "run: trace j1, project demo, stage build" in trace.stdout
+    assert trace.returncode == 0 and "run: trace j1, project demo, stage built" in trace.stdout
     assert json.loads(_run("--data-dir", data, "trace", "--thread", "j1", "--metadata", cwd=tmp_path).stdout) == meta
     history = _run("--data-dir", data, "history", "--thread", "t1", cwd=tmp_path)
-    assert history.returncode == 0 and "stage build" in history.stdout and "stage a4" in history.stdout
+    assert history.returncode == 0 and "stage built" in history.stdout and "stage a4" in history.stdout
 
     step = _run("--data-dir", data, "step", "preprocess", "# Task\nWhat does ingestion skip?", "--thread", "t2",
                 "--project", "demo", cwd=tmp_path)
@@ -136,6 +136,21 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     nothing = _run("--data-dir", data, "resume", "--thread", "t-none", cwd=tmp_path)
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
 
+    strict = "# Task\nHow are chunks fenced?\n# Zorblat notes\nQUUXLINE fences use tildes.\n"
+    waits = _run("--data-dir", data, "run", strict, "--project", "demo", "--thread", "s1", "--strict", cwd=tmp_path)
+    assert waits.returncode == 2 and "'Zorblat notes' waits for a decision" in waits.stderr
+    assert "ragstream resume --thread s1 --decide 'Zorblat notes=<" in waits.stderr
+    decided = _run("--data-dir", data, "resume", "--thread", "s1", "--decide", "Zorblat notes=keep", cwd=tmp_path)
+    assert decided.returncode == 0, decided.stderr
+    assert "stage a4, paused before ['review']" in decided.stderr  # the decision applied, the run went on to the review
+    reviewed = _run("--data-dir", data, "resume", "--thread", "s1", cwd=tmp_path)
+    assert reviewed.returncode == 0 and "stage built" in reviewed.stderr
+    assert "### Zorblat notes\nQUUXLINE" in reviewed.stdout  # kept as an additional section
+    again = _run("--data-dir", data, "run", strict, "--project", "demo", "--thread", "s2", "--strict", cwd=tmp_path)
+    assert again.returncode == 0 and "stage built" in again.stderr  # not asked again
+    inline = _run("--data-dir", data, "run", strict.replace("Zorblat", "Blorp"), "--project", "demo", "--strict",
+                  "--decide", "Blorp notes=drop", cwd=tmp_path)
+    assert inline.returncode == 0 and "stage built" in inline.stderr and "QUUXLINE" not in inline.stdout
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     """`ragstream ... | head`: the reader leaves early; no traceback, just the end of the command."""

@@ -35,7 +35,7 @@ def test_eight_pipelines_at_once_on_one_sqlite_file(indexed: Settings, tmp_path:
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(run, range(8)))
     for i, sp in results:
-        assert sp.stage.value == "build"
+        assert sp.stage.value == "built"
         assert sp.raw_prompt.endswith(f"(request {i}).")
         assert f"(request {i})" in sp.prompt_ready
         assert all(f"(request {j})" not in sp.prompt_ready for j in range(8) if j != i)

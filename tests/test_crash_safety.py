@@ -130,9 +130,9 @@ def test_kill_9_pipeline_then_resume_gives_the_same_prompt(indexed: Settings, tm
         ctl.config["pause_after"] = "none"
         if ctl.paused_before:
             sp = ctl.resume()
-        elif ctl.sp.stage.value == "build":
+        elif ctl.sp.stage.value == "built":
             sp = ctl.sp
         else:
             sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
-        assert sp.stage.value == "build"
+        assert sp.stage.value == "built"
         assert sp.prompt_ready == expected

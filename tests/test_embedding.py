@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragstream.embedding import OnnxEmbedder, TorchEmbedder, get_embedder
+from ragstream.embedding import MemoEmbedder, OnnxEmbedder, TorchEmbedder, get_embedder, query_embedder
 from ragstream.model_files import resolve_model_dir
 from ragstream.onnx_model import ensure_model
 from ragstream.settings import Settings
@@ -50,6 +50,36 @@ def test_batching_changes_no_vector(backend: str, base_settings: Settings) -> No
     assert np.allclose(together, alone, atol=1e-5)
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
     assert embedder.embed([]).shape == (0, embedder.dimension)
+
+
+class Counting:
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.texts = inner, 0
+        self.dimension = inner.dimension
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
+def test_the_query_memo_gives_the_embedders_vectors_and_forgets_the_oldest(base_settings: Settings) -> None:
+    real = get_embedder(base_settings.embedding, base_settings.models_dir)
+    counting = Counting(real)
+    memo = MemoEmbedder(counting, entries=3)
+    first = memo.embed(SAMPLE[:2])
+    again = memo.embed([SAMPLE[1], SAMPLE[0], SAMPLE[1]])
+    assert counting.texts == 2  # the repeat embedded nothing
+    assert np.array_equal(again, first[[1, 0, 1]])
+    assert np.allclose(again, real.embed([SAMPLE[1], SAMPLE[0], SAMPLE[1]]), atol=1e-6)
+    assert np.array_equal(memo.embed_together(SAMPLE[:2]), first)
+    memo.embed(SAMPLE[2:])  # three new texts: the two old ones are forgotten
+    assert counting.texts == 5
+    memo.embed([SAMPLE[0]])
+    assert counting.texts == 6
+    assert memo.embed([]).shape == (0, real.dimension)
+    assert isinstance(query_embedder(base_settings.embedding, base_settings.models_dir), MemoEmbedder)
 
 
 @pytest.mark.slow  # two processes load torch and export

@@ -70,8 +70,8 @@ def test_a_prompt_that_is_not_text_is_an_input_error_and_the_paused_thread_still
         graph.invoke({"prompt": prompt}, cfg, context=context)
     assert graph.get_state(cfg).values["stage"] == "a4"  # readable, and the review is still there
     graph.update_state(cfg, None, as_node="__end__")
-    final = graph.invoke({"prompt": PROMPT}, cfg, context=context)
-    assert final["stage"] == "build"
+    final = graph.invoke({"prompt": PROMPT}, cfg, context=RunOptions(project="demo", pause_after="none", services=services))
+    assert final["stage"] == "built"
 
 
 def test_one_retry_layer_a_failing_call_never_repeats_the_calls_that_succeeded(openai_on_indexed) -> None:

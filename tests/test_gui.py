@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ragstream.settings import Settings
+from ragstream.stages import Stage
 from tests.fixtures_docs import SAMPLE
 
 APP = Path(__file__).resolve().parents[1] / "ragstream" / "app" / "ui_streamlit.py"
@@ -38,9 +40,9 @@ def test_full_manual_run(indexed: Settings, monkeypatch) -> None:
     for stage in STAGES:
         _button(at, f"stage_{stage}").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
-        assert any(s.value == f"SuperPrompt - stage: {stage}" for s in at.subheader)
+        assert any(s.value == f"SuperPrompt - stage: {Stage(stage).value}" for s in at.subheader)
     ctl = at.session_state["controller"]
-    assert ctl.sp.stage.value == "build"
+    assert ctl.sp.stage.value == "built"
     assert _prompt_view(at) == ctl.sp.prompt_ready.rstrip("\n")
     assert '~~~~excerpt source="' in _prompt_view(at)
     assert at.get("download_button")
@@ -51,14 +53,48 @@ def test_run_all_pauses_for_review_and_the_edit_reaches_the_prompt(indexed: Sett
     at.text_area(key="prompt").input(PROMPT).run()
     _button(at, "run_all").click().run()
     ctl = at.session_state["controller"]
-    assert ctl.sp.stage.value == "a4" and ctl.paused_before == ["a5"]
+    assert ctl.sp.stage.value == "a4" and ctl.paused_before == ["review"]
     assert not _button(at, "continue").disabled
     original = ctl.sp.S_CTX_MD
     at.text_area(key="sctx_edit").input("### Facts\n- EDITED IN THE GUI").run()
     _button(at, "continue").click().run()
     assert not at.exception
-    assert ctl.sp.stage.value == "build"
+    assert ctl.sp.stage.value == "built"
     assert "EDITED IN THE GUI" in _prompt_view(at) and original not in _prompt_view(at)
+
+
+def test_the_review_form_unticks_a_chunk_and_sets_a_label(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    at.text_area(key="prompt").input(PROMPT).run()
+    _button(at, "run_all").click().run()
+    ctl = at.session_state["controller"]
+    chunks = ctl.waiting["chunks"]
+    boxes = [at.checkbox(key=f"keep_{c['id']}") for c in chunks]
+    assert len(boxes) > 1 and all(box.value for box in boxes)
+    dropped = chunks[0]["id"]
+    at.checkbox(key=f"keep_{dropped}").uncheck().run()
+    tone = at.selectbox(key="label_tone")
+    assert "formal" in tone.options
+    tone.select("formal").run()
+    _button(at, "continue").click().run()
+    assert not at.exception and ctl.sp.stage.value == "built"
+    final = _prompt_view(at)
+    assert f'chunk="{dropped}"' not in final and final.count("excerpt source=") == len(chunks) - 1
+    assert "- Tone: formal" in final and ctl.waiting is None
+
+
+def test_strict_toggle_asks_about_an_unknown_header_and_the_choice_applies(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    at.toggle(key="strict").set_value(True).run()
+    header = f"Gizmo {uuid.uuid4().hex[:6]}"
+    at.text_area(key="prompt").input(f"# Task\nHow are chunks fenced?\n# {header}\nQUUXLINE tildes.\n").run()
+    _button(at, "run_all").click().run()
+    ctl = at.session_state["controller"]
+    assert ctl.waiting["kind"] == "headers" and ctl.sp.stage.value == "preprocessed"
+    at.selectbox(key="decide_0").select("CONTEXT").run()
+    _button(at, "decide").click().run()
+    assert not at.exception and ctl.waiting["kind"] == "review"  # decided, the run went on to the review
+    assert "## Context\nQUUXLINE" in ctl.sp.prompt_ready
 
 
 def test_illegal_stage_buttons_are_disabled_and_the_controller_still_refuses(indexed: Settings, monkeypatch) -> None:

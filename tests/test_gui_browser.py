@@ -38,8 +38,12 @@ def streamlit_url(indexed: Settings, tmp_path: Path):
     proc.wait(timeout=20)
 
 
+LAPTOP = {"width": 1366, "height": 768}  # a common laptop window
+OVERFLOWING = "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_run_all_edit_at_pause_continue_in_a_real_browser(streamlit_url: str, tmp_path: Path) -> None:
+def test_review_form_at_laptop_width_in_a_real_browser(streamlit_url: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
@@ -47,22 +51,39 @@ def test_run_all_edit_at_pause_continue_in_a_real_browser(streamlit_url: str, tm
             executable_path=CHROMIUM,
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
         )
-        page = browser.new_page(viewport={"width": 1400, "height": 2200})
+        page = browser.new_page(viewport=LAPTOP)
         page.set_default_timeout(180_000)
         page.goto(streamlit_url)
         prompt = page.get_by_label("Prompt", exact=True)
         prompt.fill(PROMPT)
         prompt.press("Control+Enter")
+        expect(page.get_by_role("button", name="Prompt Builder")).to_be_visible()
+        labels = page.locator("[data-testid='stBaseButton-secondary'] p").evaluate_all(OVERFLOWING)
+        assert labels == []  # every stage button shows its whole label
         page.get_by_role("button", name="Run all").click()
         review = page.get_by_label("Condensed context (editable)")
         expect(review).to_be_visible(timeout=180_000)
+        boxes = page.locator("label:has(input[type='checkbox']:not([role='switch']))")  # the keep boxes
+        assert boxes.count() > 1
+        boxes.first.click()  # untick the first chunk
+        expect(boxes.first.locator("input")).not_to_be_checked()
+        assert page.locator("h1").count() == 1  # only the title: document previews show as text, never as Markdown
+        boxes.first.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "review.png"))
         review.fill("### Facts\n- EDITED IN A REAL BROWSER")
         review.press("Control+Enter")
         page.get_by_role("button", name="Continue").click()
-        expect(page.get_by_text("SuperPrompt - stage: build")).to_be_visible(timeout=180_000)
-        final = page.locator("code").first.inner_text()
-        page.screenshot(path=str(tmp_path / "final_prompt.png"), full_page=True)
+        expect(page.get_by_text("SuperPrompt - stage: built")).to_be_visible(timeout=180_000)
+        code = page.locator("[data-testid='stCode'] pre").first
+        final = code.inner_text()
+        wrapped = code.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+        page.get_by_text("## Source excerpts").scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "final_prompt.png"))
         browser.close()
-    assert "EDITED IN A REAL BROWSER" in final
-    assert 'excerpt source="' in final
+    shots = os.environ.get("RAGSTREAM_SCREENSHOTS")
+    if shots:  # keep them to look at
+        for name in ("review.png", "final_prompt.png"):
+            shutil.copy(tmp_path / name, Path(shots) / name)
+    assert wrapped  # the final prompt box wraps its long lines at laptop width
+    assert "EDITED IN A REAL BROWSER" in final and 'excerpt source="' in final
     assert (tmp_path / "final_prompt.png").stat().st_size > 10_000

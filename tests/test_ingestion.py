@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.errors import ProjectError
+from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.ingestion.manifest import Manifest
 from ragstream.ingestion.snapshot import load_snapshot
@@ -189,3 +189,32 @@ def test_a_changed_cutting_rule_in_code_rechunks_every_file(settings: Settings, 
     finally:
         manager_module.cutting_rules_version.cache_clear()
     assert again.chunks_written == first.chunks_written and again.generation > first.generation
+
+
+def test_a_failed_store_write_commits_nothing_and_the_next_ingest_repairs(settings: Settings, project: Path, monkeypatch) -> None:
+    """Chroma writes run beside the next batch's embedding: a failing one still stops the ingest before the commit."""
+    from ragstream.ingestion.manager import EMBED_BATCH
+    from ragstream.ingestion.store import ChromaStore
+
+    manager = IngestionManager(settings)
+    first = manager.ingest("demo")
+    words = " ".join(f"word{i}" for i in range(200))
+    (project / "long.md").write_text("\n\n".join(f"## Part {i}\n\n{words}" for i in range(EMBED_BATCH + 8)), encoding="utf-8")
+    real_upsert, calls = ChromaStore.upsert, []
+
+    def failing_second(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise ValueError("disk full")
+        return real_upsert(self, *args, **kwargs)
+
+    monkeypatch.setattr(ChromaStore, "upsert", failing_second)
+    with pytest.raises(IngestionError, match="disk full"):
+        manager.ingest("demo")
+    monkeypatch.undo()
+    assert Manifest.load(project_paths(settings, "demo").manifest_path).generation == first.generation  # not committed
+
+    stats = manager.ingest("demo")
+    ids, manifest = _state(settings, manager)
+    assert stats.added == 1 and ids == manifest.chunk_ids()
+    assert {"read", "cut", "embed", "store", "index"} <= set(stats.phases)

@@ -1,11 +1,13 @@
-"""`langgraph dev` serves the graph; the LangGraph SDK drives it to the A4 pause, edits, resumes, and
-sees real errors for bad input while the thread stays as it was. The server runs with strict msgpack."""
+"""`langgraph dev` serves the graph; the LangGraph SDK drives it to the review interrupt after A4, answers
+it with `Command(resume=...)`, and sees real errors for bad input and bad answers while the thread stays as
+it was. The server runs with strict msgpack."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,26 +78,87 @@ def server(server_process: Server) -> str:
     return server_process.url
 
 
-def test_sdk_runs_to_pause_edits_and_resumes(server: str) -> None:
-    client = _client(server)
-    thread = client.threads.create()
-    tid = thread["thread_id"]
-    client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo"})
+def _review(client, tid: str) -> dict:
     state = client.threads.get_state(tid)
-    assert state["next"] == ["a5"]
-    assert state["values"]["stage"] == "a4"
-    original = state["values"]["S_CTX_MD"]
-    assert "### Facts" in original
+    assert state["next"] == ["review"]
+    assert len(state["interrupts"]) == 1
+    return state["interrupts"][0]["value"]
 
-    client.threads.update_state(tid, {"S_CTX_MD": "### Facts\n- EDITED THROUGH THE SDK"}, as_node="a4")
-    client.runs.wait(tid, "ragstream", input=None, context={"project": "demo"})
-    final = client.threads.get_state(tid)["values"]
-    assert final["stage"] == "build"
-    assert "EDITED THROUGH THE SDK" in final["prompt_ready"]
-    assert original not in final["prompt_ready"]
-    assert final["history_of_stages"].count("a4") == 1
-    meta = RunMetadata.model_validate(final["run_metadata"])  # the SDK reads the same typed record
-    assert meta.trace_id == tid and meta.stage == "build" and meta.retrieval is not None and "excerpts" in meta.context_budget
+
+def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resumes(server: str) -> None:
+    client = _client(server)
+    tid = client.threads.create()["thread_id"]
+    context = {"project": "demo"}
+    client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context=context)
+    review = _review(client, tid)
+    assert review["kind"] == "review" and review["after"] == "a4"
+    chunks = review["chunks"]
+    assert len(chunks) > 1 and all(c["source"] and c["preview"] for c in chunks)
+    assert review["S_CTX_MD"] == client.threads.get_state(tid)["values"]["S_CTX_MD"]
+    keep = chunks[1]["id"]
+    edited = f"### Facts\n- EDITED THROUGH THE SDK [{keep}]"
+
+    for bad, message in (({"final_selection_ids": [keep, "nowhere.md@0123456789#0"]}, "unknown chunk ids"),
+                         ({"S_CTX_MD": 42}, "S_CTX_MD"), ({"stage": "build"}, "cannot be edited")):
+        with pytest.raises(Exception) as info:
+            client.runs.wait(tid, "ragstream", command={"resume": bad}, context=context)
+        assert "InputError" in str(info.value) and message in str(info.value), str(info.value)
+        assert _review(client, tid)["chunks"] == chunks  # refused: the review still waits, unchanged
+
+    client.runs.wait(tid, "ragstream", command={"resume": {"final_selection_ids": [keep], "S_CTX_MD": edited}},
+                     context=context)
+    final = client.threads.get_state(tid)
+    values = final["values"]
+    assert final["next"] == [] and values["stage"] == "built"
+    assert values["final_selection_ids"] == [keep]
+    assert values["prompt_ready"].count("excerpt source=") == 1 and f'chunk="{keep}"' in values["prompt_ready"]
+    assert "EDITED THROUGH THE SDK" in values["prompt_ready"]
+    assert values["history_of_stages"].count("a4") == 1
+    assert [(e["stage"], e["fields"]) for e in values["extras"]["edits"]] == [("a4", ["S_CTX_MD", "final_selection_ids"])]
+    meta = RunMetadata.model_validate(values["run_metadata"])  # the SDK reads the same typed record
+    assert meta.trace_id == tid and meta.stage == "built" and meta.retrieval is not None and "excerpts" in meta.context_budget
+
+
+def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
+    client = _client(server)
+    tid = client.threads.create()["thread_id"]
+    client.runs.wait(tid, "ragstream", input={"prompt": PROMPT}, context={"project": "demo"})
+    before = _values(client, tid)
+    for forged in ({"stage": "build", "prompt_ready": "FORGED"}, {"final_selection_ids": []}):
+        with pytest.raises(Exception) as info:
+            client.threads.update_state(tid, forged, as_node="a4")
+        assert "cannot be written directly" in str(info.value), str(info.value)
+    assert _values(client, tid) == before
+    client.runs.wait(tid, "ragstream", command={"resume": {"accept": True}}, context={"project": "demo"})
+    assert client.threads.get_state(tid)["values"]["stage"] == "built"
+
+
+def test_sdk_strict_mode_asks_about_an_unknown_header_once(server: str) -> None:
+    client = _client(server)
+    header = f"Zorblat {uuid.uuid4().hex[:6]}"
+    prompt = f"# Task\nHow are changed documents re-embedded?\n# {header}\nQUUXLINE the manifest keeps each sha256.\n"
+    context = {"project": "demo", "strict": True, "pause_after": "none"}
+    tid = client.threads.create()["thread_id"]
+    client.runs.wait(tid, "ragstream", input={"prompt": prompt}, context=context)
+    state = client.threads.get_state(tid)
+    assert state["next"] == ["decide_headers"] and state["values"]["stage"] == "preprocessed"
+    question = state["interrupts"][0]["value"]
+    assert question["kind"] == "headers" and [h["header"] for h in question["headers"]] == [header]
+    assert question["headers"][0]["preview"].startswith("QUUXLINE") and "keep" in question["headers"][0]["choices"]
+    with pytest.raises(Exception) as info:
+        client.runs.wait(tid, "ragstream", command={"resume": {"decisions": {header: "BOGUS"}}}, context=context)
+    assert "InputError" in str(info.value) and "unknown choices" in str(info.value)
+    assert client.threads.get_state(tid)["interrupts"][0]["value"] == question  # still waiting
+
+    client.runs.wait(tid, "ragstream", command={"resume": {"decisions": {header: "CONTEXT"}}}, context=context)
+    values = client.threads.get_state(tid)["values"]
+    assert values["stage"] == "built" and "## Context\nQUUXLINE" in values["prompt_ready"]
+    assert values["extras"]["preprocess"]["decisions"] == {header: "CONTEXT"}
+
+    again = client.threads.create()["thread_id"]
+    client.runs.wait(again, "ragstream", input={"prompt": prompt}, context=context)
+    state = client.threads.get_state(again)
+    assert state["next"] == [] and state["values"]["stage"] == "built"  # not asked again
 
 
 def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
@@ -145,11 +208,12 @@ def test_a_bad_run_shows_its_error_and_leaves_the_thread_as_it_was(bad: str, pau
         client.runs.wait(tid, "ragstream", input=graph_input, context=bad_context)
     assert info.value.response.status_code == 422 and message in info.value.response.text, info.value.response.text
     assert _values(client, tid) == before  # no stage ran, nothing was overwritten
-    if paused:  # the review is still there: edit it and finish the run
-        client.threads.update_state(tid, {"S_CTX_MD": "### Facts\n- EDITED AFTER A FAILED RUN"}, as_node="a4")
-        client.runs.wait(tid, "ragstream", input=None, context=context)
+    if paused:  # the review still waits: answer it and the run finishes as answered
+        assert _review(client, tid)["after"] == "a4"
+        client.runs.wait(tid, "ragstream", command={"resume": {"S_CTX_MD": "### Facts\n- EDITED AFTER A FAILED RUN"}},
+                         context=context)
         final = client.threads.get_state(tid)["values"]
-        assert final["stage"] == "build" and "EDITED AFTER A FAILED RUN" in final["prompt_ready"]
+        assert final["stage"] == "built" and "EDITED AFTER A FAILED RUN" in final["prompt_ready"]
 
 
 def test_strict_msgpack_server_logged_no_unregistered_type(server_process: Server) -> None:
@@ -194,9 +258,9 @@ def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(
     tid = client.threads.create()["thread_id"]
     context = {"project": "demo", "send": True}
     client.runs.wait(tid, "ragstream", input={"prompt": "# Task\nHow are changed documents re-embedded?"}, context=context)
-    assert client.threads.get_state(tid)["next"] == ["a5"]  # the review pause comes first
+    assert client.threads.get_state(tid)["next"] == ["review"]  # the review comes first
     tokens, nodes = [], []
-    for part in client.runs.stream(tid, "ragstream", input=None, context=context, stream_mode=["messages-tuple", "updates"]):
+    for part in client.runs.stream(tid, "ragstream", command={"resume": {"accept": True}}, context=context, stream_mode=["messages-tuple", "updates"]):
         if part.event == "messages":
             chunk, metadata = part.data
             if metadata.get("langgraph_node") == "answer" and chunk.get("content"):
@@ -206,7 +270,7 @@ def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(
     assert "".join(tokens) == "First draft without citations" + "Second draft [ingestion.md@x#0]"
     assert nodes[-4:] == ["answer", "critic", "answer", "critic"]
     values = client.threads.get_state(tid)["values"]
-    assert values["stage"] == "build" and values["answer"]["done"] and len(values["answer"]["attempts"]) == 2
+    assert values["stage"] == "built" and values["answer"]["done"] and len(values["answer"]["attempts"]) == 2
     meta = RunMetadata.model_validate(values["run_metadata"])
     assert meta.critic is not None and (meta.critic.attempts, meta.critic.retries) == (2, 1)
     assert meta.usage["answer"].calls == 2 and meta.usage["critic"].calls == 2

@@ -36,7 +36,7 @@ def test_a_paused_v0_1_thread_loads_typed_and_resumes(indexed: Settings, legacy_
     sp = ctl.sp
     assert sp.stage is Stage.A4
     assert sp.history_of_stages[0] is Stage.PREPROCESS and Stage.RERANK in sp.history_of_stages
-    assert "rerank" in sp.views_by_stage and "reranked" not in sp.views_by_stage
+    assert "reranked" in sp.views_by_stage and "rerank" not in sp.views_by_stage
     assert sp.extras.preprocess is not None and sp.extras.preprocess.task_rule == "TASK_PRESENT"
     assert sp.extras.a3 is not None and sp.extras.a3.decisions
     assert sp.extras.a4 is not None and sp.extras.a4.budget is not None

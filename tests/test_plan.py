@@ -130,7 +130,7 @@ def test_a_failed_retrieval_fails_the_stage_by_default(tmp_path: Path) -> None:
 def test_continue_policy_builds_without_excerpts_and_says_so(tmp_path: Path) -> None:
     settings = _broken_project(tmp_path, "continue")
     sp = _run(settings, "How does the nightly job rebuild the index?", strategy="PRECISE")
-    assert sp.stage.value == "build" and sp.base_context_chunks == []
+    assert sp.stage.value == "built" and sp.base_context_chunks == []
     assert "every retriever failed" in sp.extras.retrieval.failure and sp.extras.retrieval.rung == "failed"
     assert sp.run_metadata.retrieval.failure == sp.extras.retrieval.failure
     assert "### Open issues\n- No excerpts: retrieval from project 'demo' failed" in sp.prompt_ready

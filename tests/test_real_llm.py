@@ -31,7 +31,7 @@ def test_a_real_small_model_runs_every_stage_and_a_send(tmp_path: Path, mode: st
     settings = settings_for(tmp_path, URL, mode)
     ingest(settings, "sample")
     result = one_run(settings, "sample", (ROOT / "examples" / "prompt.md").read_text(), "architecture.md", send=True)
-    assert result["stage"] == "build"
+    assert result["stage"] == "built"
     assert result["condensed_lines"] >= 1 and result["every_line_cites_a_given_chunk"]
     assert result["architecture.md_kept_and_fenced"]
     assert result["answer_streamed_tokens"] > 0

@@ -122,11 +122,11 @@ def test_retrieval_and_reranker_stages_update_the_superprompt(indexed: Settings)
     assert "## Retrieved context (retrieval:" in after.prompt_ready
     reranked = run_stage(after, "rerank", services)
     assert reranked.stage is Stage.RERANK
-    assert sorted(reranked.views_by_stage["rerank"]) == sorted(ids)
-    assert reranked.final_selection_ids == reranked.views_by_stage["rerank"]
+    assert sorted(reranked.views_by_stage["reranked"]) == sorted(ids)
+    assert reranked.final_selection_ids == reranked.views_by_stage["reranked"]
     assert reranked.views_by_stage["retrieval"] == ids
     assert reranked.final_selection_ids[0].startswith("ingestion.md@")
-    assert "## Retrieved context (rerank:" in reranked.prompt_ready
+    assert "## Retrieved context (reranked:" in reranked.prompt_ready
 
 
 def test_openai_embeddings_option_against_a_local_server(tmp_path) -> None:

@@ -27,13 +27,13 @@ def test_a_run_records_its_trace_retrieval_budgets_and_usage(indexed: Settings, 
     ctl.select_project("demo")
     sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
     meta = sp.run_metadata
-    assert meta.trace_id == ctl.thread_id and meta.project == "demo" and meta.stage == "build"
+    assert meta.trace_id == ctl.thread_id and meta.project == "demo" and meta.stage == "built"
     assert meta.retrieval is not None
     assert (meta.retrieval.strategy, meta.retrieval.rung) == (sp.extras.retrieval.strategy, sp.extras.retrieval.rung)
     assert meta.retrieval.candidates == len(sp.base_context_chunks) > 0
     assert meta.context_budget["excerpts"].used == sp.extras.build.budget.used
     assert meta.context_budget["condensed"].ceiling == indexed.budget.ceilings["a4"]
-    assert set(meta.usage) == {s.value for s in sp.history_of_stages}
+    assert set(meta.usage) == {s.node for s in sp.history_of_stages}
     calls = [e for e in ctl.trace() if e["event"] == "llm_call"]
     assert meta.total.calls == len(calls) and meta.total.tokens_in == sum(e["tokens_in"] for e in calls)
     # the record round-trips through the checkpoint exactly
@@ -47,7 +47,7 @@ def test_the_record_never_describes_an_invalid_stage(indexed: Settings) -> None:
     ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
     sp = ctl.run_stage("preprocess", "# Task\nWhat does the manifest record?")
     meta = sp.run_metadata
-    assert meta.stage == "preprocess" and meta.retrieval is None and set(meta.context_budget) == {"memory"}
+    assert meta.stage == "preprocessed" and meta.retrieval is None and set(meta.context_budget) == {"memory"}
     assert set(meta.usage) == {"preprocess"}
     edited = ctl.run_full_pipeline("# Task\nWhat does the manifest record?", {"pause_after": "a4"})
     assert "excerpts" not in edited.run_metadata.context_budget  # not built yet

@@ -47,7 +47,7 @@ def test_send_streams_then_critic_rejection_regenerates(server_settings) -> None
     assert [a.critique["grounded"] for a in answer.attempts] == ["no", "yes"]
     regenerate = [r for r in server.requests if r.get("stream")][1]
     assert regenerate["stream"] is True and "cite the excerpt ids" in regenerate["messages"][-1]["content"]
-    assert ctl.sp.answer == answer and ctl.sp.stage.value == "build"
+    assert ctl.sp.answer == answer and ctl.sp.stage.value == "built"
     event = [e for e in ctl.trace() if e["event"] == "answer"][-1]
     assert event["retries"] == 1 and event["input_tokens"] > 0
     assert [t.answer for t in ctl.services.memory.turns("demo")] == [answer.text]
@@ -69,7 +69,7 @@ def test_send_without_llm_says_so(indexed: Settings) -> None:
     ctl = _built(indexed)
     with pytest.raises(LLMNotConfiguredError, match="the SuperPrompt itself is the product"):
         ctl.send()
-    assert ctl.sp.stage.value == "build" and ctl.sp.prompt_ready
+    assert ctl.sp.stage.value == "built" and ctl.sp.prompt_ready
 
 
 def test_legacy_history_logs_migrate_to_the_local_user_once_torn_lines_skipped(tmp_path: Path) -> None:

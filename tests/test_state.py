@@ -121,8 +121,13 @@ def test_what_a_rerun_invalidates_derives_from_reads_and_writes() -> None:
     assert frontier_after(Stage.BUILD, Stage.A4) is Stage.A5
 
 
-def test_old_stage_names_still_load() -> None:
-    assert Stage("preprocessed") is Stage.PREPROCESS and Stage("built") is Stage.BUILD
-    assert Stage("reranked") is Stage.RERANK
-    sp = SuperPrompt.model_validate({"stage": "reranked", "views_by_stage": {"reranked": ["c1"]}})
-    assert sp.stage is Stage.RERANK and sp.views_by_stage == {"rerank": ["c1"]}
+def test_the_state_speaks_the_seeds_names_and_todays_names_still_load() -> None:
+    assert [s.value for s in Stage] == ["raw", "preprocessed", "a2", "retrieval", "reranked", "a3", "a4", "a5", "built"]
+    assert [s.node for s in Stage][1:] == ["preprocess", "a2", "retrieval", "rerank", "a3", "a4", "a5", "build"]
+    assert Stage("preprocess") is Stage.PREPROCESS and Stage("build") is Stage.BUILD
+    assert Stage("rerank") is Stage.RERANK and Stage("reranker") is Stage.RERANK
+    sp = SuperPrompt.model_validate({"stage": "rerank", "history_of_stages": ["preprocess", "retrieval", "rerank"],
+                                     "views_by_stage": {"retrieval": ["c1", "c2"], "rerank": ["c1"]}})
+    assert sp.stage is Stage.RERANK and sp.views_by_stage == {"retrieval": ["c1", "c2"], "reranked": ["c1"]}
+    data = sp.model_dump(mode="json")
+    assert data["stage"] == "reranked" and data["history_of_stages"] == ["preprocessed", "retrieval", "reranked"]

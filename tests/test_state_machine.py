@@ -1,13 +1,14 @@
 """The SuperPrompt is consistent after any sequence of actions (hypothesis stateful testing).
 
 Random legal and illegal sequences of stage calls, re-runs, auto runs with pauses and skips, resumes,
-edits at any point (condensed context, chunk unticking, labels), and restarts from history, all
+answers to the review interrupt (good and bad), edits at any point (condensed context, chunk unticking,
+labels), and restarts from history, all
 through the AppController on real SQLite checkpoints. After every step:
 
 - `prompt_ready` is the render of the state;
 - no output of a stage after the frontier is in the state (reports, views, fields) or the prompt;
 - `final_selection_ids` is the latest valid view, and every chunk cited in S_CTX_MD is in it;
-- a refused call changed nothing.
+- a refused call changed nothing, and a refused review answer leaves the review waiting.
 """
 
 from __future__ import annotations
@@ -79,13 +80,15 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
             self.ctl = AppController(services.settings, services=services, checkpointer=checkpointer, thread_id=uuid.uuid4().hex)
             self.ctl.select_project("demo")
 
-        def attempt(self, call, *args, **kwargs) -> None:
+        def attempt(self, call, *args, **kwargs) -> bool:
             """Run a controller call; when it is refused, nothing may have changed."""
             before = self.ctl.sp.model_dump_json()
             try:
                 call(*args, **kwargs)
+                return True
             except RagstreamError:
                 assert self.ctl.sp.model_dump_json() == before, f"a refused {call.__name__} changed the state"
+                return False
 
         @rule(prompt=st.sampled_from(PROMPTS))
         def preprocess(self, prompt: str) -> None:
@@ -128,6 +131,26 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
         @rule(field=st.sampled_from(["task", "prompt_ready", "stage"]))
         def illegal_edit(self, field: str) -> None:
             self.attempt(self.ctl.edit, **{field: "sneaky"})
+
+        @precondition(lambda self: (self.ctl.waiting or {}).get("kind") == "review")
+        @rule(data=st.data(), by_edit=st.booleans())
+        def answer_review(self, data: st.DataObject, by_edit: bool) -> None:
+            """Answer the review interrupt (through `resume(answer)` or `edit`), well or badly."""
+            waiting = self.ctl.waiting
+            ids = [c["id"] for c in waiting["chunks"]] + ["gone.md@0123456789#9"]
+            answer = data.draw(st.one_of(
+                st.just({"accept": True}),
+                st.fixed_dictionaries({"final_selection_ids": st.lists(st.sampled_from(ids), unique=True)}),
+                st.fixed_dictionaries({"S_CTX_MD": st.sampled_from(["- a reviewer's fact", 3])}),
+                st.fixed_dictionaries({"tone": st.sampled_from(["terse", None])}),
+                st.just({"stage": "build"}),
+                st.just({}),
+            ))
+            call = (lambda: self.ctl.edit(**answer)) if by_edit else (lambda: self.ctl.resume(answer))
+            if not self.attempt(call):
+                assert self.ctl.waiting == waiting, "a refused answer did not leave the review waiting"
+            elif answer.get("final_selection_ids") is not None:
+                assert self.ctl.sp.final_selection_ids == answer["final_selection_ids"]
 
         @precondition(lambda self: len(self.ctl.history()) > 1)
         @rule(data=st.data())

@@ -26,7 +26,7 @@ PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_t
 
 def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(indexed: Settings) -> None:
     services = Services(indexed)
-    context = RunOptions(project="demo", services=services)
+    context = RunOptions(project="demo", pause_after="none", services=services)
     invoked_graph = build_graph(memory_checkpointer())
     invoked = invoked_graph.invoke({"prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
     streamed_graph = build_graph(memory_checkpointer())
@@ -41,7 +41,7 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
 
     assert clean(invoked) == clean(streamed)
     stage_events = [(e["event"], e["stage"]) for e in events if e["event"].startswith("stage_")]
-    expected = [(kind, stage.value) for stage in ORDER[1:] for kind in ("stage_start", "stage_finish")]
+    expected = [(kind, stage.node) for stage in ORDER[1:] for kind in ("stage_start", "stage_finish")]
     assert stage_events == expected
     finish = {e["stage"]: e for e in events if e["event"] == "stage_finish"}
     figures = finish["retrieval"]["retrieval"]
@@ -74,7 +74,7 @@ def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Pa
     assert all(e["tokens_in"] == 11 and e["tokens_out"] == 7 for e in calls)
     assert all(e["cost_usd"] == pytest.approx(11 * 0.40 / 1e6 + 7 * 1.60 / 1e6) for e in calls)
     summary = summarize(events)
-    assert summary["llm"]["calls"] == len(calls) and list(summary["stages"]) == [s.value for s in ORDER[1:]]
+    assert summary["llm"]["calls"] == len(calls) and list(summary["stages"]) == [s.node for s in ORDER[1:]]
 
     trace_text = ctl.traces.path(ctl.thread_id).read_text()
     state_text = ctl.sp.model_dump_json()
@@ -104,8 +104,8 @@ def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
     assert [e["event"] for e in ctl.trace()] == ["stage_start", "stage_finish"]
 
 
-def test_graph_nodes_are_the_registry_then_the_answer_loop() -> None:
-    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "answer", "critic"]
+def test_graph_nodes_are_the_registry_the_strict_question_the_review_then_the_answer_loop() -> None:
+    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "decide_headers", "review", "answer", "critic"]
 
 
 def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
@@ -122,7 +122,7 @@ def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
     spans = exporter.get_finished_spans()
     root = next(s for s in spans if s.name == "ragstream.run_full_pipeline")
     stages = [s for s in spans if s.name.startswith("stage.")]
-    assert [s.name for s in stages] == [f"stage.{s.value}" for s in ORDER[1:]]
+    assert [s.name for s in stages] == [f"stage.{s.node}" for s in ORDER[1:]]
     assert all(s.parent.span_id == root.context.span_id for s in stages)  # one trace: the run, then its stages
     a2 = next(s for s in stages if s.name == "stage.a2")
     steps = [s for s in spans if s.name.startswith("offline.")]  # the local provider: no "llm." spans

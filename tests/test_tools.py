@@ -126,5 +126,5 @@ def test_a_web_server_that_is_down_is_recorded_and_the_run_goes_on(indexed: Sett
     settings = _settings(tmp_path, indexed, **{"tools.web_search.url": f"http://127.0.0.1:{free_port()}",
                                                "tools.web_search.timeout_s": 2})
     sp = _run(settings, web_search=True)
-    assert sp.stage.value == "build" and sp.final_selection_ids
+    assert sp.stage.value == "built" and sp.final_selection_ids
     assert "tool web" in sp.extras.retrieval.failures and sp.extras.retrieval.tools["web"] == 0

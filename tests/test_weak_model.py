@@ -77,6 +77,27 @@ def test_a3_dropping_every_relevant_candidate_is_overruled_by_a_stated_rule(open
     assert any(f'chunk="{cid}"' in sp.prompt_ready for cid in kept)  # the grounding reaches the prompt, fenced
 
 
+def test_a3_keeps_the_candidate_the_evidence_rates_best_unless_the_model_names_a_conflict(openai_on_indexed) -> None:
+    server, settings = openai_on_indexed()
+
+    def a3(request: dict[str, Any]) -> str:
+        passage = request["messages"][1]["content"].split("passage = ", 1)[1]
+        if "re-embed" in passage:
+            return json.dumps({"decision": "drop_irrelevant", "reason": "Not about the question."})
+        return json.dumps({"decision": "keep", "reason": "Mentions documents."})
+
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v1": [a3]}), server)
+    report = sp.extras.a3
+    assert "closest to the ask, irrelevant; rule: the best candidate is kept" in report.overruled
+    (overruled,) = [cid for cid, d in report.decisions.items() if d.reason.startswith("kept by rule")]
+    assert overruled.startswith("ingestion.md@") and overruled in sp.final_selection_ids
+
+    server.requests.clear()
+    conflict = lambda r: json.dumps({"decision": "drop_conflict", "reason": "Contradicts the ask."})  # noqa: E731
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v1": [conflict]}), server)
+    assert "dropped all" in sp.extras.a3.overruled  # every relevant one dropped: kept by the first rule
+
+
 def test_a3_records_the_models_reason_and_mends_or_falls_back_per_candidate(openai_on_indexed) -> None:
     server, settings = openai_on_indexed()
     def a3(request: dict[str, Any]) -> str:

@@ -58,11 +58,12 @@ def test_auto_run_equals_eight_manual_stage_calls(services: Services) -> None:
 def test_pause_after_a4_edit_and_resume(services: Services) -> None:
     ctl = _controller(services)
     paused = ctl.run_full_pipeline(PROMPT)
-    assert paused.stage is Stage.A4 and ctl.paused_before == ["a5"]
+    assert paused.stage is Stage.A4 and ctl.paused_before == ["review"]
     original = paused.S_CTX_MD
     assert original and "### Facts" in original
     keep = paused.final_selection_ids[:1]
     ctl.edit(S_CTX_MD="### Facts\n- HUMAN-EDITED CONTEXT LINE", final_selection_ids=keep)
+    assert ctl.paused_before == ["a5"]  # the review took the edit; A5 is next
     built = ctl.resume()
     assert built.stage is Stage.BUILD
     assert "HUMAN-EDITED CONTEXT LINE" in built.prompt_ready
@@ -71,6 +72,38 @@ def test_pause_after_a4_edit_and_resume(services: Services) -> None:
     assert built.final_selection_ids == keep
     assert built.prompt_ready.count("excerpt source=") == 1
     assert [(e.stage, e.fields) for e in built.extras.edits] == [("a4", ["S_CTX_MD", "final_selection_ids"])]
+
+
+def test_the_review_interrupt_refuses_bad_answers_keeps_waiting_then_takes_a_good_one(services: Services) -> None:
+    ctl = _controller(services)
+    paused = ctl.run_full_pipeline(PROMPT)
+    review = ctl.waiting
+    assert review["kind"] == "review" and review["after"] == "a4" and review["S_CTX_MD"] == paused.S_CTX_MD
+    assert [c["id"] for c in review["chunks"]] == paused.final_selection_ids
+    for bad, message in (({"final_selection_ids": ["nope"]}, "unknown chunk ids"), ({"S_CTX_MD": 3}, "S_CTX_MD"),
+                         ({}, "accept"), ({"prompt_ready": "x"}, "cannot be edited")):
+        with pytest.raises(InputError, match=message):
+            ctl.resume(bad)
+        assert ctl.waiting == review and comparable(ctl.sp) == comparable(paused)
+    keep = paused.final_selection_ids[-1:]
+    built = ctl.resume({"final_selection_ids": keep})
+    assert built.stage is Stage.BUILD and built.final_selection_ids == keep and ctl.waiting is None
+    assert built.prompt_ready.count("excerpt source=") == 1 and f'chunk="{keep[0]}"' in built.prompt_ready
+    with pytest.raises(InputError, match="cannot be written directly"):  # a raw write of a derived field
+        ctl.graph.update_state(ctl._cfg, {"stage": "build", "prompt_ready": "FORGED"}, as_node="a4")
+    assert ctl.sp.prompt_ready == built.prompt_ready
+
+
+def test_prompt_ready_after_a5_shows_the_format_spec(services: Services) -> None:
+    ctl = _controller(services)
+    ctl.preprocess(PROMPT)
+    for method in (ctl.run_a2, ctl.run_retrieval, ctl.run_reranker, ctl.run_a3):
+        method()
+    at_a4 = ctl.run_a4()
+    assert "## Output format" not in at_a4.prompt_ready
+    at_a5 = ctl.run_a5()
+    assert at_a5.extras.a5 is not None and at_a5.extras.a5.rules
+    assert "## Output format" in at_a5.prompt_ready and at_a5.extras.a5.rules[0] in at_a5.prompt_ready
 
 
 def test_edit_rejects_unknown_chunks_and_fields(services: Services) -> None:
@@ -115,7 +148,7 @@ def test_a2_at_the_pause_then_resume_goes_on_to_a5_and_keeps_the_edits(services:
     keep = paused.final_selection_ids[:1]
     ctl.edit(S_CTX_MD=f"- the person's own line\n- cited [{keep[0]}]", final_selection_ids=keep)
     relabelled = ctl.run_a2()
-    assert relabelled.stage is Stage.A4 and ctl.paused_before == ["a5"]
+    assert relabelled.stage is Stage.A4 and ctl.paused_before == []
     built = ctl.resume()
     assert built.history_of_stages[-3:] == [Stage.A2, Stage.A5, Stage.BUILD]
     assert "the person's own line" in built.prompt_ready and built.final_selection_ids == keep
@@ -157,15 +190,16 @@ def test_pause_after_every_stage(services: Services) -> None:
     sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "all"})
     seen = [sp.stage]
     while ctl.paused_before:
+        assert ctl.paused_before == ["review"] and ctl.waiting["after"] == seen[-1].value
         seen.append(ctl.resume().stage)
-    assert seen == list(ORDER[1:])
+    assert seen == [*ORDER[1:], Stage.BUILD]  # a review after every stage, the build's included
 
 
 def test_history_and_time_travel(services: Services) -> None:
     ctl = _controller(services)
     ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
     rows = ctl.history()
-    assert rows[0]["stage"] == "build"
+    assert rows[0]["stage"] == "built"
     at_a3 = next(r for r in rows if r["stage"] == "a3")
     sp = ctl.restart_from(at_a3["checkpoint_id"])
     assert sp.stage is Stage.A3 and not sp.S_CTX_MD
@@ -179,7 +213,7 @@ def test_sqlite_checkpoint_resumed_by_a_new_controller(services: Services, tmp_p
     first = _controller(services, checkpointer=sqlite_checkpointer(db))
     first.run_full_pipeline(PROMPT)
     second = _controller(services, checkpointer=sqlite_checkpointer(db), thread_id=first.thread_id)
-    assert second.paused_before == ["a5"]
+    assert second.paused_before == ["review"]
     resumed = second.resume()
     uninterrupted = _controller(services).run_full_pipeline(PROMPT, {"pause_after": "none"})
     assert comparable(resumed) == comparable(uninterrupted)

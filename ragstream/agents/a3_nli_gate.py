@@ -70,14 +70,16 @@ def near_duplicates(texts: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def gate(
-    ask: str, candidates: list[Chunk], runner: AgentRunner, evidence: A3Report, version: str = "v1"
+    ask: str, candidates: list[Chunk], runner: AgentRunner, evidence: A3Report, best: str | None = None, version: str = "v1"
 ) -> tuple[list[str], A3Report]:
     """The candidates the model keeps for the ask (in their order), each decision with the model's reason.
 
-    `evidence` is the offline gate's report on the same candidates. A candidate whose reply stays
-    invalid takes the offline decision. When the model drops every candidate the offline evidence
-    keeps, those are kept by rule and the report says so: a weak judge alone never leaves the prompt
-    without grounding.
+    `evidence` is the offline gate's report on the same candidates and `best` the candidate it rates
+    closest to the ask. A candidate whose reply stays invalid takes the offline decision. Two stated
+    rules overrule the model, and the report says when: if it drops every candidate the offline
+    evidence keeps, those are kept; and the best candidate is not dropped as merely irrelevant (a
+    conflict the model names stands). A weak judge alone never leaves the prompt without its best
+    grounding.
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
     judged = [c for c in candidates if c.id not in dupes]
@@ -97,9 +99,15 @@ def gate(
     if relevant and all(decisions[cid].decision != "keep" for cid in relevant):
         overruled = (f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
                      "rule: those are kept, so the prompt is not left without grounding on the model's word alone")
+    elif best in relevant and decisions[best].decision == "drop_irrelevant":
+        relevant = [best]
+        overruled = (f"the model called {best}, the candidate the offline evidence rates closest to the ask, "
+                     "irrelevant; rule: the best candidate is kept unless the model names a conflict")
+    if overruled:
         for cid in relevant:
-            decisions[cid] = ChunkDecision(decision="keep", reason=f"kept by rule (model: {decisions[cid].reason}); "
-                                                                    f"offline evidence: {evidence.decisions[cid].reason}")
+            if decisions[cid].decision != "keep":
+                decisions[cid] = ChunkDecision(decision="keep", reason=f"kept by rule (model: {decisions[cid].reason}); "
+                                                                        f"offline evidence: {evidence.decisions[cid].reason}")
         emit({"event": "stage_warning", "stage": "a3", "message": overruled})
     kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
     counts: dict[str, int] = {}
@@ -230,7 +238,10 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     embedded = env.services.embedder.embed(pieces + parts)  # a chunk may answer one asking sentence only
     kept, report = weigh(pieces + parts, candidates, vectors, embedded, settings, rarity)
     if not env.services.offline:
-        kept, report = gate(ask, candidates, env.services.runner, report)
+        ids = [c.id for c in candidates]
+        cosine = (vectors @ embedded.T).max(axis=1) if kept else []
+        best = max(kept, key=lambda cid: float(cosine[ids.index(cid)]), default=None)
+        kept, report = gate(ask, candidates, env.services.runner, report, best)
     else:
         index = {c.id: i for i, c in enumerate(candidates)}
         absent = {t for t, n in frequency.items() if n == 0}

@@ -15,11 +15,11 @@ import re
 from ragstream.agents.a2_prompt_shaper import fixed_fields
 from ragstream.agents.providers.local_provider import _phrase
 from ragstream.agents.runner import FELL_BACK, AgentRunner
+from ragstream.prompt_view import CITE_RULE
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A5Report, LLMOutcomes, PromptBody, SuperPrompt
 
 AGENT = "A5"
-CITE_RULE = "Cite the excerpt ids you rely on in square brackets."  # the builder drops it when nothing is cited
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(.+?)\s*$", re.MULTILINE)
 _SECTIONS_LINE = re.compile(r"sections?\s*[:=]\s*(.+)", re.IGNORECASE)
 _MAX_SECTION_WORDS = 6

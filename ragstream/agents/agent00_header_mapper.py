@@ -19,8 +19,15 @@ from ragstream.preprocessing.schema import PromptSchema
 AGENT = "A00"
 
 
+PERSON = "person|"  # cache keys of a person's decisions (strict mode), which no model's mapping overrides
+
+
 class HeaderMappingCache:
-    """normalized header -> accepted canon, persisted as JSON and replaced atomically."""
+    """normalized header -> accepted canon, persisted as JSON and replaced atomically.
+
+    A person's decisions in strict mode (a canonical name, `keep` or `drop`) live here too, under
+    `person|<normalized header>`, so the same header is not asked again, whatever model is configured.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -41,6 +48,14 @@ class HeaderMappingCache:
             tmp = self.path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
             tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
             os.replace(tmp, self.path)
+
+    def decisions(self) -> dict[str, str]:
+        """normalized header -> what a person decided for it."""
+        return {key.removeprefix(PERSON): str(record.get("decision")) for key, record in self.load().items()
+                if key.startswith(PERSON) and isinstance(record, dict)}
+
+    def store_decision(self, normalized: str, decision: str) -> None:
+        self.store(PERSON + normalized, {"decision": decision, "via": "person"})
 
 
 class Agent00HeaderMapper:

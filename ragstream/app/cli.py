@@ -13,7 +13,7 @@ from typing import Callable
 from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
-from ragstream.stages import NAMES, SKIPPABLE
+from ragstream.stages import NAMES, SKIPPABLE, Stage
 from ragstream.state import Answer, SuperPrompt
 
 
@@ -77,7 +77,6 @@ def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str
     from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
     from ragstream.stage_io import RunOptions, StageEnv
-    from ragstream.stages import Stage
 
     env = StageEnv(Services(settings), RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage_name), env)
@@ -261,6 +260,31 @@ def _warm_up(settings: Settings, project: str | None) -> None:
     threading.Thread(target=load, name="ragstream-warm-up", daemon=True).start()
 
 
+def _decide_headers(ctl, args: argparse.Namespace) -> bool:
+    """Strict mode: answer the question about headers PreProcessing could not map, from `--decide HEADER=CHOICE`
+    or, on a terminal, by asking; False when nothing waits."""
+    waiting = ctl.waiting or {}
+    if waiting.get("kind") != "headers":
+        return False
+    given: dict[str, str] = {}
+    for item in getattr(args, "decide", None) or []:
+        header, sep, choice = item.rpartition("=")
+        if not sep or not header:
+            raise InputError(f"--decide takes HEADER=CHOICE, not {item!r}")
+        given[header.strip()] = choice.strip()
+    for row in waiting["headers"]:
+        if row["header"] in given:
+            continue
+        options = "|".join(row["choices"])
+        if not sys.stdin.isatty():
+            raise InputError(f"strict mode: the header {row['header']!r} waits for a decision (thread {ctl.thread_id}): "
+                             f"ragstream resume --thread {ctl.thread_id} --decide '{row['header']}=<{options}>'")
+        print(f"== header {row['header']!r}: {row['preview']}\n   ({row['reason']})", file=sys.stderr)
+        given[row["header"]] = input(f"   decide [{options}]: ").strip()
+    ctl.decide(given)
+    return True
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     _warm_up(settings, args.project)
     ctl = _controller(settings, args.thread, args.project)
@@ -268,10 +292,12 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     send = getattr(args, "send", False)
     options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or [],
                "projects": getattr(args, "also", None) or [], "web_search": True if getattr(args, "web", False) else None,
-               "send": send and not args.review}
+               "send": send and not args.review, "strict": getattr(args, "strict", False)}
     as_json = getattr(args, "json", False)
     on_token = None if as_json else _print_token  # JSON output: the answer is in the object, not streamed
     sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=on_token)
+    if _decide_headers(ctl, args):
+        sp = ctl.resume()
     if args.review and ctl.paused_before:
         print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.S_CTX_MD}\n", file=sys.stderr)
         edited = _edit_condensed(sp.S_CTX_MD, args)
@@ -284,7 +310,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if as_json:
         print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
         return 0
-    if args.tokens and sp.stage.value == "build":
+    if args.tokens and sp.stage is Stage.BUILD:
         from ragstream.orchestration.token_report import format_breakdown
 
         print(format_breakdown(ctl.token_breakdown(sp, ask_server=True)), file=sys.stderr)
@@ -349,7 +375,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.stages import Stage, stage_named
+    from ragstream.stages import stage_named
 
     ctl = _controller(settings, args.thread, args.project)
     stage = stage_named(args.stage)
@@ -360,6 +386,7 @@ def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_resume(args: argparse.Namespace, settings: Settings) -> int:
     ctl = _controller(settings, args.thread, None)
+    _decide_headers(ctl, args)
     _report(ctl, ctl.resume())
     return 0
 
@@ -550,6 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--thread", action=_Once, help="checkpoint thread id (default: a new one, printed)")
     run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
+    run.add_argument("--strict", action="store_true", help="headers PreProcessing cannot map wait for your decision")
+    run.add_argument("--decide", action="append", metavar="HEADER=CHOICE",
+                     help="with --strict: decide an unknown header (a canonical name, keep or drop); repeatable")
     run.add_argument("--strategy", choices=list(Strategy.__members__))
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
@@ -580,6 +610,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     resume = sub.add_parser("resume", help="continue a paused run")
     resume.add_argument("--thread", required=True)
+    resume.add_argument("--decide", action="append", metavar="HEADER=CHOICE",
+                        help="decide a header strict mode waits on (a canonical name, keep or drop); repeatable")
     resume.set_defaults(handler=cmd_resume)
 
     history = sub.add_parser("history", help="list a thread's checkpoints, or restart from one")

@@ -27,13 +27,15 @@ from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import graph_for, preflight
+from ragstream.orchestration.review import NO_ANSWER, REVIEW
+from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import project_paths
 from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
-from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, pause_points, stage_named
+from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ class AppController:
             "send": False,
             "projects": [],  # more projects retrieved with the active one (fused)
             "web_search": None,  # None: as `tools.web_search.enabled` says
+            "strict": False,
         }
         self.history_profile: str | None = None
         self.last_error: str | None = None
@@ -89,8 +92,14 @@ class AppController:
 
     @property
     def paused_before(self) -> list[str]:
-        """Stages the thread will run next when resumed (empty when finished or never started)."""
+        """Nodes the thread will run next when resumed (`review` at a review; empty when finished or never started)."""
         return list(self.graph.get_state(self._cfg).next)
+
+    @property
+    def waiting(self) -> dict[str, Any] | None:
+        """The payload of the interrupt the thread waits on (a review, or strict mode's header decisions)."""
+        interrupts = self.graph.get_state(self._cfg).interrupts
+        return interrupts[0].value if interrupts else None
 
     def _context(self, manual: bool, config: dict[str, Any] | None = None, project: str | None = None) -> RunOptions:
         config = config or self.config
@@ -104,11 +113,13 @@ class AppController:
             send=bool(config.get("send")) and not manual,
             projects=list(config.get("projects") or []),
             web_search=config.get("web_search"),
+            pause_after=config["pause_after"],
+            strict=bool(config.get("strict")),
             services=self.services,
         )
 
     def _run_graph(
-        self, graph_input: Any, context: RunOptions, stage: Stage | None, pause: list[str], label: str,
+        self, graph_input: Any, context: RunOptions, stage: Stage | None, label: str,
         accepted: Callable[[], None] | None = None, on_token: Callable[[str], None] | None = None,
     ) -> None:
         """Check the first stage, then run the graph from it through its stream.
@@ -125,19 +136,25 @@ class AppController:
             preflight(self.sp, stage, context, self.services, prompt)
         if accepted:
             accepted()
-        if self.paused_before:  # a pending pause or a failed stage: the state decides where to go now
+        if self.paused_before:  # a pending review or a failed stage: the state decides where to go now
             self.graph.update_state(self._cfg, None, as_node=END)
-        events: list[dict[str, Any]] = []
-        with self.spans.run(self.thread_id, label) if self.spans else nullcontext():
-            self._stream(graph_input, context, pause, label, events, on_token)
+        self._stream(graph_input, context, label, on_token)
 
     def _stream(
-        self, graph_input: Any, context: RunOptions, pause: list[str], label: str, events: list[dict[str, Any]],
-        on_token: Callable[[str], None] | None,
+        self, graph_input: Any, context: RunOptions, label: str, on_token: Callable[[str], None] | None = None,
+        stop_after: list[str] | None = None,
+    ) -> None:
+        events: list[dict[str, Any]] = []
+        with self.spans.run(self.thread_id, label) if self.spans else nullcontext():
+            self._stream_events(graph_input, context, label, events, on_token, stop_after)
+
+    def _stream_events(
+        self, graph_input: Any, context: RunOptions, label: str, events: list[dict[str, Any]],
+        on_token: Callable[[str], None] | None, stop_after: list[str] | None,
     ) -> None:
         try:
             for mode, data in self.graph.stream(
-                graph_input, self._cfg, context=context, interrupt_after=pause or None, stream_mode=["custom", "messages"]
+                graph_input, self._cfg, context=context, interrupt_after=stop_after, stream_mode=["custom", "messages"]
             ):
                 if mode == "messages":
                     chunk, metadata = data
@@ -186,8 +203,8 @@ class AppController:
         def run() -> None:
             if not restart and self.sp.stage is not Stage.RAW:
                 raise StageOrderError("preprocess", self.sp.stage.value, "the prompt is already preprocessed; restart to preprocess again")
-            goto = Command(goto=Stage.PREPROCESS.value, update={"prompt": self._guard_prompt(user_text)})
-            self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, [Stage.PREPROCESS.value], "preprocess")
+            goto = Command(goto=Stage.PREPROCESS.node, update={"prompt": self._guard_prompt(user_text)})
+            self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, "preprocess")
 
         return self._execute("preprocess", run)
 
@@ -211,9 +228,9 @@ class AppController:
 
     def _step(self, stage: Stage) -> SuperPrompt:
         def run() -> None:
-            self._run_graph(Command(goto=stage.value), self._context(manual=True), stage, [stage.value], stage.value)
+            self._run_graph(Command(goto=stage.node), self._context(manual=True), stage, stage.node)
 
-        return self._execute(stage.value, run)
+        return self._execute(stage.node, run)
 
     def run_stage(self, stage: Stage | str, user_text: str | None = None) -> SuperPrompt:
         """One stage by name (what the GUI's buttons and `ragstream step` call)."""
@@ -239,42 +256,65 @@ class AppController:
                 self.select_project(project)
 
         def run() -> None:
-            pause = pause_points(opts["pause_after"])
             validate_prompt(user_text, self.settings)
             text = self._guard_prompt(user_text)
             context = self._context(manual=False, config=opts, project=project)
-            self._run_graph({"prompt": text}, context, Stage.PREPROCESS, pause, "run_full_pipeline", accepted, on_token)
+            self._run_graph({"prompt": text}, context, Stage.PREPROCESS, "run_full_pipeline", accepted, on_token)
 
         return self._execute("run_full_pipeline", run)
 
-    def resume(self) -> SuperPrompt:
-        """Continue an auto run from the frontier (edits made at a pause are already applied)."""
-        sp = self.sp
+    def resume(self, answer: dict[str, Any] | None = None) -> SuperPrompt:
+        """Continue an auto run: answer the pending review (`{"accept": True}` unless `answer` says
+        otherwise), or go on from the frontier (edits made at a pause are already applied)."""
         context = self._context(manual=False)
+        if answer is not None and not answer:  # LangGraph would read {} as a map of answers to no interrupt
+            raise InputError(NO_ANSWER)
+        if self.waiting is not None:
+            return self._execute("resume", lambda: self._stream(Command(resume={"accept": True} if answer is None else answer), context, "resume"))
+        if answer is not None:
+            raise InputError("nothing waits for an answer: the run is not at a review")
+        sp = self.sp
         target = next_stage(sp.stage, set(context.skip)) if sp.stage is not Stage.RAW else None
         if target is None:
             raise InputError("nothing to resume: the run is finished or has not started")
 
         def run() -> None:
-            self._run_graph(Command(goto=target.value), context, target, pause_points(self.config["pause_after"]), "resume")
+            self._run_graph(Command(goto=target.node), context, target, "resume")
 
         return self._execute("resume", run)
 
     def edit(self, **fields: Any) -> SuperPrompt:
         """A person's edits, recorded as the output of the stage that owns them (e.g. A4's, at the pause).
 
-        An edit invalidates what depends on it, like a re-run of that stage: editing the condensed
-        context after the build re-opens the build, editing a label re-opens A5. Typed text is
-        secret-scanned like a prompt.
+        At a review this answers the review's interrupt with the edits (the same `Command(resume=...)`
+        a LangGraph client sends) and stops right after it, so `resume()` goes on; a refused edit leaves
+        the review waiting. Elsewhere the edit is applied through the same `apply_edit`. An edit
+        invalidates what depends on it, like a re-run of that stage: editing the condensed context after
+        the build re-opens the build, editing a label re-opens A5. Typed text is secret-scanned like a
+        prompt.
         """
 
         def run() -> None:
-            sp = self.sp
             typed = {name: self._guard_prompt(value) if isinstance(value, str) else value for name, value in fields.items()}
+            if (self.waiting or {}).get("kind") == "review":
+                self._stream(Command(resume=typed), self._context(manual=False), "edit", stop_after=[REVIEW])
+                return
+            sp = self.sp
             updates, frontier = apply_edit(sp, typed)
-            self.graph.update_state(self._cfg, to_channels(sp, updates), as_node=frontier.value)
+            self.graph.update_state(self._cfg, to_channels(sp, updates), as_node=frontier.node)
 
         return self._execute("edit", run)
+
+    def decide(self, decisions: dict[str, str]) -> SuperPrompt:
+        """Strict mode: answer the question about headers PreProcessing could not map (header -> canonical
+        name, "keep" or "drop"), and stop right after; `resume()` goes on. A refused answer keeps it waiting."""
+
+        def run() -> None:
+            if (self.waiting or {}).get("kind") != "headers":
+                raise InputError("no header waits for a decision on this thread")
+            self._stream(Command(resume={"decisions": decisions}), self._context(manual=False), "decide", stop_after=[DECIDE])
+
+        return self._execute("decide", run)
 
     # -- send and memory ------------------------------------------------------------------
 
@@ -289,7 +329,7 @@ class AppController:
         def run() -> None:
             check_sendable(self.sp, self.services)
             context = RunOptions(project=self.active_project, send=True, manual=True, services=self.services)
-            self._run_graph(Command(goto=ANSWER), context, None, [], "send", on_token=on_token)
+            self._run_graph(Command(goto=ANSWER), context, None, "send", on_token=on_token)
 
         answer = self._execute("send", run).answer
         assert answer is not None
@@ -325,8 +365,8 @@ class AppController:
         for snap in self.graph.get_state_history(self._cfg):
             if snap.config["configurable"]["checkpoint_id"] == checkpoint_id:
                 values = SuperPrompt.model_validate(snap.values) if snap.values else SuperPrompt()
-                node = values.stage.value if values.stage is not Stage.RAW else Stage.PREPROCESS.value
-                self.graph.update_state(self._cfg, values.model_dump(mode="json"), as_node=node)
+                node = values.stage.node if values.stage is not Stage.RAW else Stage.PREPROCESS.node
+                self.graph.update_state(self._cfg, to_channels(values, dict(values)), as_node=node)
                 return self.sp
         raise InputError(f"no checkpoint {checkpoint_id!r} on thread {self.thread_id}")
 

@@ -1,4 +1,4 @@
-"""Streamlit GUI: one AppController in the session, one button per stage, Run all, review at the A4 pause.
+"""Streamlit GUI: one AppController in the session, one button per stage, Run all, the review as a form.
 
 Run with `ragstream gui`. Everything the pipeline does happens in the controller; this file only
 draws widgets and forwards clicks.
@@ -6,18 +6,21 @@ draws widgets and forwards clicks.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
+from ragstream.agents.a2_prompt_shaper import AGENT as A2_AGENT, LABEL_TO_BODY
 from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
-from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
+from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES, unsafe_name_reason
 from ragstream.ingestion.manifest import Manifest
 from ragstream.context.telemetry import summarize
 from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.orchestration.metadata import summary_lines
+from ragstream.prompt_view import escape_attr
 from ragstream.projects import list_projects, project_paths, validate_project_name
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
@@ -43,6 +46,9 @@ def attempt(action, *args, **kwargs) -> bool:
 
 
 def sidebar(ctl: AppController) -> None:
+    ctl.config["strict"] = st.sidebar.toggle(
+        "Strict mode", key="strict", help="Headers PreProcessing cannot map wait for your decision before retrieval."
+    )
     st.sidebar.header("Project")
     projects = list_projects(ctl.settings)
     if projects:
@@ -104,68 +110,120 @@ def sidebar(ctl: AppController) -> None:
                            + "\n".join(f"- {line}" for line in secrets))
 
 
+BUTTON_ROWS = 2  # eight stage buttons in two rows, so their labels fit a laptop-width window
+
+
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$])")
+
+
+def plain(text: str) -> str:
+    """Document text shown as itself: Markdown characters escaped, so a preview never renders as headings or links."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def waiting_for(ctl: AppController, kind: str) -> dict | None:
+    """The interrupt the thread waits on, when it is of `kind` ("review" or strict mode's "headers")."""
+    waiting = ctl.waiting
+    return waiting if waiting is not None and waiting.get("kind") == kind else None
+
+
 def stage_buttons(ctl: AppController, prompt: str) -> None:
     sp = ctl.sp
     legal = set(allowed_stages(sp))
-    columns = st.columns(len(STAGE_BUTTONS))
-    for column, (stage, label) in zip(columns, STAGE_BUTTONS):
-        enabled = bool(prompt.strip()) if stage is Stage.PREPROCESS else stage in legal
-        if column.button(label, key=f"stage_{stage.value}", disabled=not enabled, use_container_width=True):
-            attempt(ctl.run_stage, stage, prompt)
-            st.session_state.auto_run = False
-            st.rerun()
+    per_row = -(-len(STAGE_BUTTONS) // BUTTON_ROWS)
+    for start in range(0, len(STAGE_BUTTONS), per_row):
+        row = STAGE_BUTTONS[start : start + per_row]
+        for column, (stage, label) in zip(st.columns(per_row), row):
+            enabled = bool(prompt.strip()) if stage is Stage.PREPROCESS else stage in legal
+            if column.button(label, key=f"stage_{stage.node}", disabled=not enabled, use_container_width=True):
+                attempt(ctl.run_stage, stage, prompt)
+                st.session_state.auto_run = False
+                st.rerun()
     left, right, _ = st.columns([1, 1, 4])
     if left.button("Run all", key="run_all", type="primary", disabled=not prompt.strip()):
         attempt(ctl.run_full_pipeline, prompt)
         st.session_state.auto_run = True
         st.rerun()
-    paused = bool(st.session_state.get("auto_run")) and bool(ctl.paused_before)
-    if right.button("Continue", key="continue", disabled=not paused):
-        edited = "sctx_edit" not in st.session_state or attempt(
-            ctl.edit, S_CTX_MD=st.session_state["sctx_edit"], final_selection_ids=kept_chunks(ctl)
-        )
-        if edited and attempt(ctl.resume):
-            for key in ("sctx_edit", "chunks_edit"):
-                st.session_state.pop(key, None)
+    review = waiting_for(ctl, "review")
+    if right.button("Continue", key="continue", disabled=review is None) and review is not None:
+        if attempt(ctl.resume, review_answer(ctl, review) or None):
+            for key in [k for k in st.session_state if str(k).startswith(REVIEW_KEYS)]:
+                del st.session_state[key]
         st.rerun()
 
 
-def review_rows(ctl: AppController) -> list[dict]:
-    sp = ctl.sp
-    selected = set(sp.final_selection_ids)
-    return [
-        {
-            "keep": c.id in selected,
-            "chunk": c.id,
-            "source": c.source_path,
-            "span": f"{c.span.start}-{c.span.end}",
-            **{k: round(v, 4) for k, v in sorted(c.scores.items())},
-        }
-        for c in sp.base_context_chunks
-        if c.id in sp.views_by_stage.get("retrieval", [])
-    ]
+REVIEW_KEYS = ("sctx_edit", "keep_", "label_", "format_edit")
 
 
-def kept_chunks(ctl: AppController) -> list[str]:
-    """The chunk ids ticked in the review table, including edits not yet drawn back."""
-    rows = review_rows(ctl)
-    for index, change in st.session_state.get("chunks_edit", {}).get("edited_rows", {}).items():
-        if "keep" in change:
-            rows[int(index)]["keep"] = bool(change["keep"])
-    return [r["chunk"] for r in rows if r["keep"]]
+def label_options(ctl: AppController) -> dict[str, list[str]]:
+    """The labels A2 chooses from (its config's enums), per SuperPrompt body field."""
+    enums = ctl.services.factory.load_config(A2_AGENT, "v1").enums
+    return {body: enums.get(field, []) for field, body in {**LABEL_TO_BODY, "confidence": "confidence"}.items()}
+
+
+def review_answer(ctl: AppController, review: dict) -> dict:
+    """The review's answer from the form: only what the person changed (empty: accept as is)."""
+    state = st.session_state
+    answer: dict = {}
+    chunks = [c["id"] for c in review["chunks"]]
+    kept = [cid for cid in chunks if state.get(f"keep_{cid}", True)]
+    if kept != chunks:
+        answer["final_selection_ids"] = kept
+    if "sctx_edit" in state and state["sctx_edit"] != review["S_CTX_MD"]:
+        answer["S_CTX_MD"] = state["sctx_edit"]
+    for name, value in review["labels"].items():
+        chosen = state.get(f"label_{name}", value or "")
+        if chosen != (value or ""):
+            answer[name] = chosen
+    if "format_edit" in state and state["format_edit"] != (review["format"] or ""):
+        answer["format"] = state["format_edit"]
+    return answer
 
 
 def review_panel(ctl: AppController) -> None:
-    """At the A4 pause: the condensed context and the chunk selection, both editable."""
-    sp = ctl.sp
-    if sp.stage is not Stage.A4 or not ctl.paused_before or not st.session_state.get("auto_run"):
+    """The review interrupt as a form: keep boxes per chunk, the condensed context, the labels, the format."""
+    review = waiting_for(ctl, "review")
+    if review is None:
         return
-    st.subheader("Review after A4")
-    st.text_area("Condensed context (editable)", sp.S_CTX_MD, height=260, key="sctx_edit")
-    rows = review_rows(ctl)
-    locked = [col for col in (rows[0] if rows else {}) if col != "keep"]
-    st.data_editor(pd.DataFrame(rows), hide_index=True, disabled=locked, key="chunks_edit")
-    st.caption("Press Continue to apply these edits as A4's output and run A5 and the Prompt Builder.")
+    st.subheader(f"Review after {review['after']}")
+    if review["chunks"]:
+        st.markdown("**Chunks sent to the model** (untick to leave one out)")
+    for chunk in review["chunks"]:
+        lines = f", lines {chunk['lines']}" if chunk["lines"] else ""
+        st.checkbox(f"{chunk['source']}{lines}", value=True, key=f"keep_{chunk['id']}", help=chunk["id"])
+        st.caption(plain(chunk["preview"]))
+    if review["S_CTX_MD"]:
+        st.text_area("Condensed context (editable)", review["S_CTX_MD"], height=260, key="sctx_edit")
+    options = label_options(ctl)
+    columns = st.columns(len(review["labels"]))
+    for column, (name, value) in zip(columns, review["labels"].items()):
+        choices = ["", *dict.fromkeys([*([value] if value else []), *options.get(name, [])])]
+        column.selectbox(name.capitalize(), choices, index=choices.index(value or ""), key=f"label_{name}")
+    st.text_input("Format", review["format"] or "", key="format_edit")
+    st.caption("Press Continue to apply these edits (as the review's answer) and run on.")
+
+
+def headers_panel(ctl: AppController) -> None:
+    """Strict mode: one choice per header PreProcessing could not map."""
+    question = waiting_for(ctl, "headers")
+    if question is None:
+        return
+    st.subheader("Strict mode: what are these sections?")
+    decisions = {}
+    for i, row in enumerate(question["headers"]):
+        st.markdown(f"**{plain(row['header'])}**")
+        st.caption(f"{plain(row['preview'])} ({row['reason']})")
+        choices = row["choices"]
+        decisions[row["header"]] = st.selectbox(
+            f"Decision for {row['header']}", choices, index=choices.index("keep"), key=f"decide_{i}",
+            label_visibility="collapsed",
+        )
+    if st.button("Apply decisions", key="decide", type="primary"):
+        if st.session_state.get("auto_run"):
+            attempt(ctl.resume, {"decisions": decisions})  # and the run goes on
+        else:
+            attempt(ctl.decide, decisions)
+        st.rerun()
 
 
 def send_panel(ctl: AppController) -> None:
@@ -244,10 +302,11 @@ def main() -> None:
     if ctl.prompt_secrets:
         st.warning(f"Your prompt holds secrets: {describe(ctl.prompt_secrets)}. Each was replaced by "
                    "[REDACTED: <type>] before anything was stored or sent.")
+    headers_panel(ctl)
     review_panel(ctl)
     sp = ctl.sp
     st.subheader(f"SuperPrompt - stage: {sp.stage.value}")
-    st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown")
+    st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown", wrap_lines=True)
     if sp.stage is Stage.BUILD:
         style = st.selectbox("Download style", STYLES, key="download_style")
         st.download_button("Download prompt", export_prompt(sp, style), file_name=f"superprompt{SUFFIXES[style]}",

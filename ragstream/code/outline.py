@@ -168,7 +168,8 @@ def _ts_defs(parent: Any, prefix: str, language: Language, source: bytes) -> lis
         while outer.parent is not None and outer.parent.type in language.wrappers and outer.parent.named_child_count <= 2:
             outer = outer.parent
         start, doc = _ts_prefix(outer, language, source)
-        body = node.child_by_field_name("body")
+        body = node.child_by_field_name("body") or next(  # grammars without a body field (Kotlin): its *_body child
+            (c for c in node.named_children if c.type.endswith("_body")), None)
         first_statement = body.named_children[0] if body is not None and body.named_children else body
         qualified = prefix + name
         found.append(Definition(

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragstream.context.budget import ContextBudget
+from ragstream.context.memory import Embeds
 from ragstream.settings import MemorySettings
 from ragstream.state import ConversationTurn, SummarySelection
 
@@ -37,10 +38,6 @@ class MemorySource(Protocol):
     def turns(self, project: str) -> list[Any]: ...
     def state(self, project: str) -> dict[str, Any]: ...
     def notes(self, project: str) -> list[dict[str, Any]]: ...
-
-
-class Embeds(Protocol):
-    def embed(self, texts: list[str]) -> Any: ...
 
 
 @dataclass(frozen=True)

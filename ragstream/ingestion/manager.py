@@ -17,6 +17,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,13 @@ class IngestionStats:
     chunks_total: int = 0
     generation: int = 0
     seconds: float = 0.0
+    # Wall seconds per phase: "read" (load files), "secrets" (the scan), "cut" (split and count tokens), "embed", "store"
+    # (Chroma writes, overlapped with embedding: only the wait for the last one adds to the total),
+    # "index" (the generation: chunk table, vectors, BM25, links, manifest).
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, phase: str, started: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + time.monotonic() - started
 
     def summary(self) -> str:
         return (
@@ -269,6 +277,7 @@ class IngestionManager:
             if secret_rule is not None:
                 stats.skipped[rel] = name_skip_reason(secret_rule)
                 continue
+            began = time.monotonic()
             try:
                 doc = load_document(path, self.settings.ingestion.max_file_bytes)
             except SkipFile as skip:
@@ -277,11 +286,15 @@ class IngestionManager:
             except OSError as exc:
                 stats.skipped[rel] = f"unreadable ({exc.strerror})"
                 continue
+            finally:
+                stats.timed("read", began)
+            began = time.monotonic()
             old = manifest.files.get(rel)
             if old is not None and old.sha256 == doc.sha256 and not old.secrets:
                 scanned = Scanned(doc.text, [], 0, 0)  # scanned clean before (a scanner change resets the manifest)
             else:
                 scanned = scan_secrets(doc.text, rel, self.settings.secrets)  # before anything is stored
+            stats.timed("secrets", began)
             if scanned.share > self.settings.secrets.mostly_secret_share:
                 stats.skipped[rel] = share_skip_reason(scanned)
                 continue
@@ -294,8 +307,10 @@ class IngestionManager:
                 file_chunks = [previous[cid] for cid in old.chunk_ids]
                 stats.unchanged += 1
             else:
+                began = time.monotonic()
                 title = scan_secrets(doc.title, rel, self.settings.secrets).text
                 file_chunks = self._chunks_for(rel, sha, stat.st_mtime, scanned.text, title, doc.kind)
+                stats.timed("cut", began)
                 to_write.extend(file_chunks)
                 if old is None:
                     stats.added += 1
@@ -316,7 +331,8 @@ class IngestionManager:
                 writing = {c.id for c in to_write}
                 vectors = last.vectors_of([c.id for c in chunks if c.id not in writing]) if last else {}
                 vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
-                vectors.update(self._embed_and_store(store, to_write, progress))
+                vectors.update(self._embed_and_store(store, to_write, progress, stats))
+                phase_start = time.monotonic()
                 changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files) or stats.skipped != manifest.skipped
                 generation = manifest.generation
                 if changed or last is None or last.vectors is None or (chunks and not last.files):
@@ -327,6 +343,7 @@ class IngestionManager:
                                    (ingestion.file_bm25_k1, ingestion.file_bm25_b))
                     Manifest(generation=generation, embedding=identity, chunking=chunking, files=files,
                              skipped=stats.skipped).save(paths.manifest_path)
+                stats.timed("index", phase_start)
                 orphans = sorted(stored - expected)
                 if orphans:
                     store.delete(orphans)
@@ -342,18 +359,37 @@ class IngestionManager:
         log.info("ingest %s", stats.summary())
         return stats
 
-    def _embed_and_store(self, store: ChromaStore, chunks: list[Chunk], progress: Progress | None) -> dict[str, np.ndarray]:
-        """Embed new chunks and upsert them into Chroma, a batch at a time (progress counts chunks)."""
+    def _embed_and_store(
+        self, store: ChromaStore, chunks: list[Chunk], progress: Progress | None, stats: IngestionStats
+    ) -> dict[str, np.ndarray]:
+        """Embed new chunks and upsert them into Chroma, a batch at a time (progress counts chunks).
+
+        Chroma writes one batch in a thread while the next batch embeds (both run outside the
+        interpreter lock); at most one write is pending, so a failed write stops the ingest at once.
+        """
         embedder = get_embedder(self.settings.embedding, self.settings.models_dir)
         vectors: dict[str, np.ndarray] = {}
-        for start in range(0, len(chunks), EMBED_BATCH):
-            batch = chunks[start : start + EMBED_BATCH]
-            matrix = embedder.embed([index_text(c) for c in batch])
-            store.upsert([c.id for c in batch], matrix, [c.text for c in batch], [self._meta(c) for c in batch])
-            vectors.update(zip((c.id for c in batch), matrix))
-            if progress:
-                progress("embed", start + len(batch), len(chunks))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragstream-store") as writer:
+            pending: Future[None] | None = None
+            for start in range(0, len(chunks), EMBED_BATCH):
+                batch = chunks[start : start + EMBED_BATCH]
+                began = time.monotonic()
+                matrix = embedder.embed([index_text(c) for c in batch])
+                stats.timed("embed", began)
+                if pending is not None:
+                    pending.result()
+                pending = writer.submit(self._store_batch, store, batch, matrix, stats)
+                vectors.update(zip((c.id for c in batch), matrix))
+                if progress:
+                    progress("embed", start + len(batch), len(chunks))
+            if pending is not None:
+                pending.result()
         return vectors
+
+    def _store_batch(self, store: ChromaStore, batch: list[Chunk], matrix: np.ndarray, stats: IngestionStats) -> None:
+        began = time.monotonic()
+        store.upsert([c.id for c in batch], matrix, [c.text for c in batch], [self._meta(c) for c in batch])
+        stats.timed("store", began)
 
     @staticmethod
     def _meta(chunk: Chunk) -> dict[str, str | int | float | bool]:

@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 import Stemmer
 
@@ -25,12 +25,17 @@ from ragstream.code.symbols import index_text
 from ragstream.ingestion.manifest import generation_dir
 from ragstream.state import Chunk
 
+if TYPE_CHECKING:  # bm25s brings scipy (about half a second): imported by the first index read or write
+    import bm25s
+
 _STEMMER = Stemmer.Stemmer("english")
 _TOKEN_FILE = re.compile(r"[\w./\-]+\.\w{1,8}")
 
 
 def bm25_tokens(texts: list[str]) -> list[list[str]]:
     """Stemmed words without stopwords; compound identifiers also as their words (see `identifiers`)."""
+    import bm25s
+
     expanded = [with_identifier_parts(text) for text in texts]
     return bm25s.tokenize(expanded, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
 
@@ -122,6 +127,8 @@ def find_links(chunks_by_file: dict[str, str], names: dict[str, str]) -> dict[st
 def _save_bm25(folder: Path, texts: list[str], k1: float = 1.5, b: float = 0.75) -> None:
     tokens = bm25_tokens(texts) if texts else []
     if any(tokens):  # a corpus without a single word (say, only punctuation) has no lexical index
+        import bm25s
+
         retriever = bm25s.BM25(k1=k1, b=b)
         retriever.index(tokens, show_progress=False)
         retriever.save(str(folder))
@@ -155,6 +162,8 @@ def write_snapshot(
 
 @lru_cache(maxsize=8)
 def _load(folder: Path, generation: int) -> Snapshot:
+    import bm25s
+
     chunks = [
         Chunk.model_validate_json(line)
         for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines()

@@ -30,7 +30,9 @@ def admit_run(settings: Settings, user: User, graph_input: Any, context: Any) ->
             raise InputError(f"unknown run input keys {unknown}: use ['prompt']")
         if graph_input.get("prompt") is not None:
             validate_prompt(graph_input["prompt"], settings, served=True)
-    user.require_project(options.project)
-    if options.project is not None:
-        indexed_project(settings, options.project)
+    named = [p for p in (options.project, *options.projects) if p is not None]
+    for project in named:  # every project first: refusals never say which projects exist
+        user.require_project(project)
+    for project in named:
+        indexed_project(settings, project)
     return options

@@ -19,7 +19,10 @@ without an allow-list (strict msgpack included).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
+
+from langgraph.channels import LastValue
 
 from ragstream.errors import InputError
 from ragstream.context.telemetry import collect_llm_calls
@@ -109,9 +112,31 @@ def settle(sp: SuperPrompt) -> dict[str, Any]:
     return updates
 
 
+SETTLED = "__settled__"
+
+
 def to_channels(sp: SuperPrompt, updates: dict[str, Any]) -> dict[str, Any]:
-    """`updates` to `sp` as plain JSON values, ready to be written to the graph's channels."""
-    return sp.model_copy(update=updates).model_dump(mode="json", include=set(updates))
+    """`updates` to `sp` as plain JSON values, each marked as settled here, ready for the graph's channels.
+
+    The graph's state channels take only marked values (`SettledValue`), so a raw `update_state` from a
+    client (`{"stage": "built", "prompt_ready": "FORGED"}`) is refused instead of kept as written: edits go
+    through the review's `Command(resume=...)` or `AppController.edit`, both of which end here.
+    """
+    plain = sp.model_copy(update=updates).model_dump(mode="json", include=set(updates))
+    return {name: {SETTLED: value} for name, value in plain.items()}
+
+
+class SettledValue(LastValue):
+    """A state channel that takes only values `to_channels` marked, and refuses any other write."""
+
+    def update(self, values: Sequence[Any]) -> bool:
+        for value in values:
+            if not (isinstance(value, dict) and set(value) == {SETTLED}):
+                raise InputError(
+                    f"{self.key} cannot be written directly: the state is written by its stages and by the review "
+                    "(resume the review interrupt with Command(resume={...}), or use AppController.edit)"
+                )
+        return super().update([value[SETTLED] for value in values])
 
 
 def apply_output(
@@ -122,12 +147,12 @@ def apply_output(
     `usage` is what the stage spent on LLM calls, `trace_id` the thread whose trace holds its events.
     """
     updates: dict[str, Any] = dict(output.updates)
-    updates["run_metadata"] = with_usage(sp, stage.value, usage or StageUsage(), trace_id)
+    updates["run_metadata"] = with_usage(sp, stage.node, usage or StageUsage(), trace_id)
     updates["answer"] = None  # it answered the prompt as it was
     updates["stage"] = frontier_after(sp.stage, stage)
     updates["history_of_stages"] = [*sp.history_of_stages, stage]
     extras = updates.get("extras", sp.extras)
-    updates["extras"] = extras.model_copy(update={stage.value: output.report})
+    updates["extras"] = extras.model_copy(update={stage.node: output.report})
     if output.selection is not None:
         updates["views_by_stage"] = {**sp.views_by_stage, stage.value: list(output.selection)}
     applied = sp.model_copy(update=updates)

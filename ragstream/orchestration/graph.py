@@ -2,13 +2,15 @@
 
 Every node is a thin adapter: it validates the run's context (before any work), checks the stage
 rules, calls the stage's function with what it needs, and applies the typed output in one place
-(`apply_output`). Edges derive from the registry and the state: after any node the graph goes to
-the next stage after the frontier that the run does not skip, so an auto run, a resumed run and a
-run after a manual step all continue from where the SuperPrompt actually is.
+(`apply_output`). Edges are the stage order: a stage's edges go to the stages that may legally follow
+it in an auto run (`successors`), to the `review` interrupt (after the stages `pause_after` names) and
+to END; which one is taken follows from the state, so an auto run and a resumed run continue from where
+the SuperPrompt actually is.
 
 A run starts from the input `{"prompt": "..."}` (what Studio's input form shows); a manual step
-aims at one node with `Command(goto=...)` and pauses right after it. A run that sends goes on from
-the build to the `answer` and `critic` nodes (see `answer`).
+aims at one node with `Command(goto=...)` and ends right after it. A run that sends goes on from
+the build to the `answer` and `critic` nodes (see `answer`). Every state channel takes only values
+the product settled (`SettledValue`): a raw `update_state` of a field is refused.
 """
 
 from __future__ import annotations
@@ -17,26 +19,28 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Annotated, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.config import get_config
 from langgraph.runtime import Runtime, get_runtime
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue, create_model
 
 from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
-from ragstream.orchestration.apply import apply_output, to_channels
+from ragstream.orchestration.apply import SettledValue, apply_output, to_channels
 from ragstream.orchestration.identity import run_memory, served_user
 from ragstream.orchestration.metadata import usage_of
+from ragstream.orchestration.review import REVIEW, review_node
+from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, waiting_headers
 from ragstream.preprocessing import validate_prompt
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage
+from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
 from ragstream.state import SuperPrompt
 from ragstream.users import require_project
 
@@ -73,8 +77,10 @@ def preflight(
         validate_prompt(text, services.settings, served=user is not None)
     else:
         check_stage_allowed(sp, stage)
+        check_decided(sp, ctx, stage)
     project = ctx.project or sp.extras.project
-    require_project(services.settings, user, project)
+    for name in (project, *ctx.projects):
+        require_project(services.settings, user, name)
     if project or not ctx.manual or stage in NEEDS_PROJECT:
         indexed_project(services.settings, project)
     if ctx.send and services.offline:
@@ -88,7 +94,7 @@ def _node(spec: StageSpec):
         ctx = RunOptions.coerce(runtime.context)
         services = ctx.services or default_services()
         prompt = getattr(state, "prompt", None)
-        emit({"event": "stage_start", "stage": stage.value})
+        emit({"event": "stage_start", "stage": stage.node})
         started = time.perf_counter()
         try:
             preflight(state, stage, ctx, services, prompt, served_user())
@@ -96,13 +102,13 @@ def _node(spec: StageSpec):
                 output = spec.run()(state, StageEnv(services, ctx, prompt, run_memory(runtime, services)))
             updates = apply_output(state, stage, output, usage_of(calls), thread_id())
         except Exception as exc:
-            emit({"event": "stage_error", "stage": stage.value, "error": type(exc).__name__, "message": str(exc)})
+            emit({"event": "stage_error", "stage": stage.node, "error": type(exc).__name__, "message": str(exc)})
             raise
         after = state.model_copy(update=updates)
         finish = stage_figures(after, services)
-        finish.update(event="stage_finish", stage=stage.value, duration_ms=round((time.perf_counter() - started) * 1000, 2))
+        finish.update(event="stage_finish", stage=stage.node, duration_ms=round((time.perf_counter() - started) * 1000, 2))
         emit(finish)
-        log.info("stage %s done in %.0f ms: %s", stage.value, finish["duration_ms"], finish["counts"])
+        log.info("stage %s done in %.0f ms: %s", stage.node, finish["duration_ms"], finish["counts"])
         written = to_channels(state, updates)
         if stage is Stage.PREPROCESS:
             written["prompt"] = None  # consumed: the thread's values hold it as raw_prompt now
@@ -139,27 +145,72 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     return figures
 
 
-def route(state: SuperPrompt) -> str:
-    """The next stage after the frontier that this run does not skip; once built, the answer if the run sends."""
-    runtime = get_runtime()  # None for an update_state outside a run: no run options apply then
-    ctx = RunOptions.coerce(runtime.context) if runtime is not None else RunOptions()
+def run_context() -> RunOptions:
+    """This run's options; defaults for an `update_state` outside a run (no runtime then)."""
+    runtime = get_runtime()
+    return RunOptions.coerce(runtime.context) if runtime is not None else RunOptions()
+
+
+def onward(state: SuperPrompt, ctx: RunOptions, legal: list[str] | tuple[str, ...]) -> str:
+    """The next stage after the frontier that this run does not skip; once built, the answer if the run
+    sends. A frontier that moved outside the drawn edges (a raw `update_state` as another node) ends."""
     target = next_stage(state.stage, set(ctx.skip))
     if target is not None:
-        return target.value
+        return target.node if target.node in legal else END
     return ANSWER if ctx.send and state.stage is Stage.BUILD else END
 
 
+def _router(stage: Stage, after_decisions: bool = False):
+    """The edges out of `stage` (or out of the strict-mode decisions that follow PreProcessing)."""
+    legal = [s.node for s in successors(stage)]
+    strict = stage is Stage.PREPROCESS and not after_decisions
+
+    def route(state: SuperPrompt) -> str:
+        ctx = run_context()
+        if strict and ctx.strict and waiting_headers(state):
+            return DECIDE
+        if ctx.manual:
+            return END
+        if stage.node in ctx.pauses:
+            return REVIEW
+        return onward(state, ctx, legal)
+
+    route.__name__ = "after_decisions" if after_decisions else f"after_{stage.node}"
+    return route, [*legal, *([DECIDE] if strict else []), REVIEW, END, *([ANSWER] if stage is Stage.BUILD else [])]
+
+
+def after_review(state: SuperPrompt) -> str:
+    return onward(state, run_context(), NAMES[1:])
+
+
+def _state_schema() -> type[SuperPrompt]:
+    """SuperPrompt with every channel taking only values the product settled (see `SettledValue`)."""
+    fields = {
+        name: (Annotated[info.annotation, SettledValue(info.annotation)], info) for name, info in SuperPrompt.model_fields.items()
+    }
+    return create_model("GraphState", __base__=SuperPrompt, __module__=__name__, **fields)  # type: ignore[call-overload]
+
+
+GraphState = _state_schema()
+
+
 def graph_builder() -> StateGraph:
-    builder = StateGraph(SuperPrompt, context_schema=RunOptions, input_schema=GraphInput, output_schema=SuperPrompt)
+    builder = StateGraph(GraphState, context_schema=RunOptions, input_schema=GraphInput, output_schema=SuperPrompt)
     for spec in REGISTRY:
-        schema = PreprocessInput if spec.name == Stage.PREPROCESS.value else SuperPrompt
+        stage = Stage(spec.name)
+        schema = PreprocessInput if stage is Stage.PREPROCESS else SuperPrompt
         builder.add_node(spec.name, _node(spec), input_schema=schema)
-        builder.add_conditional_edges(spec.name, route, [*NAMES, ANSWER, END])
+        route, targets = _router(stage)
+        builder.add_conditional_edges(spec.name, route, targets)
+    builder.add_node(DECIDE, decide_node)
+    builder.add_conditional_edges(DECIDE, *_router(Stage.PREPROCESS, after_decisions=True))
+    builder.add_node(REVIEW, review_node)
+    builder.add_conditional_edges(REVIEW, after_review, [*NAMES[1:], ANSWER, END])
     builder.add_node(ANSWER, answer_node)
     builder.add_node(CRITIC, critic_node)
     builder.add_edge(ANSWER, CRITIC)
     builder.add_conditional_edges(CRITIC, after_critic, [ANSWER, END])
-    builder.add_edge(START, Stage.PREPROCESS.value)
+    builder.add_edge(START, Stage.PREPROCESS.node)
     return builder
 
 

@@ -8,14 +8,13 @@ says so explicitly.
 
 from __future__ import annotations
 
-from ragstream.agents.a5_format_enforcer import CITE_RULE
 from ragstream.code.symbols import lines_of
 from ragstream.context.budget import ContextBudget
 from ragstream.orchestration.excerpts import Sources, whole_excerpts
 from ragstream.projects import project_paths
-from ragstream.prompt_view import fence_block, fence_info, render_ask, render_condensed
+from ragstream.prompt_view import fence_block, fence_info, render_ask, render_condensed, render_format
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import A5Report, BudgetReport, BuildReport, Chunk, SuperPrompt
+from ragstream.state import BudgetReport, BuildReport, Chunk, SuperPrompt
 
 DEFAULT_SYSTEM = "You are a careful assistant."
 GROUNDING = (
@@ -45,16 +44,6 @@ def fence(chunk: Chunk) -> str:
         attrs["lines"] = f"{lines[0]}-{lines[1]}"
     attrs["span"] = f"{chunk.span.start}-{chunk.span.end}"
     return fence_block(fence_info("excerpt", attrs, chunk.metadata.get("language")), chunk.text)
-
-
-def render_format(spec: A5Report, cited: bool = True) -> str:
-    """The format rules; without excerpts or condensed context there is nothing to cite, so no rule asks to."""
-    listed = [rule for rule in spec.rules if cited or rule != CITE_RULE]
-    if not listed and not spec.example_shape:
-        return ""
-    rules = "\n".join(f"- {rule}" for rule in listed)
-    shape = f"\n\nShape:\n{fence_block('text', spec.example_shape)}" if spec.example_shape else ""
-    return f"## Output format\n{rules}{shape}"
 
 
 def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> StageOutput:

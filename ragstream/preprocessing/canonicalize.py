@@ -79,7 +79,8 @@ def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema
     for e in entries:
         if e.canon == "TASK":
             return "TASK_PRESENT", e.section_index
-    candidates = [e for e in entries if e.role != "META" and texts[e.section_index].strip()]
+    dropped = [e for e in entries if e.mapped_by == "person" and e.role == "UNKNOWN"]
+    candidates = [e for e in entries if e.role != "META" and e not in dropped and texts[e.section_index].strip()]
     for e in candidates:
         if asks(texts[e.section_index], schema.ask_openers):
             return ("FROM_USER_PROMPT" if e.canon == "USER_PROMPT" else "FROM_ASKING_SECTION"), e.section_index
@@ -93,12 +94,24 @@ def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema
     return "NO_CONTENT", None
 
 
+KEEP, DROP = "keep", "drop"  # a person's decisions besides a canonical name (strict mode)
+
+
+def decided(entry: CanonEntry, decision: str, schema: PromptSchema) -> CanonEntry:
+    """`entry` as a person decided: a canonical name, kept as an additional section, or dropped."""
+    if decision in schema.canon:
+        return entry.model_copy(update={"canon": decision, "role": schema.role_of(decision), "mapped_by": "person"})
+    return entry.model_copy(update={"role": "CONTENT" if decision == KEEP else "UNKNOWN", "mapped_by": "person"})
+
+
 def canonicalize(
     prompt: str,
     parsed: ParsedPrompt,
     schema: PromptSchema,
     mapper: HeaderMapper | None = None,
+    decisions: dict[str, str] | None = None,
 ) -> Canonicalized:
+    """Aliases first, then a person's decisions (normalized header -> canon, `keep` or `drop`), then the mapper."""
     if parsed.format == "plain":
         span = strip_span(prompt, 0, len(prompt))
         entry = CanonEntry(
@@ -133,7 +146,10 @@ def canonicalize(
             )
         )
 
-    unmapped = [e for e in entries if e.canon is None]
+    for idx, e in enumerate(entries):
+        if e.canon is None and e.normalized in (decisions or {}):
+            entries[idx] = decided(e, (decisions or {})[e.normalized], schema)
+    unmapped = [e for e in entries if e.canon is None and e.mapped_by != "person"]
     if mapper is not None and unmapped:
         present = {e.canon for e in entries}
         missing = [m for m in schema.must_headers if m not in present]
@@ -145,7 +161,7 @@ def canonicalize(
             )
         suggestions = mapper.map_headers(list(offered.values()), schema, missing)
         for idx, e in enumerate(entries):
-            suggestion = suggestions.get(e.normalized) if e.canon is None else None
+            suggestion = suggestions.get(e.normalized) if e.canon is None and e.mapped_by != "person" else None
             if suggestion in schema.canon:
                 entries[idx] = e.model_copy(
                     update={"canon": suggestion, "role": schema.role_of(suggestion), "mapped_by": "agent00"}
@@ -153,7 +169,7 @@ def canonicalize(
 
     texts = [h.value if h.value is not None else h.body for h in parsed.headers]
     rule, task_section = _task_rule(entries, texts, schema)
-    if task_section is not None and entries[task_section].canon is None:
+    if task_section is not None and entries[task_section].canon is None and entries[task_section].mapped_by != "person":
         # An unmapped section that asks is the task: it is mapped so, by the fallback, for all to see.
         entries[task_section] = entries[task_section].model_copy(
             update={"canon": "TASK", "role": "CONTENT", "mapped_by": "task_fallback"}
@@ -227,7 +243,8 @@ def source_spans(canon: Canonicalized) -> dict[str, list[Span]]:
 
 
 def unknown_headers(canon: Canonicalized) -> list[str]:
-    return [e.original_header or "" for e in canon.entries if e.canon is None]
+    """Headers nothing could map and no person decided on."""
+    return [e.original_header or "" for e in canon.entries if e.canon is None and e.mapped_by != "person"]
 
 
 def must_header_status(canon: Canonicalized, schema: PromptSchema) -> dict[str, str]:

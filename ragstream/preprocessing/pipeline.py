@@ -53,15 +53,19 @@ def preprocess(
     include_undecided: bool | None = None,
     schema: PromptSchema | None = None,
     chunker: Chunker | None = None,
+    decisions: dict[str, str] | None = None,
 ) -> Preprocessed:
-    """Turn raw text into the canonical body, the segment table and the query pieces."""
+    """Turn raw text into the canonical body, the segment table and the query pieces.
+
+    `decisions` (normalized header -> canon, `keep` or `drop`) are a person's answers for headers
+    nothing else could map (strict mode); they apply before Agent 00 is asked."""
     validate_prompt(user_text, settings)
     schema = schema or load_prompt_schema(settings.prompt_schema_path)
     chunker = chunker or Chunker.from_settings(settings)
     undecided = settings.preprocessing.include_undecided if include_undecided is None else include_undecided
 
     parsed = parse_prompt(user_text)
-    canon = canonicalize(user_text, parsed, schema, mapper)
+    canon = canonicalize(user_text, parsed, schema, mapper, decisions)
     segments = build_segments(user_text, canon, undecided)
     pieces = build_pieces(segments, chunker, settings.preprocessing.max_query_pieces)
     result = Preprocessing(
@@ -81,6 +85,7 @@ def preprocess(
         must_headers=must_header_status(canon, schema),
         normalized_map=result.canon_map,
         unknown_headers=unknown_headers(canon),
+        decisions={e.original_header or "": (decisions or {})[e.normalized] for e in canon.entries if e.mapped_by == "person"},
         source_spans={k: [(s.start, s.end) for s in v] for k, v in source_spans(canon).items()},
     )
     return Preprocessed(user_text, PromptBody(**body_fields(user_text, parsed, canon)), result, report)

@@ -8,6 +8,9 @@ from ragstream.state import CanonEntry, Segment, SegmentNote
 
 
 def _decide(entry: CanonEntry, text: str, include_undecided: bool) -> tuple[str, bool, SegmentNote]:
+    if entry.mapped_by == "person" and entry.canon is None:  # strict mode: kept as an additional section, or dropped
+        kept = entry.role == "CONTENT" and bool(text)
+        return ("ADDITIONAL" if kept else "DROPPED"), kept, ("KEPT_BY_PERSON" if kept else "DROPPED_BY_PERSON")
     if entry.role == "META":
         return entry.canon or "UNDECIDED", False, "DROPPED_META"
     canon_type = entry.canon if entry.role == "CONTENT" and entry.canon else "UNDECIDED"

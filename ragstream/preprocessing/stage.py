@@ -10,7 +10,8 @@ from ragstream.state import Extras, SuperPrompt
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    """The prompt from the run's input (or the thread's own, when re-run), preprocessed.
+    """The prompt from the run's input (or the thread's own, when re-run), preprocessed, with the headers
+    a person decided on (strict mode) as they decided.
 
     The project's conversation memory, chosen by relevance to the prompt (see `memory_selection`),
     joins the prompt unless the history profile is `none`.
@@ -25,6 +26,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         mapper=services.header_mapper,
         include_undecided=ctx.include_undecided,
         chunker=services.chunker,
+        decisions=services.header_cache.decisions(),
     )
     project = ctx.project or sp.extras.project
     memory, selection = [], None

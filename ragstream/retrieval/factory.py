@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragstream.embedding import get_embedder
+from ragstream.embedding import query_embedder
 from ragstream.projects import project_paths
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.reranker import Reranker, reranker_from_settings
@@ -11,7 +11,7 @@ from ragstream.settings import Settings
 
 def build_controller(settings: Settings, project: str) -> RetrievalController:
     paths = project_paths(settings, project)
-    return RetrievalController(paths, settings.retrieval, get_embedder(settings.embedding, settings.models_dir))
+    return RetrievalController(paths, settings.retrieval, query_embedder(settings.embedding, settings.models_dir))
 
 
 def build_reranker(settings: Settings, runner=None) -> Reranker:

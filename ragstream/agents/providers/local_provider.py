@@ -42,7 +42,7 @@ from langchain_core.utils.pydantic import is_basemodel_subclass
 
 from ragstream.agents.agent_prompt import parse_payload_block
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
-from ragstream.embedding import Embedder, get_embedder
+from ragstream.embedding import Embedder, query_embedder
 from ragstream.settings import EmbeddingSettings
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -174,7 +174,7 @@ class LocalChatModel(BaseChatModel):
         user = next((m.text for m in reversed(messages) if m.type == "human"), "")
         payload = parse_payload_block(user) or {"input": user}
         schema = (response_format or {}).get("json_schema", {}).get("schema") or (response_format or {}).get("schema")
-        filler = SchemaFiller(get_embedder(self.embedding, self.models_dir))
+        filler = SchemaFiller(query_embedder(self.embedding, self.models_dir))
         if schema:
             text = json.dumps(filler.fill_object(schema, payload), ensure_ascii=False, sort_keys=False)
         else:

@@ -178,7 +178,7 @@ class OpenAIProvider:
                 raise error
             failures += 1
             if failures >= allowed:
-                error.args = (f"{error.args[0]} (gave up after {allowed} attempts)",)
+                error.args = (f"{error.args[0]} (gave up after {allowed} attempt{'s' if allowed > 1 else ''})",)
                 raise error
             delay = self._backoff(failures - 1, hint)
             log.info("llm retry %d/%d in %.2fs: %s", failures, allowed - 1, delay, error)  # the final error says how many

@@ -1,0 +1,85 @@
+"""Strict mode: a header PreProcessing cannot map interrupts the run until a person decides what it is."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.errors import InputError, StageOrderError
+from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.preprocessing.schema import normalize_header
+from ragstream.services import Services
+from ragstream.settings import Settings
+from ragstream.state import Stage
+
+
+@pytest.fixture(scope="module")
+def services(indexed: Settings) -> Services:
+    return Services(indexed)
+
+
+def _controller(services: Services) -> AppController:
+    ctl = AppController(services.settings, services=services, checkpointer=memory_checkpointer())
+    ctl.select_project("demo")
+    return ctl
+
+
+def _prompt() -> tuple[str, str]:
+    """A prompt with a header no alias or agent knows (fresh each time: decisions are remembered)."""
+    header = f"Zorblat {uuid.uuid4().hex[:6]}"
+    return header, f"# Task\nHow are changed documents re-embedded?\n# {header}\nQUUXLINE the manifest keeps each file's sha256.\n"
+
+
+def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(services: Services) -> None:
+    header, prompt = _prompt()
+    ctl = _controller(services)
+    sp = ctl.run_full_pipeline(prompt, {"strict": True})
+    assert sp.stage is Stage.PREPROCESS and ctl.paused_before == ["decide_headers"]
+    question = ctl.waiting
+    assert question["kind"] == "headers" and [row["header"] for row in question["headers"]] == [header]
+    row = question["headers"][0]
+    assert row["preview"].startswith("QUUXLINE") and row["suggestion"] == "UNKNOWN" and row["reason"]
+    assert {"CONTEXT", "TASK", "keep", "drop"} <= set(row["choices"])
+
+    with pytest.raises(StageOrderError, match=header):  # a manual step past the undecided header
+        ctl.run_retrieval()
+    for bad, message in (({header: "BOGUS"}, "unknown choices"), ({"Other": "keep"}, "no header"), ({}, "missing")):
+        with pytest.raises(InputError, match=message):
+            ctl.decide(bad)
+        assert ctl.waiting == question
+
+    decided = ctl.decide({header: "CONTEXT"})
+    assert decided.extras.preprocess.decisions == {header: "CONTEXT"} and decided.extras.preprocess.unknown_headers == []
+    assert "QUUXLINE" in decided.body.context
+    segment = next(s for s in decided.preprocessing.segments if s.original_header == header)
+    assert segment.canon_type == "CONTEXT" and segment.kept_for_retrieval
+    assert ctl.resume().stage is Stage.A4 and ctl.waiting["kind"] == "review"  # then the review after A4
+    built = ctl.resume()
+    assert built.stage is Stage.BUILD and "## Context\nQUUXLINE" in built.prompt_ready
+
+    again = _controller(services).run_full_pipeline(prompt, {"strict": True, "pause_after": "none"})
+    assert again.stage is Stage.BUILD  # not asked again: the decision is in Agent 00's mapping cache
+    assert again.extras.preprocess.decisions == {header: "CONTEXT"}
+    assert services.header_cache.decisions()[normalize_header(header)] == "CONTEXT"
+
+
+@pytest.mark.parametrize(("choice", "shown", "note"), [("keep", True, "KEPT_BY_PERSON"), ("drop", False, "DROPPED_BY_PERSON")])
+def test_keep_and_drop(services: Services, choice: str, shown: bool, note: str) -> None:
+    header, prompt = _prompt()
+    ctl = _controller(services)
+    ctl.run_full_pipeline(prompt, {"strict": True, "pause_after": "none"})
+    built = ctl.resume({"decisions": {header: choice}})  # answered and run on, in one go
+    assert built.stage is Stage.BUILD
+    assert ("QUUXLINE" in built.prompt_ready) is shown
+    segment = next(s for s in built.preprocessing.segments if s.original_header == header)
+    assert segment.source_note == note and segment.kept_for_retrieval is shown
+
+
+def test_without_strict_nothing_waits(services: Services) -> None:
+    header, prompt = _prompt()
+    ctl = _controller(services)
+    sp = ctl.run_full_pipeline(prompt, {"pause_after": "none"})
+    assert sp.stage is Stage.BUILD and sp.extras.preprocess.unknown_headers == [header]
+    assert "QUUXLINE" in sp.prompt_ready  # as today: an additional section, not used for retrieval
