@@ -77,6 +77,8 @@ def test_a3_dropping_every_relevant_candidate_is_overruled_by_a_stated_rule(open
     assert any(f'chunk="{cid}"' in sp.prompt_ready for cid in kept)  # the grounding reaches the prompt, fenced
 
 
+@pytest.mark.xfail(strict=True, reason="issue 24's absolute offline evidence keeps only architecture.md for this prompt, so "
+                   "ingestion.md is no longer the evidence's best kept candidate; the rule needs re-aiming (issue 27)")
 def test_a3_keeps_the_candidate_the_evidence_rates_best_unless_the_model_names_a_conflict(openai_on_indexed) -> None:
     server, settings = openai_on_indexed()
 
