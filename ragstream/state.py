@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model, model_validator
 
 from ragstream.stages import LEGACY_NAMES, REGISTRY, SELECTING, Stage, rank
 
@@ -309,7 +309,8 @@ class PreprocessReport(Report):
     task_rule: str
     must_headers: dict[str, str] = Field(default_factory=dict)
     normalized_map: dict[str, str] = Field(default_factory=dict)
-    unknown_headers: list[str] = Field(default_factory=list)
+    # The seed's name; checkpoints written before it say unknown_headers and still read.
+    unknown_attributes: list[str] = Field(default_factory=list, validation_alias=AliasChoices("unknown_attributes", "unknown_headers"))
     decisions: dict[str, str] = Field(default_factory=dict)  # header -> canon, "keep" or "drop", as a person decided
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
@@ -506,7 +507,7 @@ class RunRecords(BaseModel):
             new["preprocess"] = {
                 "format": decisions.get("format", "plain"), "format_note": decisions.get("format_note"),
                 "task_rule": decisions.get("task_rule", ""), "must_headers": decisions.get("must_headers", {}),
-                "normalized_map": old.get("normalized_map", {}), "unknown_headers": old.get("unknown_headers", []),
+                "normalized_map": old.get("normalized_map", {}), "unknown_attributes": old.get("unknown_headers", []),
                 "source_spans": old.get("source_spans", {}),
             }
         renamed = {"a2": "a2", "retrieval": "retrieval", "reranker": "rerank", "a3": "a3", "a4": "a4",

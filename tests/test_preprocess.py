@@ -106,7 +106,7 @@ def test_undecided_excluded_by_default_and_included_with_switch(settings: Settin
     default = _run(prompt, settings, chunker)
     row = default.preprocessing.segments[1]
     assert (row.canon_type, row.kept_for_retrieval, row.source_note) == ("UNDECIDED", False, "UNDECIDED")
-    assert default.report.unknown_headers == ["Lunch plans"]
+    assert default.report.unknown_attributes == ["Lunch plans"]
     assert all(p.parent_text_id != row.id for p in default.preprocessing.pieces)
 
     included = _run(prompt, settings, chunker, include_undecided=True)
@@ -216,7 +216,7 @@ COMMON_HEADERS = {
 @pytest.mark.parametrize(("header", "canon"), COMMON_HEADERS.items())
 def test_common_user_headers_map_to_a_canon(header: str, canon: str, settings: Settings, chunker: Chunker) -> None:
     out = _run(f"# Question\nHow are chunks found?\n# {header}\nsome words", settings, chunker)
-    assert out.preprocessing.canon_map[header] == canon and header not in out.report.unknown_headers
+    assert out.preprocessing.canon_map[header] == canon and header not in out.report.unknown_attributes
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(ser
         assert ctl.waiting == question
 
     decided = ctl.decide({header: "CONTEXT"})
-    assert decided.extras.preprocess.decisions == {header: "CONTEXT"} and decided.extras.preprocess.unknown_headers == []
+    assert decided.extras.preprocess.decisions == {header: "CONTEXT"} and decided.extras.preprocess.unknown_attributes == []
     assert "QUUXLINE" in decided.body.context
     segment = next(s for s in decided.preprocessing.segments if s.original_header == header)
     assert segment.canon_type == "CONTEXT" and segment.kept_for_retrieval
@@ -81,5 +81,5 @@ def test_without_strict_nothing_waits(services: Services) -> None:
     header, prompt = _prompt()
     ctl = _controller(services)
     sp = ctl.run_full_pipeline(prompt, {"pause_after": "none"})
-    assert sp.stage is Stage.BUILD and sp.extras.preprocess.unknown_headers == [header]
+    assert sp.stage is Stage.BUILD and sp.extras.preprocess.unknown_attributes == [header]
     assert "QUUXLINE" in sp.prompt_ready  # as today: an additional section, not used for retrieval

@@ -41,7 +41,7 @@ class HeaderDecisions(BaseModel):
 def waiting_headers(sp: SuperPrompt) -> list[str]:
     """Headers PreProcessing left unmapped that no person has decided on yet."""
     report = sp.extras.preprocess
-    return list(report.unknown_headers) if report is not None and Stage.PREPROCESS in sp.history_of_stages else []
+    return list(report.unknown_attributes) if report is not None and Stage.PREPROCESS in sp.history_of_stages else []
 
 
 def check_decided(sp: SuperPrompt, ctx: RunOptions, stage: Stage) -> None:

@@ -84,7 +84,7 @@ def preprocess(
         task_rule=canon.task_rule,
         must_headers=must_header_status(canon, schema),
         normalized_map=result.canon_map,
-        unknown_headers=unknown_headers(canon),
+        unknown_attributes=unknown_headers(canon),
         decisions={e.original_header or "": (decisions or {})[e.normalized] for e in canon.entries if e.mapped_by == "person"},
         source_spans={k: [(s.start, s.end) for s in v] for k, v in source_spans(canon).items()},
     )
