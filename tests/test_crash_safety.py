@@ -42,9 +42,11 @@ def _kill_after(args: list[str], delay: float, env: dict[str, str]) -> int | Non
         return None
 
 
-def _kill_while_embedding(args: list[str], delay: float, env: dict[str, str]) -> bool:
-    """Start an ingest and kill it `delay` seconds after its progress shows the embed phase. Anchored to
-    the work itself, the kill lands inside it however busy the machine is (a fixed clock would not)."""
+def _ingest_watching_embed(args: list[str], env: dict[str, str], kill_after: float | None) -> float | None:
+    """Run an ingest and watch its progress for the embed phase (shown once the first batch is embedded and
+    handed to the store). With `kill_after`, kill -9 it that many seconds later and say whether the kill
+    landed (None when it had finished); without, return how long it ran after the phase showed.
+    Anchored to the work itself, a kill lands in the writes however busy the machine is."""
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     assert proc.stderr is not None
     seen = b""
@@ -52,20 +54,29 @@ def _kill_while_embedding(args: list[str], delay: float, env: dict[str, str]) ->
         got = proc.stderr.read1(4096)
         if not got:  # the run ended (or had nothing to embed) before the phase showed
             proc.wait()
-            return False
+            return None
         seen = seen[-16:] + got
-    time.sleep(delay)
+    shown = time.perf_counter()
+    if kill_after is None:
+        proc.stderr.read()
+        proc.wait()
+        return time.perf_counter() - shown
+    time.sleep(kill_after)
     if proc.poll() is not None:
-        return False
+        return None
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    return True
+    return kill_after
 
 
-def _timed_run(args: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+def _rewrite_a_dozen(raw: Path, rng: random.Random, run: int) -> None:
+    """One round of edits: about a dozen documents rewritten, one added, and every third round one deleted."""
+    victims = rng.sample(sorted(p.name for p in raw.iterdir()), 12)
+    if run % 3 == 0:
+        (raw / victims.pop()).unlink()
+    for victim in victims:
+        _write_doc(raw, victim, 1000 * run + len(victim))
+    _write_doc(raw, f"added{run:02d}.md", 2000 + run)
 
 
 def test_kill_9_ingest_twenty_times_then_exact_store(tmp_path: Path) -> None:
@@ -75,22 +86,18 @@ def test_kill_9_ingest_twenty_times_then_exact_store(tmp_path: Path) -> None:
     for i in range(40):
         _write_doc(raw, f"doc{i:02d}.md", i)
     env = {**os.environ, "RAGSTREAM_DATA_DIR": str(data), "RAGSTREAM_LLM_PROVIDER": "local"}
-    command = ["ragstream", "ingest", "crash", "--quiet"]
-    full = _timed_run(command, env)
-    idle = _timed_run(command, env)  # start-up and manifest check only
-    work = max(full - idle, 0.5) * 12 / 40  # each run below re-embeds about a dozen documents
+    command = ["ragstream", "ingest", "crash"]
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rng = random.Random(20261122)
+    _rewrite_a_dozen(raw, rng, 0)
+    writes = _ingest_watching_embed(command, env, None)  # how long such a round writes after embedding shows
+    assert writes is not None
     killed = 0
-    for run in range(40):
+    for run in range(1, 41):
         if killed >= 12:
             break
-        victims = rng.sample(sorted(p.name for p in raw.iterdir()), 12)
-        if run % 3 == 0:
-            (raw / victims.pop()).unlink()
-        for victim in victims:
-            _write_doc(raw, victim, 1000 * run + len(victim))
-        _write_doc(raw, f"added{run:02d}.md", 2000 + run)
-        killed += _kill_while_embedding(command[:-1], rng.uniform(0.0, work), env)
+        _rewrite_a_dozen(raw, rng, run)
+        killed += _ingest_watching_embed(command, env, rng.uniform(0.0, writes * 0.8)) is not None
     assert killed >= 12, "the kills must land while ingestion is working"
 
     settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
