@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "ragstream" / "app" / "ui_streamlit.py"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-PROMPT = "# Task\nHow does ingestion handle files that changed?\n# Format\nbullet list"
+PROMPT = "# Task\nExplain how excerpts are fenced and how the A4 pause works.\n# Format\nbullet list"  # keeps 2+ chunks
 
 
 @pytest.fixture()
