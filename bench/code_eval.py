@@ -81,7 +81,11 @@ def lines(chunk: Chunk, texts: dict[str, str]) -> tuple[int, int]:
 
 
 def evaluate(
-    label: str, search: Callable[[str], list[Chunk]], questions: list[Question], texts: dict[str, str], misses: bool = False
+    label: str,
+    search: Callable[[str], list[Chunk]],
+    questions: list[Question],
+    texts: dict[str, str],
+    misses: bool = False,
 ) -> None:
     ranks: list[int | None] = []
     sizes: list[int] = []
@@ -103,7 +107,9 @@ def evaluate(
     mrr = sum(1 / r for r in ranks if r) / len(ranks)
     ndcg = sum(1 / math.log2(r + 1) for r in ranks if r) / len(ranks)  # one answering definition per question
     size = f"{statistics.mean(sizes):.0f} lines" if sizes else "-"
-    print(f"{label:<44} hit@1 {hit1:.3f}  hit@5 {hit5:.3f}  MRR@10 {mrr:.3f}  nDCG@10 {ndcg:.3f}  answering chunk {size}")
+    print(
+        f"{label:<44} hit@1 {hit1:.3f}  hit@5 {hit5:.3f}  MRR@10 {mrr:.3f}  nDCG@10 {ndcg:.3f}  answering chunk {size}"
+    )
 
 
 def main() -> None:
@@ -130,7 +136,13 @@ def main() -> None:
         return [controller.snapshot().chunk(cid) for cid in ids]
 
     for strategy in (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.HYBRID):
-        evaluate(strategy.value, lambda text, s=strategy: chunks(controller.retrieve([text], s).ids), questions, texts, args.misses)
+        evaluate(
+            strategy.value,
+            lambda text, s=strategy: chunks(controller.retrieve([text], s).ids),
+            questions,
+            texts,
+            args.misses,
+        )
 
     def shipped(text: str) -> list[Chunk]:
         result = controller.retrieve([text])

@@ -51,11 +51,18 @@ def main() -> None:
     demos = [timed([*cli, "demo"], env)[0] for _ in range(args.runs)]
     _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
     heavy = probe.stderr.strip().splitlines()[-1].removeprefix("heavy: ")
-    print(f"ragstream --help: median {statistics.median(helps):.2f} s (min {min(helps):.2f}, max {max(helps):.2f}, n={args.runs})")
-    print(f"ragstream run (ingested project, local provider): median {statistics.median(runs):.2f} s "
-          f"(min {min(runs):.2f}, max {max(runs):.2f}, n={args.runs})")
-    print(f"ragstream demo (sample already ingested): median {statistics.median(demos):.2f} s "
-          f"(min {min(demos):.2f}, max {max(demos):.2f}, n={args.runs})")
+    print(
+        f"ragstream --help: median {statistics.median(helps):.2f} s (min {min(helps):.2f}, max {max(helps):.2f}, "
+        f"n={args.runs})"
+    )
+    print(
+        f"ragstream run (ingested project, local provider): median {statistics.median(runs):.2f} s "
+        f"(min {min(runs):.2f}, max {max(runs):.2f}, n={args.runs})"
+    )
+    print(
+        f"ragstream demo (sample already ingested): median {statistics.median(demos):.2f} s "
+        f"(min {min(demos):.2f}, max {max(demos):.2f}, n={args.runs})"
+    )
     print(f"heavy modules imported by run: {heavy}")
 
 

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from code_eval import QUESTIONS as CODE_QUESTIONS
+from code_eval import copy_package, lines, load_questions
+from retrieval_eval import DEFAULT_DATA, doc_ranking, read_jsonl, read_qrels, write_corpus
 
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.confidence import SIGNALS, calibrated
@@ -34,10 +37,6 @@ from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import ConfidenceSettings, Settings, load_settings
-
-from code_eval import QUESTIONS as CODE_QUESTIONS
-from code_eval import copy_package, lines, load_questions
-from retrieval_eval import DEFAULT_DATA, doc_ranking, read_jsonl, read_qrels, write_corpus
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
 DOCS_SET = CORPORA / "streamlit-docs.json"
@@ -71,7 +70,12 @@ def beir_cases(settings: Settings, data: Path, split: str, name: str, limit: int
     if limit:
         queries = queries[:limit]
     return [
-        Case(name, q["text"], controller, lambda ids, rel=qrels[q["_id"]]: any(rel.get(d, 0) > 0 for d in doc_ranking(ids)))
+        Case(
+            name,
+            q["text"],
+            controller,
+            lambda ids, rel=qrels[q["_id"]]: any(rel.get(d, 0) > 0 for d in doc_ranking(ids)),
+        )
         for q in queries
     ]
 
@@ -122,11 +126,20 @@ def observe(cases: list[Case], cfg: ConfidenceSettings) -> list[Row]:
         first = case.controller.retrieve([case.query], rerun=False)
         results = [(first, True)] + [
             (case.controller.retrieve([case.query], Strategy(name), rerun=False), False)
-            for name in cfg.rerun_strategies if name != first.strategy.value
+            for name in cfg.rerun_strategies
+            if name != first.strategy.value
         ]
         for result, is_first in results:
-            rows.append(Row(case.corpus, qid, result.strategy.value, is_first, result.confidence.evidence,
-                            case.hit(result.ids[: cfg.top])))
+            rows.append(
+                Row(
+                    case.corpus,
+                    qid,
+                    result.strategy.value,
+                    is_first,
+                    result.confidence.evidence,
+                    case.hit(result.ids[: cfg.top]),
+                )
+            )
     return rows
 
 
@@ -148,12 +161,12 @@ def fit(rows: list[Row], l2: float = 1.0) -> tuple[dict[str, float], float]:
         beta -= step
         if np.abs(step).max() < 1e-8:
             break
-    return {s: round(float(b), 3) for s, b in zip(SIGNALS, beta[1:])}, round(float(beta[0]), 3)
+    return {s: round(float(b), 3) for s, b in zip(SIGNALS, beta[1:], strict=False)}, round(float(beta[0]), 3)
 
 
 def auc(scores: list[float], labels: list[bool]) -> float:
-    pos = [s for s, y in zip(scores, labels) if y]
-    neg = [s for s, y in zip(scores, labels) if not y]
+    pos = [s for s, y in zip(scores, labels, strict=False) if y]
+    neg = [s for s, y in zip(scores, labels, strict=False) if not y]
     if not pos or not neg:
         return float("nan")
     wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
@@ -166,15 +179,20 @@ BANDS = ((0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01))
 def report(name: str, rows: list[Row], cfg: ConfidenceSettings) -> None:
     scores = [calibrated(r.signals, cfg) for r in rows]
     labels = [r.label for r in rows]
-    brier = statistics.mean((s - y) ** 2 for s, y in zip(scores, labels))
-    print(f"\n{name}: n={len(rows)}  hit rate {statistics.mean(labels):.3f}  mean confidence {statistics.mean(scores):.3f}  "
-          f"Brier {brier:.3f}  AUC {auc(scores, labels):.3f}")
+    brier = statistics.mean((s - y) ** 2 for s, y in zip(scores, labels, strict=False))
+    print(
+        f"\n{name}: n={len(rows)}  hit rate {statistics.mean(labels):.3f}  mean confidence "
+        f"{statistics.mean(scores):.3f}  "
+        f"Brier {brier:.3f}  AUC {auc(scores, labels):.3f}"
+    )
     print("  band        n   mean conf  observed hit rate")
     for lo, hi in BANDS:
-        inside = [(s, y) for s, y in zip(scores, labels) if lo <= s < hi]
+        inside = [(s, y) for s, y in zip(scores, labels, strict=False) if lo <= s < hi]
         if inside:
-            print(f"  {lo:.1f}-{min(hi, 1.0):.1f}  {len(inside):5d}   {statistics.mean(s for s, _ in inside):.3f}      "
-                  f"{statistics.mean(y for _, y in inside):.3f}")
+            print(
+                f"  {lo:.1f}-{min(hi, 1.0):.1f}  {len(inside):5d}   {statistics.mean(s for s, _ in inside):.3f}      "
+                f"{statistics.mean(y for _, y in inside):.3f}"
+            )
 
 
 def rerun_effect(name: str, rows: list[Row], cfg: ConfidenceSettings) -> None:
@@ -192,18 +210,27 @@ def rerun_effect(name: str, rows: list[Row], cfg: ConfidenceSettings) -> None:
             changed += kept is not first
         before.append(first.label)
         after.append(kept.label)
-    print(f"  re-run at low={cfg.low}: {reran}/{len(by_query)} queries re-ran, {changed} kept another strategy; "
-          f"hit@{cfg.top} {statistics.mean(before):.3f} -> {statistics.mean(after):.3f}")
+    print(
+        f"  re-run at low={cfg.low}: {reran}/{len(by_query)} queries re-ran, {changed} kept another strategy; "
+        f"hit@{cfg.top} {statistics.mean(before):.3f} -> {statistics.mean(after):.3f}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--work", type=Path, default=Path("data/bench"), help="data root (SciFact already ingested here)")
+    parser.add_argument(
+        "--work", type=Path, default=Path("data/bench"), help="data root (SciFact already ingested here)"
+    )
     parser.add_argument("--scifact", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--scifact-limit", type=int, default=300, help="judged SciFact train queries used (0: all)")
     parser.add_argument("--no-scifact", action="store_true", help="leave SciFact out (when it is not ingested)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a settings override, e.g. retrieval.confidence.top=1")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a settings override, e.g. retrieval.confidence.top=1",
+    )
     args = parser.parse_args()
 
     overrides = dict(item.split("=", 1) for item in args.set)

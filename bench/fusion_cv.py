@@ -18,12 +18,11 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+from retrieval_eval import DEFAULT_DATA, doc_ranking, ndcg_at, read_jsonl, read_qrels
 
 from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import load_settings
-
-from retrieval_eval import DEFAULT_DATA, doc_ranking, ndcg_at, read_jsonl, read_qrels
 
 SIGNALS = ("dense", "chunk_bm25", "file_bm25")
 FOLDS = 5
@@ -52,11 +51,13 @@ def main() -> None:
         ids = controller.retrieve([query["text"]], Strategy.HYBRID).ids
         qvec = controller.embedder.embed([query["text"]])[0]
         stored = snapshot.vectors_of(ids)
-        signals = np.stack([
-            _minmax(np.asarray([float(stored[cid] @ qvec) for cid in ids])),
-            _minmax(snapshot.chunk_bm25(query["text"], ids)),
-            _minmax(snapshot.file_bm25_of(query["text"], ids)),
-        ])
+        signals = np.stack(
+            [
+                _minmax(np.asarray([float(stored[cid] @ qvec) for cid in ids])),
+                _minmax(snapshot.chunk_bm25(query["text"], ids)),
+                _minmax(snapshot.file_bm25_of(query["text"], ids)),
+            ]
+        )
         cases.append((ids, signals, qrels[query["_id"]]))
 
     def score(weights: tuple[float, ...], index: list[int]) -> float:
@@ -76,11 +77,17 @@ def main() -> None:
         train = [i for i in range(len(cases)) if i not in set(test)]
         best = max(grid, key=lambda w: (score(w, train), -abs(w[0] - w[2])))
         held.append(score(best, test))
-        print(f"fold {f + 1}: weights {dict(zip(SIGNALS, best))}  train nDCG@10 {score(best, train):.4f}  "
-              f"held-out nDCG@10 {held[-1]:.4f}  (n={len(test)})", flush=True)
+        print(
+            f"fold {f + 1}: weights {dict(zip(SIGNALS, best, strict=False))}  train nDCG@10 {score(best, train):.4f}  "
+            f"held-out nDCG@10 {held[-1]:.4f}  (n={len(test)})",
+            flush=True,
+        )
     print(f"cross-validated nDCG@10 (mean of held-out folds): {statistics.mean(held):.4f}")
     shipped = tuple(settings.reranker.weights.get(s, 0.0) for s in SIGNALS)
-    print(f"shipped weights {dict(zip(SIGNALS, shipped))}: nDCG@10 {score(shipped, list(range(len(cases)))):.4f} on all {len(cases)} queries")
+    print(
+        f"shipped weights {dict(zip(SIGNALS, shipped, strict=False))}: "
+        f"nDCG@10 {score(shipped, list(range(len(cases)))):.4f} on all {len(cases)} queries"
+    )
 
 
 if __name__ == "__main__":

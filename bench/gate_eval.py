@@ -18,14 +18,13 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
 from ragstream.agents.a3_nli_gate import _terms, rarity_of, weigh
 from ragstream.retrieval.controller import Query
 from ragstream.retrieval.factory import build_controller, build_reranker
 from ragstream.retrieval.stage import rerank, retrieve
 from ragstream.settings import load_settings
-
-from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
 
 def main() -> None:
@@ -54,8 +53,12 @@ def main() -> None:
         cases.append(([query["text"]], chunks, vectors, controller.embedder.embed([query["text"]]), relevant, rarity))
 
     shipped = settings.gate
-    grid = [shipped.model_copy(update={"min_evidence": e, "min_similarity": m, "words_weight": w})
-            for e in (0.45, 0.5, 0.55, 0.6) for m in (0.2, 0.25, 0.3) for w in (0.25, 0.5)]
+    grid = [
+        shipped.model_copy(update={"min_evidence": e, "min_similarity": m, "words_weight": w})
+        for e in (0.45, 0.5, 0.55, 0.6)
+        for m in (0.2, 0.25, 0.3)
+        for w in (0.25, 0.5)
+    ]
     for gate in [g for g in grid if g != shipped] + [shipped]:
         kept_relevant = total_relevant = dropped_other = total_other = nothing_kept = 0
         kept_per_query = []
@@ -72,8 +75,10 @@ def main() -> None:
                     dropped_other += chunk.id not in kept
         label = "shipped" if gate == shipped else ""
         print(
-            f"min_evidence {gate.min_evidence:.2f} min_similarity {gate.min_similarity:.2f} words_weight {gate.words_weight:.2f}  "
-            f"relevant kept {kept_relevant / max(total_relevant, 1):.3f}  irrelevant dropped {dropped_other / max(total_other, 1):.3f}  "
+            f"min_evidence {gate.min_evidence:.2f} min_similarity {gate.min_similarity:.2f} words_weight "
+            f"{gate.words_weight:.2f}  "
+            f"relevant kept {kept_relevant / max(total_relevant, 1):.3f}  "
+            f"irrelevant dropped {dropped_other / max(total_other, 1):.3f}  "
             f"kept/query {statistics.mean(kept_per_query):.1f}  nothing kept {nothing_kept}/{len(cases)}  {label}",
             flush=True,
         )

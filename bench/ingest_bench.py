@@ -82,12 +82,19 @@ def main() -> None:
         seconds[name] = stats.seconds
         cpu_rates.append(stats.chunks_written / cpu)
         phases = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(stats.phases.items(), key=lambda kv: -kv[1]))
-        print(f"{name:10s} {stats.files_seen:4d} files, {stats.chunks_written} chunks in {stats.seconds:.1f}s = "
-              f"{stats.chunks_written / stats.seconds:.1f} chunks/s, {stats.chunks_written / cpu:.1f} chunks per CPU second "
-              f"({phases})", flush=True)
+        print(
+            f"{name:10s} {stats.files_seen:4d} files, {stats.chunks_written} chunks in {stats.seconds:.1f}s = "
+            f"{stats.chunks_written / stats.seconds:.1f} chunks/s, {stats.chunks_written / cpu:.1f} chunks per CPU "
+            "second "
+            f"({phases})",
+            flush=True,
+        )
     one, many = seconds.values()
-    print(f"many files / one file: {many / one:.2f}x the time, {cpu_rates[1] / cpu_rates[0]:.2f}x the chunks per CPU second "
-          f"({args.mb:g} MB, {len(sections)} abstracts)")
+    print(
+        f"many files / one file: {many / one:.2f}x the time, {cpu_rates[1] / cpu_rates[0]:.2f}x the chunks per CPU "
+        "second "
+        f"({args.mb:g} MB, {len(sections)} abstracts)"
+    )
 
 
 if __name__ == "__main__":

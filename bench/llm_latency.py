@@ -59,11 +59,16 @@ def main() -> None:
         server.responder = schema_responder
         server.fault = lambda request: Reply(delay_s=args.delay, content=schema_responder(request))
         for concurrency in [c for c in (1, 4, 8, 16) if c != shipped] + [shipped]:
-            settings = load_settings(overrides={
-                "data_dir": str(args.work), "llm.provider": "openai", "llm.base_url": server.url,
-                "llm.api_key": "sk-bench-local-0000", "llm.max_concurrency": concurrency,
-                "preprocessing.use_agent00": True,
-            })
+            settings = load_settings(
+                overrides={
+                    "data_dir": str(args.work),
+                    "llm.provider": "openai",
+                    "llm.base_url": server.url,
+                    "llm.api_key": "sk-bench-local-0000",
+                    "llm.max_concurrency": concurrency,
+                    "preprocessing.use_agent00": True,
+                }
+            )
             services = Services(settings)
             walls, calls = [], []
             for _ in range(args.runs):
@@ -76,8 +81,11 @@ def main() -> None:
                 walls.append(time.perf_counter() - started)
                 calls.append(len(server.requests) - before)
             label = "  (shipped default)" if concurrency == shipped else ""
-            print(f"max_concurrency {concurrency:2d}: auto run median {statistics.median(walls):.2f} s "
-                  f"({min(calls)} LLM calls, {len(sp.base_context_chunks)} candidates){label}", flush=True)
+            print(
+                f"max_concurrency {concurrency:2d}: auto run median {statistics.median(walls):.2f} s "
+                f"({min(calls)} LLM calls, {len(sp.base_context_chunks)} candidates){label}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

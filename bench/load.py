@@ -93,7 +93,9 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("data/bench-load"))
     parser.add_argument("--port", type=int, default=2099)
-    parser.add_argument("--keep-threads", action="store_true", help="keep each session's thread (the server grows by its data)")
+    parser.add_argument(
+        "--keep-threads", action="store_true", help="keep each session's thread (the server grows by its data)"
+    )
     parser.add_argument("--heavy", action="store_true", help="client 0 sends prompts at the server's prompt limit")
     args = parser.parse_args()
 
@@ -106,18 +108,39 @@ def main() -> None:
         registry.remove("bench")
     headers = {"Authorization": "Bearer " + registry.add("bench", ["scifact"])}
     filler = "\n" + " ".join(claims)
-    heavy_padding = (filler * (settings.server.max_prompt_chars // len(filler) + 1))[: settings.server.max_prompt_chars - 400]
+    heavy_padding = (filler * (settings.server.max_prompt_chars // len(filler) + 1))[
+        : settings.server.max_prompt_chars - 400
+    ]
 
     workdir = Path(tempfile.mkdtemp(prefix="ragstream-load-"))
     for name in ("langgraph.json", "graphs"):
         (workdir / name).symlink_to(ROOT / name)
-    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(settings.data_dir.resolve()), "RAGSTREAM_LLM_PROVIDER": "local",
-           "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "BG_JOB_ISOLATED_LOOPS": "true"}
+    env = {
+        **os.environ,
+        "RAGSTREAM_DATA_DIR": str(settings.data_dir.resolve()),
+        "RAGSTREAM_LLM_PROVIDER": "local",
+        "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"),
+        "LANGSMITH_TRACING": "false",
+        "BG_JOB_ISOLATED_LOOPS": "true",
+    }
     log = (workdir / "server.log").open("w")
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
-         "--port", str(args.port), "--n-jobs-per-worker", str(args.clients)],
-        cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            str(Path(sys.executable).parent / "langgraph"),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(args.port),
+            "--n-jobs-per-worker",
+            str(args.clients),
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{args.port}"
     try:
@@ -129,7 +152,8 @@ def main() -> None:
             except httpx.HTTPError:
                 time.sleep(0.5)
         warmups = [  # warm-up: one session per client, all at once, so memory reaches its concurrent working set
-            threading.Thread(target=session, args=(url, claims[i], args.keep_threads, headers)) for i in range(args.clients)
+            threading.Thread(target=session, args=(url, claims[i], args.keep_threads, headers))
+            for i in range(args.clients)
         ]
         for thread in warmups:
             thread.start()
@@ -148,7 +172,9 @@ def main() -> None:
             heavy = args.heavy and offset == 0
             while time.monotonic() < stop:
                 try:
-                    took = session(url, claims[n % len(claims)], args.keep_threads, headers, heavy_padding if heavy else "")
+                    took = session(
+                        url, claims[n % len(claims)], args.keep_threads, headers, heavy_padding if heavy else ""
+                    )
                     with lock:
                         (heavy_latencies if heavy else latencies).append(took)
                 except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
@@ -173,17 +199,24 @@ def main() -> None:
         elapsed = time.monotonic() - started
         end_rss = tree_rss_mb(server.pid)
         latencies.sort()
-        print(f"{args.clients} clients for {elapsed:.0f} s: {len(latencies)} sessions = {len(latencies) / elapsed * 60:.1f} "
-              f"sessions/min; session latency p50 {statistics.median(latencies):.2f} s, "
-              f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s; errors {len(errors)}")
+        print(
+            f"{args.clients} clients for {elapsed:.0f} s: "
+            f"{len(latencies)} sessions = {len(latencies) / elapsed * 60:.1f} "
+            f"sessions/min; session latency p50 {statistics.median(latencies):.2f} s, "
+            f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s; errors {len(errors)}"
+        )
         if args.heavy:
-            print(f"  (the {len(latencies)} sessions above are the other clients'; client 0 sent "
-                  f"~{len(heavy_padding):,}-character prompts: {len(heavy_latencies)} sessions, "
-                  f"median {statistics.median(heavy_latencies) if heavy_latencies else float('nan'):.2f} s)")
+            print(
+                f"  (the {len(latencies)} sessions above are the other clients'; client 0 sent "
+                f"~{len(heavy_padding):,}-character prompts: {len(heavy_latencies)} sessions, "
+                f"median {statistics.median(heavy_latencies) if heavy_latencies else float('nan'):.2f} s)"
+            )
         for error in errors[:5]:
             print(f"  error: {error}")
-        print(f"server RSS after warm-up {warm_rss:.0f} MB, at the end {end_rss:.0f} MB "
-              f"(samples: {', '.join(f'{mb:.0f}' for mb in samples)})")
+        print(
+            f"server RSS after warm-up {warm_rss:.0f} MB, at the end {end_rss:.0f} MB "
+            f"(samples: {', '.join(f'{mb:.0f}' for mb in samples)})"
+        )
     finally:
         server.terminate()
         try:

@@ -45,16 +45,27 @@ def main() -> None:
         if "selected" in case:
             answerable += 1
             found += set(case["selected"]) <= _files(sp.final_selection_ids)
-            hit = "answering file selected" if set(case["selected"]) <= _files(sp.final_selection_ids) else "answering file MISSING"
+            hit = (
+                "answering file selected"
+                if set(case["selected"]) <= _files(sp.final_selection_ids)
+                else "answering file MISSING"
+            )
         if "useful" in case:
             total += len(lines)
             useful_total += len(useful)
         if excerpt_tokens:
             ratios.append(prompt_tokens / excerpt_tokens)
-        print(f"{case['id']:52} lines {len(useful)}/{len(lines)} prompt {prompt_tokens} excerpts {excerpt_tokens} {hit}")
-    print(f"useful/total condensed lines (cases with `useful`): {useful_total}/{total}"
-          f" = {useful_total / max(total, 1):.2f}")
-    print(f"prompt tokens / excerpt tokens: median {statistics.median(ratios):.2f} over {len(ratios)} prompts with excerpts")
+        print(
+            f"{case['id']:52} lines {len(useful)}/{len(lines)} prompt {prompt_tokens} excerpts {excerpt_tokens} {hit}"
+        )
+    print(
+        f"useful/total condensed lines (cases with `useful`): {useful_total}/{total}"
+        f" = {useful_total / max(total, 1):.2f}"
+    )
+    print(
+        f"prompt tokens / excerpt tokens: median {statistics.median(ratios):.2f} over {len(ratios)} prompts with "
+        "excerpts"
+    )
     print(f"answering file selected: {found}/{answerable}")
 
 

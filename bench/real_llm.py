@@ -59,11 +59,19 @@ def reachable(base_url: str, timeout: float = 3.0) -> str | None:
 
 def settings_for(work: Path, base_url: str, mode: str, timeout_s: float = 600, answer_tokens: int = 1500) -> Settings:
     """A CPU-bound local model is slow: one generous deadline per call and no retry of a timed-out call."""
-    return load_settings(overrides={
-        "data_dir": str(work / "data"), "llm.provider": "openai", "llm.base_url": base_url,
-        "llm.api_key": os.environ.get("OPENAI_API_KEY") or "not-needed", "llm.structured_output": mode,
-        "llm.timeout_s": timeout_s, "llm.max_retries": 0, "llm.max_concurrency": 1, "send.max_tokens": answer_tokens,
-    })
+    return load_settings(
+        overrides={
+            "data_dir": str(work / "data"),
+            "llm.provider": "openai",
+            "llm.base_url": base_url,
+            "llm.api_key": os.environ.get("OPENAI_API_KEY") or "not-needed",
+            "llm.structured_output": mode,
+            "llm.timeout_s": timeout_s,
+            "llm.max_retries": 0,
+            "llm.max_concurrency": 1,
+            "send.max_tokens": answer_tokens,
+        }
+    )
 
 
 def ingest(settings: Settings, project: str) -> None:
@@ -86,7 +94,9 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
         f"{expect}_kept_and_fenced": any(cid.startswith(expect + "@") for cid in sp.final_selection_ids)
         and f'source="{expect}"' in sp.prompt_ready,
         "a3_overruled": bool(sp.extras.a3 and sp.extras.a3.overruled),
-        "a3_decisions": {cid: f"{d.decision}: {d.reason}" for cid, d in (sp.extras.a3.decisions.items() if sp.extras.a3 else [])},
+        "a3_decisions": {
+            cid: f"{d.decision}: {d.reason}" for cid, d in (sp.extras.a3.decisions.items() if sp.extras.a3 else [])
+        },
         "a2_labels": sp.extras.a2.decisions if sp.extras.a2 else {},
         "a5": sp.extras.a5.model_dump(include={"kind", "rules", "source"}) if sp.extras.a5 else {},
         "S_CTX_MD": sp.S_CTX_MD,
@@ -104,8 +114,18 @@ def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bo
     started = time.monotonic()
     sp = ctl.run_full_pipeline(prompt, {"pause_after": "none", "send": send}, on_token=tokens.append)
     wall = time.monotonic() - started
-    per_stage: dict[str, dict[str, Any]] = defaultdict(lambda: {"valid": 0, "repaired": 0, "fell_back": 0, "calls": 0,
-                                                               "latency_ms": 0.0, "tokens_in": 0, "tokens_out": 0, "notes": []})
+    per_stage: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {
+            "valid": 0,
+            "repaired": 0,
+            "fell_back": 0,
+            "calls": 0,
+            "latency_ms": 0.0,
+            "tokens_in": 0,
+            "tokens_out": 0,
+            "notes": [],
+        }
+    )
     for e in events:
         if e.get("event") == "agent_call":
             row = per_stage[STAGE_OF_AGENT.get(e["agent"].split("/")[0], e["agent"])]
@@ -115,24 +135,39 @@ def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bo
             row["tokens_in"] += e["tokens_in"]
             row["tokens_out"] += e["tokens_out"]
             row["notes"] += e["notes"]
-    for stage in ("a2", "a3", "a4", "a5"):  # the stage's own tally wins: A4 also falls back when no line rests on an excerpt
+    for stage in (
+        "a2",
+        "a3",
+        "a4",
+        "a5",
+    ):  # the stage's own tally wins: A4 also falls back when no line rests on an excerpt
         report = getattr(sp.extras, stage, None)
         if report is not None and report.llm is not None:
-            per_stage[stage].update(valid=report.llm.valid, repaired=report.llm.repaired, fell_back=report.llm.fell_back,
-                                    notes=report.llm.notes)
+            per_stage[stage].update(
+                valid=report.llm.valid,
+                repaired=report.llm.repaired,
+                fell_back=report.llm.fell_back,
+                notes=report.llm.notes,
+            )
     durations = {e["stage"]: e["duration_ms"] for e in events if e.get("event") == "stage_finish"}
     return {"wall_s": round(wall, 1), "stages": dict(per_stage), "stage_ms": durations, **checks(sp, tokens, expect)}
 
 
 def print_run(i: int, result: dict[str, Any]) -> None:
-    print(f"run {i}: {result['wall_s']} s, stage {result['stage']}, {result['condensed_lines']} condensed lines, "
-          f"cites only given chunks: {result['every_line_cites_a_given_chunk']}, "
-          + ", ".join(f"{k}: {v}" for k, v in result.items() if k.endswith("_kept_and_fenced"))
-          + f", A3 overruled: {result['a3_overruled']}, answer tokens: {result['answer_streamed_tokens']}")
-    print(f"  {'stage':<10} {'calls':>5} {'valid':>5} {'repair':>6} {'fellbk':>6} {'ms':>8} {'tok_in':>7} {'tok_out':>7}")
+    print(
+        f"run {i}: {result['wall_s']} s, stage {result['stage']}, {result['condensed_lines']} condensed lines, "
+        f"cites only given chunks: {result['every_line_cites_a_given_chunk']}, "
+        + ", ".join(f"{k}: {v}" for k, v in result.items() if k.endswith("_kept_and_fenced"))
+        + f", A3 overruled: {result['a3_overruled']}, answer tokens: {result['answer_streamed_tokens']}"
+    )
+    print(
+        f"  {'stage':<10} {'calls':>5} {'valid':>5} {'repair':>6} {'fellbk':>6} {'ms':>8} {'tok_in':>7} {'tok_out':>7}"
+    )
     for stage, row in result["stages"].items():
-        print(f"  {stage:<10} {row['calls']:>5} {row['valid']:>5} {row['repaired']:>6} {row['fell_back']:>6} "
-              f"{row['latency_ms']:>8.0f} {row['tokens_in']:>7} {row['tokens_out']:>7}")
+        print(
+            f"  {stage:<10} {row['calls']:>5} {row['valid']:>5} {row['repaired']:>6} {row['fell_back']:>6} "
+            f"{row['latency_ms']:>8.0f} {row['tokens_in']:>7} {row['tokens_out']:>7}"
+        )
         for note in row["notes"][:4]:
             print(f"      - {note[:160]}")
     for cid, decision in result["a3_decisions"].items():
@@ -158,8 +193,12 @@ def main() -> int:
     pid = None
     if args.start:
         port = re.search(r":(\d+)", args.base_url.split("//", 1)[1])
-        out = subprocess.run(["bash", args.start, args.venv, port.group(1) if port else "8089"], check=True,
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            ["bash", args.start, args.venv, port.group(1) if port else "8089"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         pid = int(out.stdout.strip().splitlines()[-1])
     try:
         why = reachable(args.base_url)
@@ -174,7 +213,10 @@ def main() -> int:
             result = one_run(settings, "sample", prompt, args.expect, not args.no_send)
             print_run(i, result)
             results.append(result)
-        print(f"mode {args.mode} on {args.base_url}: median wall {statistics.median(r['wall_s'] for r in results)} s over {len(results)} run(s)")
+        print(
+            f"mode {args.mode} on {args.base_url}: median wall {statistics.median(r['wall_s'] for r in results)} s "
+            f"over {len(results)} run(s)"
+        )
         if args.json:
             args.json.write_text(json.dumps(results, indent=1, default=str))
         return 0

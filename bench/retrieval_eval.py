@@ -90,8 +90,10 @@ def evaluate(
         recalls.append(recall_at(ranking, qrels[query["_id"]], 100))
     latencies.sort()
     figures = {
-        "ndcg": statistics.mean(ndcgs), "recall": statistics.mean(recalls),
-        "p50": statistics.median(latencies), "p95": latencies[int(0.95 * (len(latencies) - 1))],
+        "ndcg": statistics.mean(ndcgs),
+        "recall": statistics.mean(recalls),
+        "p50": statistics.median(latencies),
+        "p95": latencies[int(0.95 * (len(latencies) - 1))],
     }
     print(
         f"{name:44s} nDCG@10 {figures['ndcg']:.4f}  recall@100 {figures['recall']:.4f}  "
@@ -118,8 +120,11 @@ def langchain_ensemble(settings: Settings, project: str) -> Callable[[str], list
     snapshot = load_snapshot(paths.index_dir, committed_generation(paths.manifest_path))
     documents = [Document(page_content=c.text, metadata={"chunk": c.id}) for c in snapshot.chunks]
     bm25 = BM25Retriever.from_documents(documents, k=100)
-    chroma = Chroma(client=chroma_client(settings, paths), collection_name=collection_name(project, settings.embedding),
-                    embedding_function=RagstreamEmbeddings(settings))
+    chroma = Chroma(
+        client=chroma_client(settings, paths),
+        collection_name=collection_name(project, settings.embedding),
+        embedding_function=RagstreamEmbeddings(settings),
+    )
     ensemble = EnsembleRetriever(retrievers=[bm25, chroma.as_retriever(search_kwargs={"k": 100})], weights=[0.5, 0.5])
     by_text = {c.text: c.id for c in snapshot.chunks}
     return lambda text: [d.metadata.get("chunk") or by_text[d.page_content] for d in ensemble.invoke(text)]
@@ -127,14 +132,23 @@ def langchain_ensemble(settings: Settings, project: str) -> Callable[[str], list
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/")
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="BEIR folder: corpus.jsonl[.gz], queries.jsonl, qrels/"
+    )
     parser.add_argument("--split", default="train")
     parser.add_argument("--work", type=Path, default=Path("data/bench"), help="data root for the bench project")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
     parser.add_argument("--max-docs", type=int, default=0, help="ingest only the first N documents (throughput runs)")
-    parser.add_argument("--peers", action="store_true", help="also measure LangChain's EnsembleRetriever (pip install -e '.[bench]')")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a settings override for every configuration, e.g. embedding.backend=onnx")
+    parser.add_argument(
+        "--peers", action="store_true", help="also measure LangChain's EnsembleRetriever (pip install -e '.[bench]')"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a settings override for every configuration, e.g. embedding.backend=onnx",
+    )
     args = parser.parse_args()
 
     project = args.data.name
@@ -147,7 +161,10 @@ def main() -> None:
     print(stats.summary())
     if stats.chunks_written:
         rate = stats.chunks_written / stats.seconds
-        print(f"ingestion: {n_docs} docs, {stats.chunks_written} chunks embedded in {stats.seconds:.1f}s = {rate:.1f} chunks/s")
+        print(
+            f"ingestion: {n_docs} docs, {stats.chunks_written} chunks embedded in {stats.seconds:.1f}s = {rate:.1f} "
+            "chunks/s"
+        )
     again = manager.ingest(project)
     print(f"re-ingest unchanged: {again.seconds:.2f}s ({again.unchanged} unchanged, {again.chunks_written} written)")
     if args.max_docs:

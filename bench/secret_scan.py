@@ -48,8 +48,10 @@ def main() -> None:
     times.sort()
     print(f"{len(times)} files, {lines} lines, {candidates / max(lines, 1):.1%} of lines screened in")
     print(f"detect-secrets import + first scan: {import_s:.2f} s (once per process)")
-    print(f"per file: median {statistics.median(times):.2f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, "
-          f"total {sum(times) / 1000:.1f} s ({sum(times) / max(lines, 1) * 1000:.1f} us per line)")
+    print(
+        f"per file: median {statistics.median(times):.2f} ms, p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, "
+        f"total {sum(times) / 1000:.1f} s ({sum(times) / max(lines, 1) * 1000:.1f} us per line)"
+    )
     for kind, n in found.most_common():
         print(f"  {n:5d} {kind:32s} e.g. {samples[kind]}")
 

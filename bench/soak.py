@@ -79,10 +79,14 @@ def main() -> None:
     gc.collect()
     end_rss = rss_mb()
     warm_walls = walls[args.warmup :]
-    print(f"warm auto run (local provider, SciFact): p50 {statistics.median(warm_walls):.3f} s, "
-          f"p95 {sorted(warm_walls)[int(0.95 * (len(warm_walls) - 1))]:.3f} s (n={len(warm_walls)})")
-    print(f"RSS after {args.warmup} warm-up runs {warm_rss:.1f} MB, after {args.runs} runs {end_rss:.1f} MB "
-          f"(+{end_rss - warm_rss:.1f} MB); growth {slope(samples) * 1000:.1f} kB per run after the warm-up")
+    print(
+        f"warm auto run (local provider, SciFact): p50 {statistics.median(warm_walls):.3f} s, "
+        f"p95 {sorted(warm_walls)[int(0.95 * (len(warm_walls) - 1))]:.3f} s (n={len(warm_walls)})"
+    )
+    print(
+        f"RSS after {args.warmup} warm-up runs {warm_rss:.1f} MB, after {args.runs} runs {end_rss:.1f} MB "
+        f"(+{end_rss - warm_rss:.1f} MB); growth {slope(samples) * 1000:.1f} kB per run after the warm-up"
+    )
 
 
 if __name__ == "__main__":

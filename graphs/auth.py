@@ -39,7 +39,9 @@ def _user(ctx: Auth.types.AuthContext) -> User:
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Auth.exceptions.HTTPException(status_code=401, detail='send "Authorization: Bearer <token>" (ragstream users add)')
+        raise Auth.exceptions.HTTPException(
+            status_code=401, detail='send "Authorization: Bearer <token>" (ragstream users add)'
+        )
     user = _registry().authenticate(token.strip())
     if user is None:
         raise Auth.exceptions.HTTPException(status_code=401, detail="invalid token")
@@ -112,7 +114,9 @@ async def own_store(ctx: Auth.types.AuthContext, value: Any) -> None:
         value["namespace"] = (identity,)  # listing or searching everything: the caller's part only
         return None
     if namespace[0] != identity:
-        raise Auth.exceptions.HTTPException(status_code=403, detail=f"store namespaces of user '{identity}' start with '{identity}'")
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail=f"store namespaces of user '{identity}' start with '{identity}'"
+        )
     if len(namespace) > 1:
         project = namespace[1].replace("%2E", ".")
         try:

@@ -14,8 +14,17 @@ if TYPE_CHECKING:
     from ragstream.orchestration.graph import build_graph
     from ragstream.retrieval.langchain_retriever import RagstreamRetriever
 
-__all__ = ["AppController", "Chunk", "RagstreamEmbeddings", "RagstreamError", "RagstreamRetriever", "Stage",
-           "SuperPrompt", "build_graph", "export_prompt"]
+__all__ = [
+    "AppController",
+    "Chunk",
+    "RagstreamEmbeddings",
+    "RagstreamError",
+    "RagstreamRetriever",
+    "Stage",
+    "SuperPrompt",
+    "build_graph",
+    "export_prompt",
+]
 _LAZY = {
     "AppController": "ragstream.app.controller",
     "build_graph": "ragstream.orchestration.graph",

@@ -45,9 +45,7 @@ def _snap_forward(text: str, start: int, limit: int) -> int:
     return pos if pos < limit else start
 
 
-def split_spans(
-    text: str, chunking: ChunkingSettings, counter: TokenCounter, max_tokens: int
-) -> list[Span]:
+def split_spans(text: str, chunking: ChunkingSettings, counter: TokenCounter, max_tokens: int) -> list[Span]:
     """Cut `text` into overlapping windows that together cover every character.
 
     Windows are at most `chunk_size` characters and at most `max_tokens` tokens; each later

@@ -133,7 +133,11 @@ class TorchEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
             vectors = self._model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
 
@@ -148,8 +152,12 @@ class OpenAIEmbedder:
         from langchain_openai import OpenAIEmbeddings
 
         self._client = OpenAIEmbeddings(
-            model=model, api_key=api_key or "not-needed", base_url=base_url, chunk_size=batch_size,
-            check_embedding_ctx_length=False, max_retries=2,
+            model=model,
+            api_key=api_key or "not-needed",
+            base_url=base_url,
+            chunk_size=batch_size,
+            check_embedding_ctx_length=False,
+            max_retries=2,
         )
         self.dimension = 0
 
@@ -224,7 +232,7 @@ class MemoEmbedder:
                     found[text] = vector
         missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
-            found.update(zip(missing, self.inner.embed(missing)))
+            found.update(zip(missing, self.inner.embed(missing), strict=False))
             with self._lock:
                 for text in missing:
                     self._known[text] = found[text]
@@ -258,7 +266,8 @@ class RagstreamEmbeddings(Embeddings):
     """RAGstream's embedder as a LangChain `Embeddings`: the vectors a project was indexed with.
 
     Open a project's collection the LangChain way with it, e.g.
-    `Chroma(client=chroma_client(settings, paths), collection_name=..., embedding_function=RagstreamEmbeddings(settings))`.
+    `Chroma(client=chroma_client(settings, paths), collection_name=...,
+    embedding_function=RagstreamEmbeddings(settings))`.
     The model loads on the first embedding, so opening a store to read or delete costs nothing.
     """
 

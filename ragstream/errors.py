@@ -37,9 +37,7 @@ class StageOrderError(RagstreamError):
         self.target = target
         self.reached = reached
         self.requirement = requirement
-        super().__init__(
-            f"stage '{target}' cannot run now: {requirement} (the run has reached '{reached}')"
-        )
+        super().__init__(f"stage '{target}' cannot run now: {requirement} (the run has reached '{reached}')")
 
 
 class AgentConfigError(ConfigError):

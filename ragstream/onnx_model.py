@@ -110,8 +110,12 @@ def _export_with_torch(model_dir: Path, out: Path) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
+            hidden = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, p=2, dim=1)
@@ -142,7 +146,11 @@ def _optimize(raw: Path, out: Path, model_dir: Path) -> None:
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     fused = optimizer.optimize_model(
-        str(raw), model_type="bert", num_heads=config["num_attention_heads"], hidden_size=config["hidden_size"], opt_level=1
+        str(raw),
+        model_type="bert",
+        num_heads=config["num_attention_heads"],
+        hidden_size=config["hidden_size"],
+        opt_level=1,
     )
     fused.save_model_to_file(str(out))
 
@@ -167,6 +175,10 @@ def _quantize(optimized: Path, out: Path) -> None:
 
         logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process is for CNNs, not this graph
         quantize_dynamic(
-            str(optimized), str(out), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+            str(optimized),
+            str(out),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            reduce_range=True,
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )

@@ -98,7 +98,8 @@ def unmapped_sections(sp: SuperPrompt) -> list[tuple[str, str]]:
 
 
 def render_ask(sp: SuperPrompt) -> str:
-    """Task, context, purpose and constraints, the sections no canon name fits, then the response labels, as Markdown."""
+    """Task, context, purpose and constraints, the sections no canon name fits, then the response labels, as
+    Markdown."""
     body = sp.body
     parts = [f"## {title}\n{getattr(body, field)}" for field, title in _CONTENT_BLOCKS if getattr(body, field)]
     if body.user_prompt and body.user_prompt != body.task:
@@ -154,6 +155,8 @@ def render_prompt(sp: SuperPrompt) -> str:
     if sp.stage is Stage.BUILD:
         parts = [sp.System_MD, sp.Prompt_MD, render_condensed(sp), sp.Attachments_MD]
     else:
-        spec = render_format(sp.extras.a5, bool(sp.S_CTX_MD or sp.final_selection_ids)) if sp.extras.a5 is not None else ""
+        spec = (
+            render_format(sp.extras.a5, bool(sp.S_CTX_MD or sp.final_selection_ids)) if sp.extras.a5 is not None else ""
+        )
         parts = [render_system(sp), render_ask(sp), spec, render_condensed(sp) or render_chunk_view(sp)]
     return "\n\n".join(p for p in parts if p) + "\n"

@@ -124,12 +124,16 @@ def _detector(disabled: tuple[str, ...]) -> tuple[Any, dict[str, list[re.Pattern
 
     classes = get_mapping_from_secret_type_to_class()
     cache_bust()
-    configure_settings_from_baseline({"plugins_used": [{"name": c.__name__} for c in classes.values() if c.__name__ not in disabled]})
+    configure_settings_from_baseline(
+        {"plugins_used": [{"name": c.__name__} for c in classes.values() if c.__name__ not in disabled]}
+    )
     denylists = {secret_type: list(getattr(cls, "denylist", ())) for secret_type, cls in classes.items()}
     return _process_line_based_plugins, denylists
 
 
-def _spans(line: str, secret_type: str, value: str | None, denylists: dict[str, list[re.Pattern[str]]]) -> list[tuple[int, int]]:
+def _spans(
+    line: str, secret_type: str, value: str | None, denylists: dict[str, list[re.Pattern[str]]]
+) -> list[tuple[int, int]]:
     """Where a finding sits in its line: the value, widened to the plugin's whole match when that match
     starts with it (a GitHub token's plugin reports only its prefix); the whole line when the value
     cannot be found."""

@@ -16,9 +16,9 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
-from ragstream.embedding import Embedder, query_embedder
 from ragstream.context.budget import ContextBudget
 from ragstream.context.memory import LOCAL_USER, ConversationMemory, local_store
+from ragstream.embedding import Embedder, query_embedder
 from ragstream.preprocessing import HeaderMapper
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.factory import build_controller, build_reranker
@@ -43,7 +43,9 @@ class Services:
 
     @cached_property
     def runner(self) -> AgentRunner:
-        return AgentRunner(self.factory, self.llm, self.settings.llm.max_concurrency, lambda: LLMClient.offline(self.settings))
+        return AgentRunner(
+            self.factory, self.llm, self.settings.llm.max_concurrency, lambda: LLMClient.offline(self.settings)
+        )
 
     @property
     def offline(self) -> bool:
@@ -88,8 +90,14 @@ class Services:
         """The memory of a run: the server's Store and the authenticated user when served, else the local one."""
         if store is None and not user:
             return self.memory
-        return ConversationMemory(store or local_store(self.settings.data_dir), self.settings.memory, self.runner,
-                                  self.budget, self.settings.secrets, user or LOCAL_USER)
+        return ConversationMemory(
+            store or local_store(self.settings.data_dir),
+            self.settings.memory,
+            self.runner,
+            self.budget,
+            self.settings.secrets,
+            user or LOCAL_USER,
+        )
 
     def retrieval(self, project: str) -> RetrievalController:
         """One controller per project, reused across runs (it caches the index snapshot)."""

@@ -53,7 +53,9 @@ class PreprocessingSettings(BaseModel):
 
     include_undecided: bool = False
     use_agent00: bool = True
-    max_query_pieces: int = Field(16, gt=0)  # a long prompt searches with its first pieces by weight, the rest recorded as not kept
+    max_query_pieces: int = Field(
+        16, gt=0
+    )  # a long prompt searches with its first pieces by weight, the rest recorded as not kept
 
 
 class IngestionSettings(BaseModel):
@@ -78,7 +80,9 @@ class ConfidenceSettings(BaseModel):
     top: int = Field(gt=0)
     near: int = Field(gt=0)
     coverage_top: int = Field(gt=0)
-    rerun_strategies: list[Literal["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"]] = Field(default_factory=list)
+    rerun_strategies: list[Literal["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"]] = Field(
+        default_factory=list
+    )
 
 
 class SecretsSettings(BaseModel):
@@ -124,8 +128,8 @@ class RerankerSettings(BaseModel):
     model: str | None = None
     top_n: int = Field(gt=0)
     weights: dict[Literal["dense", "chunk_bm25", "file_bm25"], float]
-    kind_weights: dict[Literal["prose", "code", "table"], dict[Literal["dense", "chunk_bm25", "file_bm25"], float]] = Field(
-        default_factory=dict
+    kind_weights: dict[Literal["prose", "code", "table"], dict[Literal["dense", "chunk_bm25", "file_bm25"], float]] = (
+        Field(default_factory=dict)
     )  # per kind of chunk (retrieval/kinds.py); a kind not named here uses `weights`
 
 
@@ -157,7 +161,9 @@ class CondenserSettings(BaseModel):
     dangling_openers: list[str] = Field(default_factory=list)
     example_cues: list[str] = Field(default_factory=list)  # an example is not a Constraint, whatever its "must"
     max_share: float = Field(default=1.0, gt=0.0, le=1.0)  # condensed lines' tokens at most this share of the excerpts'
-    min_tokens: int = Field(default=0, ge=0)  # ... or this many tokens, for short excerpts (where repeating costs little)
+    min_tokens: int = Field(
+        default=0, ge=0
+    )  # ... or this many tokens, for short excerpts (where repeating costs little)
 
 
 class PlanSettings(BaseModel):
@@ -375,9 +381,7 @@ def _set_path(data: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     node[path[-1]] = value
 
 
-def load_settings(
-    config_dir: Path | None = None, overrides: dict[str, Any] | None = None
-) -> Settings:
+def load_settings(config_dir: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Build Settings from the JSON defaults, the environment, then explicit overrides.
 
     `overrides` uses dotted keys (`{"llm.provider": "local"}`), the way CLI options arrive.

@@ -36,23 +36,41 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    project: str | None = Field(None, description="The project whose documents ground the prompt (`ragstream projects`).")
-    strategy: StrategyName | None = Field(None, description="Force a retrieval strategy; unset, it is chosen from the prompt.")
-    skip: list[str] = Field(default_factory=list, description="Stages this run skips (only the ReRanker or A3, not both).")
-    include_undecided: bool | None = Field(None, description="Also retrieve with sections whose header the schema could not place.")
+    project: str | None = Field(
+        None, description="The project whose documents ground the prompt (`ragstream projects`)."
+    )
+    strategy: StrategyName | None = Field(
+        None, description="Force a retrieval strategy; unset, it is chosen from the prompt."
+    )
+    skip: list[str] = Field(
+        default_factory=list, description="Stages this run skips (only the ReRanker or A3, not both)."
+    )
+    include_undecided: bool | None = Field(
+        None, description="Also retrieve with sections whose header the schema could not place."
+    )
     history_profile: HistoryProfile | None = Field(
-        None, description="Conversation memory: `none`, `recent` turns (default), or also `relevant` past turns as excerpts."
+        None,
+        description="Conversation memory: `none`, `recent` turns (default), or also `relevant` past turns as excerpts.",
     )
     projects: list[str] = Field(
-        default_factory=list, description="More projects retrieved together with `project` (e.g. docs + code), fused into one list."
+        default_factory=list,
+        description="More projects retrieved together with `project` (e.g. docs + code), fused into one list.",
     )
-    web_search: bool | None = Field(None, description="Also ask the configured web-search server (`tools.web_search`); unset: as configured.")
+    web_search: bool | None = Field(
+        None, description="Also ask the configured web-search server (`tools.web_search`); unset: as configured."
+    )
     manual: bool = Field(False, description="A single stage run by hand (may start without a project).")
     send: bool = Field(False, description="After the build, answer the prompt with the configured LLM and its critic.")
     pause_after: Literal["a4", "none", "all"] | list[str] = Field(
-        "a4", description="Where an auto run stops at the review interrupt: `a4` (after the Condenser), `none`, `all`, or stage names."
+        "a4",
+        description=(
+            "Where an auto run stops at the review interrupt: `a4` (after the Condenser), `none`, `all`, "
+            "or stage names."
+        ),
     )
-    strict: bool = Field(False, description="Headers PreProcessing cannot map interrupt the run until a person decides them.")
+    strict: bool = Field(
+        False, description="Headers PreProcessing cannot map interrupt the run until a person decides them."
+    )
     _services: Services | None = PrivateAttr(None)
 
     def __init__(self, services: Services | None = None, **values: Any) -> None:
@@ -98,7 +116,9 @@ class RunOptions(BaseModel):
             return value
         if isinstance(value, dict):
             return cls(**value)
-        raise InputError(f"the run context must be an object with keys {sorted(cls.model_fields)}, not {type(value).__name__}")
+        raise InputError(
+            f"the run context must be an object with keys {sorted(cls.model_fields)}, not {type(value).__name__}"
+        )
 
 
 def _input_error(exc: ValidationError, values: dict[str, Any]) -> InputError:

@@ -50,34 +50,122 @@ class StageSpec:
         return getattr(importlib.import_module(module), attr)
 
 
-def _spec(name: str, label: str, after: str | None, why: str, reads: set[str], writes: set[str], function: str,
-          skippable: bool = False, selects: bool = False, fields: tuple[str, ...] = (), method: str = "") -> StageSpec:
-    return StageSpec(name, label, after, why, skippable, frozenset(reads), frozenset(writes), function, selects, fields,
-                     method or f"run_{name}", f"{name.capitalize()}Report")
+def _spec(
+    name: str,
+    label: str,
+    after: str | None,
+    why: str,
+    reads: set[str],
+    writes: set[str],
+    function: str,
+    skippable: bool = False,
+    selects: bool = False,
+    fields: tuple[str, ...] = (),
+    method: str = "",
+) -> StageSpec:
+    return StageSpec(
+        name,
+        label,
+        after,
+        why,
+        skippable,
+        frozenset(reads),
+        frozenset(writes),
+        function,
+        selects,
+        fields,
+        method or f"run_{name}",
+        f"{name.capitalize()}Report",
+    )
 
 
 REGISTRY: tuple[StageSpec, ...] = (
-    _spec("preprocess", "PreProcessing", None, "PreProcessing starts a new run on a prompt",
-          set(), {PROMPT, LABELS, FORMAT}, "ragstream.preprocessing.stage:run", method="preprocess"),
-    _spec("a2", "A2 PromptShaper", "preprocess", "A2 needs a preprocessed prompt",
-          {PROMPT}, {LABELS}, "ragstream.agents.a2_prompt_shaper:stage", skippable=True),
-    _spec("retrieval", "Retrieval", "preprocess", "retrieval needs query pieces",
-          {PROMPT}, {CANDIDATES, SELECTION}, "ragstream.retrieval.stage:retrieval_stage", selects=True,
-          fields=("base_context_chunks",)),
-    _spec("rerank", "ReRanker", "retrieval", "the ReRanker needs retrieved chunks",
-          {PROMPT, CANDIDATES}, {SELECTION}, "ragstream.retrieval.stage:rerank_stage", skippable=True, selects=True,
-          method="run_reranker"),
-    _spec("a3", "A3 NLI Gate", "retrieval", "the NLI gate needs retrieved chunks",
-          {PROMPT, SELECTION}, {SELECTION}, "ragstream.agents.a3_nli_gate:stage", skippable=True, selects=True),
-    _spec("a4", "A4 Condenser", "rerank", "the Condenser needs A3, or the ReRanker with a non-empty selection",
-          {PROMPT, SELECTION}, {CONDENSED, SELECTION}, "ragstream.agents.a4_condenser:stage", selects=True,
-          fields=("S_CTX_MD",)),
-    _spec("a5", "A5 Format Enforcer", "a4", "the Format Enforcer runs after the Condenser",
-          {LABELS, FORMAT}, {FORMAT_SPEC}, "ragstream.agents.a5_format_enforcer:stage", skippable=True),
-    _spec("build", "Prompt Builder", "a4", "the Prompt Builder needs the condensed context",
-          {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC}, {FINAL},
-          "ragstream.orchestration.prompt_builder:stage", fields=("System_MD", "Prompt_MD", "Attachments_MD"),
-          method="build_prompt"),
+    _spec(
+        "preprocess",
+        "PreProcessing",
+        None,
+        "PreProcessing starts a new run on a prompt",
+        set(),
+        {PROMPT, LABELS, FORMAT},
+        "ragstream.preprocessing.stage:run",
+        method="preprocess",
+    ),
+    _spec(
+        "a2",
+        "A2 PromptShaper",
+        "preprocess",
+        "A2 needs a preprocessed prompt",
+        {PROMPT},
+        {LABELS},
+        "ragstream.agents.a2_prompt_shaper:stage",
+        skippable=True,
+    ),
+    _spec(
+        "retrieval",
+        "Retrieval",
+        "preprocess",
+        "retrieval needs query pieces",
+        {PROMPT},
+        {CANDIDATES, SELECTION},
+        "ragstream.retrieval.stage:retrieval_stage",
+        selects=True,
+        fields=("base_context_chunks",),
+    ),
+    _spec(
+        "rerank",
+        "ReRanker",
+        "retrieval",
+        "the ReRanker needs retrieved chunks",
+        {PROMPT, CANDIDATES},
+        {SELECTION},
+        "ragstream.retrieval.stage:rerank_stage",
+        skippable=True,
+        selects=True,
+        method="run_reranker",
+    ),
+    _spec(
+        "a3",
+        "A3 NLI Gate",
+        "retrieval",
+        "the NLI gate needs retrieved chunks",
+        {PROMPT, SELECTION},
+        {SELECTION},
+        "ragstream.agents.a3_nli_gate:stage",
+        skippable=True,
+        selects=True,
+    ),
+    _spec(
+        "a4",
+        "A4 Condenser",
+        "rerank",
+        "the Condenser needs A3, or the ReRanker with a non-empty selection",
+        {PROMPT, SELECTION},
+        {CONDENSED, SELECTION},
+        "ragstream.agents.a4_condenser:stage",
+        selects=True,
+        fields=("S_CTX_MD",),
+    ),
+    _spec(
+        "a5",
+        "A5 Format Enforcer",
+        "a4",
+        "the Format Enforcer runs after the Condenser",
+        {LABELS, FORMAT},
+        {FORMAT_SPEC},
+        "ragstream.agents.a5_format_enforcer:stage",
+        skippable=True,
+    ),
+    _spec(
+        "build",
+        "Prompt Builder",
+        "a4",
+        "the Prompt Builder needs the condensed context",
+        {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC},
+        {FINAL},
+        "ragstream.orchestration.prompt_builder:stage",
+        fields=("System_MD", "Prompt_MD", "Attachments_MD"),
+        method="build_prompt",
+    ),
 )
 SPECS: dict[str, StageSpec] = {spec.name: spec for spec in REGISTRY}
 
@@ -85,8 +173,11 @@ SPECS: dict[str, StageSpec] = {spec.name: spec for spec in REGISTRY}
 # stage, past tense where the seed says so. A member's `node` is its stage's one short name (the graph node,
 # the CLI choice, the extras field); those names, and an earlier spelling, still read as the member.
 SEED_NAMES = {"preprocess": "preprocessed", "rerank": "reranked", "build": "built"}
-Stage = Enum("Stage", [("RAW", "raw"), *((spec.name.upper(), SEED_NAMES.get(spec.name, spec.name)) for spec in REGISTRY)],
-             type=str)
+Stage = Enum(
+    "Stage",
+    [("RAW", "raw"), *((spec.name.upper(), SEED_NAMES.get(spec.name, spec.name)) for spec in REGISTRY)],
+    type=str,
+)
 Stage.__doc__ = "Pipeline stages in their legal order; the value is the state's name, `node` the stage's short name."
 LEGACY_NAMES = {**SEED_NAMES, "reranker": "reranked"}  # names checkpoints and callers used, to the state's names
 Stage._missing_ = classmethod(  # type: ignore[method-assign]

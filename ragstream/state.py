@@ -38,8 +38,15 @@ class Span(BaseModel):
 
 PromptFormat = Literal["plain", "markdown", "json"]
 Role = Literal["META", "CONTENT", "UNKNOWN"]
-SegmentNote = Literal["KEPT_CONTENT", "DROPPED_META", "DROPPED_EMPTY", "UNDECIDED", "KEPT_UNDECIDED", "KEPT_BY_PERSON",
-                      "DROPPED_BY_PERSON"]
+SegmentNote = Literal[
+    "KEPT_CONTENT",
+    "DROPPED_META",
+    "DROPPED_EMPTY",
+    "UNDECIDED",
+    "KEPT_UNDECIDED",
+    "KEPT_BY_PERSON",
+    "DROPPED_BY_PERSON",
+]
 
 
 class Header(BaseModel):
@@ -111,8 +118,13 @@ class Preprocessing(BaseModel):
     headers: list[Header] = Field(default_factory=list)
     canon_entries: list[CanonEntry] = Field(default_factory=list)
     task_rule: Literal[
-        "TASK_PRESENT", "FROM_USER_PROMPT", "FROM_ASKING_SECTION", "FROM_FIRST_CONTENT", "FROM_FIRST_SECTION",
-        "PLAIN_TEXT", "NO_CONTENT",
+        "TASK_PRESENT",
+        "FROM_USER_PROMPT",
+        "FROM_ASKING_SECTION",
+        "FROM_FIRST_CONTENT",
+        "FROM_FIRST_SECTION",
+        "PLAIN_TEXT",
+        "NO_CONTENT",
     ]
     segments: list[Segment] = Field(default_factory=list)
     pieces: list[QueryPiece] = Field(default_factory=list)
@@ -121,11 +133,7 @@ class Preprocessing(BaseModel):
     @property
     def canon_map(self) -> dict[str, str]:
         """original header name -> canon name or UNKNOWN (the spec's canonicalized header map)."""
-        return {
-            e.original_header: e.canon or "UNKNOWN"
-            for e in self.canon_entries
-            if e.original_header is not None
-        }
+        return {e.original_header: e.canon or "UNKNOWN" for e in self.canon_entries if e.original_header is not None}
 
 
 class PromptBody(BaseModel):
@@ -155,7 +163,6 @@ class Chunk(BaseModel):
     span: Span
     metadata: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
     scores: dict[str, float] = Field(default_factory=dict)
-
 
 
 class ConversationTurn(BaseModel):
@@ -241,8 +248,12 @@ class StageUsage(Report):
     cost_usd: float = 0.0
 
     def plus(self, other: StageUsage) -> StageUsage:
-        return StageUsage(calls=self.calls + other.calls, tokens_in=self.tokens_in + other.tokens_in,
-                          tokens_out=self.tokens_out + other.tokens_out, cost_usd=round(self.cost_usd + other.cost_usd, 8))
+        return StageUsage(
+            calls=self.calls + other.calls,
+            tokens_in=self.tokens_in + other.tokens_in,
+            tokens_out=self.tokens_out + other.tokens_out,
+            cost_usd=round(self.cost_usd + other.cost_usd, 8),
+        )
 
 
 class SectionBudget(Report):
@@ -310,7 +321,9 @@ class PreprocessReport(Report):
     must_headers: dict[str, str] = Field(default_factory=dict)
     normalized_map: dict[str, str] = Field(default_factory=dict)
     # The seed's name; checkpoints written before it say unknown_headers and still read.
-    unknown_attributes: list[str] = Field(default_factory=list, validation_alias=AliasChoices("unknown_attributes", "unknown_headers"))
+    unknown_attributes: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("unknown_attributes", "unknown_headers")
+    )
     decisions: dict[str, str] = Field(default_factory=dict)  # header -> canon, "keep" or "drop", as a person decided
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
@@ -381,7 +394,8 @@ class A3Report(Report):
 
 
 class LineEvidence(Report):
-    """Why a condensed line is there (offline extraction): its chunk, its relevance to the ask, the cue that filed it."""
+    """Why a condensed line is there (offline extraction): its chunk, its relevance to the ask, the cue that filed
+    it."""
 
     section: str
     chunk: str
@@ -505,13 +519,23 @@ class RunRecords(BaseModel):
         new: dict[str, Any] = {"project": old.get("project"), "edits": old.get("edits", [])}
         if decisions:
             new["preprocess"] = {
-                "format": decisions.get("format", "plain"), "format_note": decisions.get("format_note"),
-                "task_rule": decisions.get("task_rule", ""), "must_headers": decisions.get("must_headers", {}),
-                "normalized_map": old.get("normalized_map", {}), "unknown_attributes": old.get("unknown_headers", []),
+                "format": decisions.get("format", "plain"),
+                "format_note": decisions.get("format_note"),
+                "task_rule": decisions.get("task_rule", ""),
+                "must_headers": decisions.get("must_headers", {}),
+                "normalized_map": old.get("normalized_map", {}),
+                "unknown_attributes": old.get("unknown_headers", []),
                 "source_spans": old.get("source_spans", {}),
             }
-        renamed = {"a2": "a2", "retrieval": "retrieval", "reranker": "rerank", "a3": "a3", "a4": "a4",
-                   "format_enforcer": "a5", "builder": "build"}
+        renamed = {
+            "a2": "a2",
+            "retrieval": "retrieval",
+            "reranker": "rerank",
+            "a3": "a3",
+            "a4": "a4",
+            "format_enforcer": "a5",
+            "builder": "build",
+        }
         for key, target in renamed.items():
             if isinstance(old.get(key), dict):
                 allowed = cls.model_fields[target].annotation.__args__[0].model_fields  # type: ignore[union-attr]
@@ -563,7 +587,8 @@ class SuperPrompt(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _legacy_views(cls, data: Any) -> Any:
-        """Views keyed by another name of their stage ('rerank', as an earlier version wrote) move to the state's name."""
+        """Views keyed by another name of their stage ('rerank', as an earlier version wrote) move to the state's
+        name."""
         if isinstance(data, dict) and isinstance(data.get("views_by_stage"), dict):
             views = data["views_by_stage"]
             if any(k in LEGACY_NAMES for k in views):

@@ -16,7 +16,6 @@ from tokenizers import Tokenizer
 
 from ragstream.errors import ConfigError
 
-
 _WORD = re.compile(r"\S+")
 
 

@@ -33,12 +33,16 @@ class User:
     def require_project(self, project: str | None) -> None:
         """A user may run on, and read the memory of, only the projects they were added with."""
         if project is not None and validate_project_name(project) not in self.projects:
-            raise ProjectError(f"user '{self.name}' is not allowed on project '{project}' (allowed: {list(self.projects)})")
+            raise ProjectError(
+                f"user '{self.name}' is not allowed on project '{project}' (allowed: {list(self.projects)})"
+            )
 
 
 def validate_user_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
-        raise InputError(f"invalid user name {name!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit")
+        raise InputError(
+            f"invalid user name {name!r}: use 1-64 letters, digits, '_' or '-', starting with a letter or digit"
+        )
     return name
 
 

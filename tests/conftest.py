@@ -10,7 +10,6 @@ import pytest
 from ragstream.chunking import Chunker
 from ragstream.settings import Settings, load_settings
 
-
 # One ONNX export of the embedding model for every test session (it is keyed by the weights' sha256,
 # so it is always the right one); subprocesses inherit the variable.
 os.environ.setdefault("RAGSTREAM_MODELS_DIR", str(Path(__file__).resolve().parents[1] / "data" / "models"))
@@ -85,10 +84,15 @@ def openai_on_indexed(indexed: Settings, tmp_path: Path):
         server.responder = schema_responder
 
         def make(**overrides: object) -> tuple[FakeOpenAIServer, Settings]:
-            settings = load_settings(overrides={
-                "data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": server.url,
-                "llm.api_key": "sk-test-local-server-0000", **overrides,
-            })
+            settings = load_settings(
+                overrides={
+                    "data_dir": str(tmp_path / "data"),
+                    "llm.provider": "openai",
+                    "llm.base_url": server.url,
+                    "llm.api_key": "sk-test-local-server-0000",
+                    **overrides,
+                }
+            )
             link_indexed_project(settings, indexed)
             return server, settings
 

@@ -10,7 +10,9 @@ from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
 
 
-def run_stage(sp: SuperPrompt, stage: str, services: Services, prompt: str | None = None, **options: object) -> SuperPrompt:
+def run_stage(
+    sp: SuperPrompt, stage: str, services: Services, prompt: str | None = None, **options: object
+) -> SuperPrompt:
     env = StageEnv(services, RunOptions(manual=True, **options), prompt)
     return run_alone(sp, Stage(stage), env)
 

@@ -13,9 +13,10 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -67,13 +68,29 @@ class FakeOpenAIServer:
                     delta = {"content": word + (" " if i < len(words) - 1 else "")}
                     if i == 0:
                         delta["role"] = "assistant"  # as OpenAI sends it, in the first chunk
-                    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
-                             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                    chunk = {
+                        "id": "c",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": model,
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                    }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                done = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model,
-                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-                usage = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
-                         "usage": {"prompt_tokens": 50, "completion_tokens": len(words), "total_tokens": 50 + len(words)}}
+                done = {
+                    "id": "c",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                }
+                usage = {
+                    "id": "c",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": 50, "completion_tokens": len(words), "total_tokens": 50 + len(words)},
+                }
                 for final in (done, usage):
                     self.wfile.write(f"data: {json.dumps(final)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
@@ -92,8 +109,14 @@ class FakeOpenAIServer:
                     else:
                         value = vec
                     data.append({"object": "embedding", "index": i, "embedding": value})
-                payload = json.dumps({"object": "list", "data": data, "model": body.get("model"),
-                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+                payload = json.dumps(
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model"),
+                        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
@@ -109,7 +132,9 @@ class FakeOpenAIServer:
                     self._embeddings(body)
                     return
                 if self.path == "/tokenize" and server.tokenize:  # vLLM's endpoint: one token per word here
-                    payload = json.dumps({"count": len(str(body.get("prompt", "")).split()), "max_model_len": 8192}).encode()
+                    payload = json.dumps(
+                        {"count": len(str(body.get("prompt", "")).split()), "max_model_len": 8192}
+                    ).encode()
                     self.send_response(200)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(payload)))
@@ -129,7 +154,9 @@ class FakeOpenAIServer:
                     content = reply.content if reply.content is not None else server.responder(body)
                     payload = json.dumps(completion(body.get("model", "?"), content)).encode()
                 else:
-                    payload = json.dumps({"error": {"message": f"scripted {reply.status}", "type": "server_error"}}).encode()
+                    payload = json.dumps(
+                        {"error": {"message": f"scripted {reply.status}", "type": "server_error"}}
+                    ).encode()
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")

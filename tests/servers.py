@@ -52,14 +52,32 @@ def langgraph_dev(workdir: Path, env: dict[str, str], *extra_args: str) -> Itera
     for name in ("langgraph.json", "graphs"):
         (workdir / name).symlink_to(root / name)
     port = free_port()
-    env = {**os.environ, "RAGSTREAM_CONFIG_DIR": str(root / "config"), "LANGSMITH_TRACING": "false",
-           "LANGCHAIN_TRACING_V2": "false", "LANGGRAPH_STRICT_MSGPACK": "true", **env}
+    env = {
+        **os.environ,
+        "RAGSTREAM_CONFIG_DIR": str(root / "config"),
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        "LANGGRAPH_STRICT_MSGPACK": "true",
+        **env,
+    }
     log_path = workdir / "server.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
-             "--port", str(port), *extra_args],
-            cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                str(Path(sys.executable).parent / "langgraph"),
+                "dev",
+                "--no-browser",
+                "--no-reload",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                *extra_args,
+            ],
+            cwd=workdir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}"
         try:

@@ -68,7 +68,9 @@ def test_invalid_json_names_file_and_position(tmp_path: Path) -> None:
         _factory_with(tmp_path, "{not json").create("A2", "v1", PAYLOAD)
 
 
-@pytest.mark.parametrize("key", ["agent_name", "version", "mode", "system_text", "purpose_text", "output_schema", "model_name"])
+@pytest.mark.parametrize(
+    "key", ["agent_name", "version", "mode", "system_text", "purpose_text", "output_schema", "model_name"]
+)
 def test_each_required_key(key: str, tmp_path: Path) -> None:
     cfg = _mutated(lambda c: c.pop(key))
     with pytest.raises(AgentConfigError, match=rf"v1\.json: field '{key}': is required"):

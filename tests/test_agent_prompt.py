@@ -50,18 +50,31 @@ def test_chooser_compose(a2: AgentPrompt) -> None:
     assert parse_payload_block(user) == PAYLOAD
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["strict"] is True
-    assert response_format["json_schema"]["schema"]["properties"]["tone"]["enum"] == ["direct", "friendly", "formal", "unknown"]
+    assert response_format["json_schema"]["schema"]["properties"]["tone"]["enum"] == [
+        "direct",
+        "friendly",
+        "formal",
+        "unknown",
+    ]
     assert a2.compose(PAYLOAD) == (messages, response_format)  # deterministic
 
 
-@pytest.mark.parametrize(("mode", "phrase"), [("Writer", "Fill summary: two sentences"), ("Extractor", "Extract from the input summary")])
+@pytest.mark.parametrize(
+    ("mode", "phrase"), [("Writer", "Fill summary: two sentences"), ("Extractor", "Extract from the input summary")]
+)
 def test_writer_and_extractor_compose(mode: str, phrase: str) -> None:
     messages, response_format = _writer(mode).compose({"text": "abc"})
     assert phrase in messages[1]["content"]
     assert response_format["json_schema"]["strict"] is False  # not every property required
 
 
-LABELS = {"system": "Python_Programmer", "audience": "Developer", "tone": "direct", "response_depth": "short", "confidence": "high"}
+LABELS = {
+    "system": "Python_Programmer",
+    "audience": "Developer",
+    "tone": "direct",
+    "response_depth": "short",
+    "confidence": "high",
+}
 VALID = {**LABELS, "reasons": {k: "because" for k in LABELS}}
 
 

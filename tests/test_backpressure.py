@@ -18,8 +18,16 @@ from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from tests.openai_server import FakeOpenAIServer, Reply
 
-QUESTIONS = ["ingestion manifests", "reciprocal rank fusion", "the A4 pause", "excerpt fences",
-             "SQLite checkpoints", "BM25 stemming", "the fallback ladder", "token budgets"]
+QUESTIONS = [
+    "ingestion manifests",
+    "reciprocal rank fusion",
+    "the A4 pause",
+    "excerpt fences",
+    "SQLite checkpoints",
+    "BM25 stemming",
+    "the fallback ladder",
+    "token budgets",
+]
 
 
 class WindowLimit:
@@ -47,10 +55,15 @@ class WindowLimit:
 def test_eight_sessions_against_a_rate_limited_provider_all_finish(openai_on_indexed, tmp_path) -> None:
     # One retry for real failures: without the shared gate and the patience for 429s, the many
     # rate-limited calls here would exhaust it and sessions would fail.
-    server, settings = openai_on_indexed(**{
-        "llm.max_retries": 1, "llm.backoff_initial_s": 0.05, "llm.backoff_max_s": 1.0, "llm.timeout_s": 10,
-        "llm.rate_limit_patience_s": 60,
-    })
+    server, settings = openai_on_indexed(
+        **{
+            "llm.max_retries": 1,
+            "llm.backoff_initial_s": 0.05,
+            "llm.backoff_max_s": 1.0,
+            "llm.timeout_s": 10,
+            "llm.rate_limit_patience_s": 60,
+        }
+    )
     limit = WindowLimit(per_window=4, window_s=0.25)
     server.fault = limit
     services = Services(settings)
@@ -59,7 +72,9 @@ def test_eight_sessions_against_a_rate_limited_provider_all_finish(openai_on_ind
     def session(i: int) -> str:
         ctl = AppController(settings, services=services, checkpointer=checkpointer, thread_id=f"user-{i}")
         ctl.select_project("demo")
-        return ctl.run_full_pipeline(f"# Task\nExplain {QUESTIONS[i]} (user {i}).", {"pause_after": "none"}).prompt_ready
+        return ctl.run_full_pipeline(
+            f"# Task\nExplain {QUESTIONS[i]} (user {i}).", {"pause_after": "none"}
+        ).prompt_ready
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         futures = [pool.submit(session, i) for i in range(8)]
@@ -71,11 +86,19 @@ def test_eight_sessions_against_a_rate_limited_provider_all_finish(openai_on_ind
 
 
 def _client(server: FakeOpenAIServer, tmp_path, **overrides: object) -> LLMClient:
-    settings: Settings = load_settings(overrides={
-        "data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": server.url,
-        "llm.api_key": "sk-test-local-server-0000", "llm.timeout_s": 2, "llm.max_retries": 0,
-        "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.5, **overrides,
-    })
+    settings: Settings = load_settings(
+        overrides={
+            "data_dir": str(tmp_path / "data"),
+            "llm.provider": "openai",
+            "llm.base_url": server.url,
+            "llm.api_key": "sk-test-local-server-0000",
+            "llm.timeout_s": 2,
+            "llm.max_retries": 0,
+            "llm.backoff_initial_s": 0.01,
+            "llm.backoff_max_s": 0.5,
+            **overrides,
+        }
+    )
     return LLMClient.from_settings(settings)
 
 

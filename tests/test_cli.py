@@ -69,10 +69,16 @@ def test_agents_list_and_show(tmp_path: Path) -> None:
 
 
 def test_a2_after_preprocess_through_a_pipe(tmp_path: Path) -> None:
-    pre = _run("--data-dir", str(tmp_path / "d"), "preprocess", "--json", "# Task\nWrite a Python CSV parser", cwd=tmp_path)
+    pre = _run(
+        "--data-dir", str(tmp_path / "d"), "preprocess", "--json", "# Task\nWrite a Python CSV parser", cwd=tmp_path
+    )
     a2 = subprocess.run(
         ["ragstream", "--data-dir", str(tmp_path / "d"), "a2", "--json"],
-        input=pre.stdout, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        input=pre.stdout,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
     )
     assert a2.returncode == 0, a2.stderr
     sp = json.loads(a2.stdout)
@@ -81,7 +87,9 @@ def test_a2_after_preprocess_through_a_pipe(tmp_path: Path) -> None:
 
 
 def test_a2_on_a_raw_superprompt_is_a_stage_order_error(tmp_path: Path) -> None:
-    a2 = subprocess.run(["ragstream", "a2"], input='{"stage": "raw"}', capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    a2 = subprocess.run(
+        ["ragstream", "a2"], input='{"stage": "raw"}', capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
     assert a2.returncode == 2
     assert "stage 'a2' cannot run now" in a2.stderr
 
@@ -99,11 +107,19 @@ def test_demo_is_the_main_job_offline(tmp_path: Path) -> None:
     assert '~~~~excerpt source="architecture.md"' in out.stdout  # it names the stages and the human review
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (issue 24's absolute A3 gate): retrieval.md, which says how chunks "
-                   "are found, has MiniLM cosine 0.26 to the demo prompt and evidence 0.29 < 0.55, so it is dropped")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (issue 24's absolute A3 gate): retrieval.md, which says how chunks "
+    "are found, has MiniLM cosine 0.26 to the demo prompt and evidence 0.29 < 0.55, so it is dropped",
+)
 def test_demo_keeps_the_document_on_how_chunks_are_found(tmp_path: Path) -> None:
-    out = subprocess.run(["ragstream", "--data-dir", str(tmp_path / "data"), "demo"], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=600)
+    out = subprocess.run(
+        ["ragstream", "--data-dir", str(tmp_path / "data"), "demo"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     assert '~~~~excerpt source="retrieval.md"' in out.stdout
 
@@ -117,12 +133,34 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     assert "6 added" in ingest.stdout
     sctx = tmp_path / "sctx.md"
     sctx.write_text("### Facts\n- REVIEWED BY A PERSON\n", encoding="utf-8")
-    run = _run("--data-dir", data, "run", "# Task\nHow are chunks fenced?", "--project", "demo", "--thread", "t1",
-               "--review", "--sctx-file", str(sctx), cwd=tmp_path)
+    run = _run(
+        "--data-dir",
+        data,
+        "run",
+        "# Task\nHow are chunks fenced?",
+        "--project",
+        "demo",
+        "--thread",
+        "t1",
+        "--review",
+        "--sctx-file",
+        str(sctx),
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     assert "paused after A4" in run.stderr and "REVIEWED BY A PERSON" in run.stdout
-    as_json = _run("--data-dir", data, "run", "# Task\nHow are chunks fenced?", "--project", "demo", "--thread", "j1",
-                   "--json", cwd=tmp_path)
+    as_json = _run(
+        "--data-dir",
+        data,
+        "run",
+        "# Task\nHow are chunks fenced?",
+        "--project",
+        "demo",
+        "--thread",
+        "j1",
+        "--json",
+        cwd=tmp_path,
+    )
     assert as_json.returncode == 0, as_json.stderr
     printed = json.loads(as_json.stdout)
     meta = printed["run_metadata"]
@@ -134,8 +172,18 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     history = _run("--data-dir", data, "history", "--thread", "t1", cwd=tmp_path)
     assert history.returncode == 0 and "stage built" in history.stdout and "stage a4" in history.stdout
 
-    step = _run("--data-dir", data, "step", "preprocess", "# Task\nWhat does ingestion skip?", "--thread", "t2",
-                "--project", "demo", cwd=tmp_path)
+    step = _run(
+        "--data-dir",
+        data,
+        "step",
+        "preprocess",
+        "# Task\nWhat does ingestion skip?",
+        "--thread",
+        "t2",
+        "--project",
+        "demo",
+        cwd=tmp_path,
+    )
     assert step.returncode == 0, step.stderr
     bad = _run("--data-dir", data, "step", "a4", "--thread", "t2", cwd=tmp_path)
     assert bad.returncode == 2 and "stage 'a4' cannot run now" in bad.stderr
@@ -157,13 +205,26 @@ def test_run_review_step_resume_history(tmp_path: Path) -> None:
     assert "### Zorblat notes\nQUUXLINE" in reviewed.stdout  # kept as an additional section
     again = _run("--data-dir", data, "run", strict, "--project", "demo", "--thread", "s2", "--strict", cwd=tmp_path)
     assert again.returncode == 0 and "stage built" in again.stderr  # not asked again
-    inline = _run("--data-dir", data, "run", strict.replace("Zorblat", "Blorp"), "--project", "demo", "--strict",
-                  "--decide", "Blorp notes=drop", cwd=tmp_path)
+    inline = _run(
+        "--data-dir",
+        data,
+        "run",
+        strict.replace("Zorblat", "Blorp"),
+        "--project",
+        "demo",
+        "--strict",
+        "--decide",
+        "Blorp notes=drop",
+        cwd=tmp_path,
+    )
     assert inline.returncode == 0 and "stage built" in inline.stderr and "QUUXLINE" not in inline.stdout
+
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     """`ragstream ... | head`: the reader leaves early; no traceback, just the end of the command."""
-    proc = subprocess.Popen(["ragstream", "agents", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    proc = subprocess.Popen(
+        ["ragstream", "agents", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read().decode()

@@ -48,7 +48,7 @@ def _long_function(name: str, statements: int) -> str:
         f"    total_{i} = compute_value(\n        first_argument={i},\n        second_argument={i * 2},\n    )"
         for i in range(statements)
     )
-    return f"def {name}(records: list[int]) -> int:\n    \"\"\"Adds the computed values.\"\"\"\n{body}\n    return 0\n"
+    return f'def {name}(records: list[int]) -> int:\n    """Adds the computed values."""\n{body}\n    return 0\n'
 
 
 PY_SOURCE = (
@@ -64,7 +64,7 @@ PY_SOURCE = (
         '''
     ).lstrip()
     + "\n".join(
-        f"    def method_{i}(self, value: float) -> float:\n        \"\"\"Scaled value number {i}.\"\"\"\n"
+        f'    def method_{i}(self, value: float) -> float:\n        """Scaled value number {i}."""\n'
         + "\n".join(f"        value = value * self.weight + {j}  # step {j} of method {i}" for j in range(6))
         + "\n        return value\n"
         for i in range(8)
@@ -102,7 +102,9 @@ def test_python_chunks_cover_the_file_in_whole_lines_and_cut_only_at_statements(
 def test_a_long_function_is_cut_at_statements_with_its_signature_kept_with_its_body(splitter, settings) -> None:
     pieces = _split(splitter, settings, "scoring.py", PY_SOURCE)
     texts = _texts(pieces, PY_SOURCE)
-    parts = [(p, t) for p, t in zip(pieces, texts) if any(s.name == "aggregate_totals" for s in p.symbols)]
+    parts = [
+        (p, t) for p, t in zip(pieces, texts, strict=False) if any(s.name == "aggregate_totals" for s in p.symbols)
+    ]
     assert len(parts) >= 3, "a 160-line function cannot fit one chunk"
     head, *rest = parts
     assert "def aggregate_totals(" in head[1] and "total_0 = compute_value(" in head[1]  # signature + body start
@@ -117,7 +119,9 @@ def test_a_long_function_is_cut_at_statements_with_its_signature_kept_with_its_b
 def test_a_long_class_becomes_its_header_and_whole_methods(splitter, settings) -> None:
     pieces = _split(splitter, settings, "scoring.py", PY_SOURCE)
     texts = _texts(pieces, PY_SOURCE)
-    head = next(t for p, t in zip(pieces, texts) if any(s.name == "Scorer" and not s.part for s in p.symbols))
+    head = next(
+        t for p, t in zip(pieces, texts, strict=False) if any(s.name == "Scorer" and not s.part for s in p.symbols)
+    )
     assert "class Scorer:" in head and "def __init__" in head
     for i in range(8):
         holding = [t for t in texts if f"def method_{i}(" in t]
@@ -163,7 +167,9 @@ def test_go_definitions_come_from_tree_sitter_with_receiver_qualified_names(spli
     pieces = _split(splitter, settings, "store.go", GO_SOURCE)
     assert "".join(_texts(pieces, GO_SOURCE)) == GO_SOURCE
     symbols = {s.name: s for p in pieces for s in p.symbols}
-    assert symbols["Store.Get"].kind == "method" and symbols["Store.Get"].doc == "Get returns the value stored under key."
+    assert (
+        symbols["Store.Get"].kind == "method" and symbols["Store.Get"].doc == "Get returns the value stored under key."
+    )
     assert (symbols["Store.Get"].first, symbols["Store.Get"].last) == (10, 17)  # from its doc comment to its brace
     assert symbols["Store"].kind == "type"
 
@@ -222,7 +228,7 @@ def test_code_excerpts_are_fenced_with_language_and_lines(settings, code_project
     first, last = go.metadata["line_start"], go.metadata["line_end"]
     assert GO_SOURCE.split("\n")[first - 1] != "" and "".join(GO_SOURCE.splitlines(True)[first - 1 : last]) == go.text
     opening = fence(go).split("\n", 1)[0]
-    assert opening.startswith("~~~~go excerpt source=\"store.go\"") and f'lines="{first}-{last}"' in opening
+    assert opening.startswith('~~~~go excerpt source="store.go"') and f'lines="{first}-{last}"' in opening
     prose = next(c for c in chunks if c.source_path == "notes.md")
     assert fence(prose).startswith('~~~~excerpt source="notes.md"') and 'lines="1-3"' in fence(prose)
 
@@ -230,13 +236,21 @@ def test_code_excerpts_are_fenced_with_language_and_lines(settings, code_project
 def test_offline_condensing_names_definitions_and_never_copies_code(settings, code_project) -> None:
     chunks = [c for c in _chunks(settings, code_project) if c.source_path != "notes.md"]
     embedder = get_embedder(settings.embedding, settings.models_dir)
-    lines = condense_extractively(["Where is the value stored under a key looked up?"], chunks, embedder.embed_together,
-                                  settings.condenser)
+    lines = condense_extractively(
+        ["Where is the value stored under a key looked up?"], chunks, embedder.embed_together, settings.condenser
+    )
     assert lines, "a relevant definition is named"
     assert all(line.cue == "definition" and line.section == "facts" for line in lines)
     get = next(line for line in lines if "`Store.Get`" in line.text)
     assert get.text == "method `Store.Get` (store.go:10-17): Get returns the value stored under key."
-    assert all(re.fullmatch(r"\w+ `[\w.]+` \([\w./]+:\d+(-\d+)?\)( \(part shown\))?(: .+)?", line.text) for line in lines)
-    stripped = [c.model_copy(update={"metadata": {k: v for k, v in c.metadata.items() if k != "symbols"}}) for c in chunks]
-    assert condense_extractively(["Where is the value looked up?"], stripped, embedder.embed_together, settings.condenser) == []
+    assert all(
+        re.fullmatch(r"\w+ `[\w.]+` \([\w./]+:\d+(-\d+)?\)( \(part shown\))?(: .+)?", line.text) for line in lines
+    )
+    stripped = [
+        c.model_copy(update={"metadata": {k: v for k, v in c.metadata.items() if k != "symbols"}}) for c in chunks
+    ]
+    assert (
+        condense_extractively(["Where is the value looked up?"], stripped, embedder.embed_together, settings.condenser)
+        == []
+    )
     assert all(symbols_of(c) == [] for c in stripped)

@@ -16,7 +16,13 @@ SAMPLES = Path(__file__).parent / "data" / "code"
 EXPECTED = {
     "shapes.c": {"function add", "struct point"},
     "shapes.cpp": {"namespace geo", "class geo.Shape", "function geo.Shape.area", "function main"},
-    "shapes.cs": {"namespace Geo", "class Geo.Shape", "method Geo.Shape.Area", "constructor Geo.Shape.Shape", "interface Geo.IThing"},
+    "shapes.cs": {
+        "namespace Geo",
+        "class Geo.Shape",
+        "method Geo.Shape.Area",
+        "constructor Geo.Shape.Shape",
+        "interface Geo.IThing",
+    },
     "shapes.kt": {"class Shape", "function Shape.area", "function top"},
     "shapes.rb": {"module Geo", "class Geo.Shape", "method Geo.Shape.area", "method top"},
     "shapes.php": {"class Shape", "method Shape.area", "function top"},
@@ -24,7 +30,9 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_each_language_is_read_by_its_grammar_and_cut_at_definitions(name: str, base_settings: Settings, chunker: Chunker) -> None:
+def test_each_language_is_read_by_its_grammar_and_cut_at_definitions(
+    name: str, base_settings: Settings, chunker: Chunker
+) -> None:
     language = load_languages(base_settings.config_dir).of(name)
     assert language is not None and language.grammar() is not None, f"{name}: the grammar package is installed"
     text = (SAMPLES / name).read_text(encoding="utf-8")

@@ -18,8 +18,16 @@ from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from tests.fixtures_docs import make_project
 
-TOPICS = ["ingestion manifests", "reciprocal rank fusion", "the A4 pause", "excerpt fences",
-          "SQLite checkpoints", "BM25 stemming", "the fallback ladder", "token budgets"]
+TOPICS = [
+    "ingestion manifests",
+    "reciprocal rank fusion",
+    "the A4 pause",
+    "excerpt fences",
+    "SQLite checkpoints",
+    "BM25 stemming",
+    "the fallback ladder",
+    "token budgets",
+]
 
 
 def test_eight_pipelines_at_once_on_one_sqlite_file(indexed: Settings, tmp_path: Path) -> None:
@@ -71,7 +79,9 @@ def test_queries_during_ingest_see_whole_generations(tmp_path: Path) -> None:
     try:
         manager = IngestionManager(settings)
         for round_ in range(6):
-            (raw / f"new-{round_}.md").write_text(f"# Note {round_}\nFusion detail number {round_}.\n" * 20, encoding="utf-8")
+            (raw / f"new-{round_}.md").write_text(
+                f"# Note {round_}\nFusion detail number {round_}.\n" * 20, encoding="utf-8"
+            )
             if round_ % 2:
                 (raw / f"new-{round_ - 1}.md").unlink()
             manager.ingest("live")
@@ -81,7 +91,6 @@ def test_queries_during_ingest_see_whole_generations(tmp_path: Path) -> None:
             reader.join()
     assert problems == []
     assert len(seen_generations) >= 2
-
 
 
 def test_a_servers_first_queries_arriving_together_share_one_loaded_index(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hyp_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 from ragstream.agents.extractive import condense_extractively
 from ragstream.chunking import Chunker
@@ -19,7 +21,20 @@ from ragstream.ingestion.manager import chunk_id
 from ragstream.settings import ChunkingSettings, Settings
 from ragstream.state import Chunk
 
-WORDS = ["index", "chunk", "budget", "ladder", "fusion", "manifest", "server", "review", "excerpt", "token", "store", "query"]
+WORDS = [
+    "index",
+    "chunk",
+    "budget",
+    "ladder",
+    "fusion",
+    "manifest",
+    "server",
+    "review",
+    "excerpt",
+    "token",
+    "store",
+    "query",
+]
 sentence = st.builds(
     lambda words, end: " ".join([words[0].capitalize(), *words[1:]]) + end,
     st.lists(st.sampled_from(WORDS), min_size=4, max_size=14),
@@ -49,8 +64,14 @@ def _wrap(text: str, width: int) -> str:
 
 def _chunks(document: str, chunker: Chunker) -> list[Chunk]:
     return [
-        Chunk(id=chunk_id("doc.md", "0123456789abcdef", i), source_path="doc.md", sha256="0123456789abcdef", chunk_index=i,
-              text=span.slice(document), span=span)
+        Chunk(
+            id=chunk_id("doc.md", "0123456789abcdef", i),
+            source_path="doc.md",
+            sha256="0123456789abcdef",
+            chunk_index=i,
+            text=span.slice(document),
+            span=span,
+        )
         for i, span in enumerate(chunker.spans(document))
     ]
 
@@ -62,10 +83,14 @@ def _normalized(text: str) -> str:
 @pytest.fixture(scope="module")
 def small_chunker(base_settings: Settings) -> Chunker:
     base = Chunker.from_settings(base_settings)
-    return Chunker(ChunkingSettings(chunk_size=220, chunk_overlap=60), base.counter, base_settings.embedding.max_input_tokens)
+    return Chunker(
+        ChunkingSettings(chunk_size=220, chunk_overlap=60), base.counter, base_settings.embedding.max_input_tokens
+    )
 
 
-@hyp_settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@hyp_settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(
     paragraphs=st.lists(paragraph, min_size=2, max_size=8),
     width=st.integers(30, 90),
@@ -78,7 +103,9 @@ def test_condensed_lines_are_whole_sentences_of_the_chunk_they_cite(
     chunks = _chunks(document, small_chunker)
     by_id = {c.id: c for c in chunks}
     settings = base_settings.condenser.model_copy(update={"min_relevance": -1.0, "max_lines": 50})
-    lines = condense_extractively([ask], chunks, get_embedder(base_settings.embedding, base_settings.models_dir).embed, settings)
+    lines = condense_extractively(
+        [ask], chunks, get_embedder(base_settings.embedding, base_settings.models_dir).embed, settings
+    )
     flat_document = _normalized(document)
     sentences = {_normalized(s) for s in re.split(r"(?<=[.!?])\s+|\n(?=- )|\n\n", document)}
     sentences = {s.removeprefix("- ") for s in sentences}

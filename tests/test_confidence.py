@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 import streamlit
+
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.confidence import SIGNALS
-from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.controller import Query
+from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.stage import retrieve
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
@@ -44,7 +44,9 @@ def test_every_retrieval_records_its_confidence_and_evidence(docs: Settings) -> 
 
 def test_an_answerable_ask_is_more_confident_than_an_unrelated_one(docs: Settings) -> None:
     controller = build_controller(docs, "st")
-    answerable = controller.retrieve(["Where do I put the client id and secret of the OpenID identity provider?"], rerun=False)
+    answerable = controller.retrieve(
+        ["Where do I put the client id and secret of the OpenID identity provider?"], rerun=False
+    )
     unrelated = controller.retrieve(["migration routes of arctic terns over the Atlantic"], rerun=False)
     assert controller.snapshot().chunk(answerable.ids[0]).source_path == "authentication.md"
     assert answerable.confidence.score > unrelated.confidence.score
@@ -67,7 +69,9 @@ def test_a_low_confidence_ask_re_runs_with_other_strategies_and_records_both(doc
 
 def test_a_confident_ask_and_a_caller_chosen_strategy_do_not_re_run(docs: Settings) -> None:
     controller = build_controller(docs, "st")
-    _, confident = retrieve([Query("How do I pass command line arguments to my script with streamlit run?")], controller)
+    _, confident = retrieve(
+        [Query("How do I pass command line arguments to my script with streamlit run?")], controller
+    )
     assert confident.confidence >= docs.retrieval.confidence.low and len(confident.attempts) == 1
     _, forced = retrieve([Query("migration routes of arctic terns over the Atlantic")], controller, Strategy.HYBRID)
     assert [a.strategy for a in forced.attempts] == ["HYBRID"] and forced.strategy == "HYBRID"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
 import os
 import random
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from ragstream.app.controller import AppController
 from ragstream.chunking import Chunker
@@ -125,14 +125,22 @@ def test_kill_9_pipeline_then_resume_gives_the_same_prompt(indexed: Settings, tm
     expected = reference.run_full_pipeline(PROMPT, {"pause_after": "none"}).prompt_ready
 
     db = tmp_path / "ck.sqlite"
-    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local",
-           "RAGSTREAM_CHECKPOINT_URL": f"sqlite:///{db}"}
+    env = {
+        **os.environ,
+        "RAGSTREAM_DATA_DIR": str(indexed.data_dir),
+        "RAGSTREAM_LLM_PROVIDER": "local",
+        "RAGSTREAM_CHECKPOINT_URL": f"sqlite:///{db}",
+    }
     rng = random.Random(7)
     for attempt in range(3):
         thread = f"killed-{attempt}"
         _kill_after(["ragstream", "run", PROMPT, "--project", "demo", "--thread", thread], rng.uniform(6.0, 16.0), env)
-        ctl = AppController(indexed.model_copy(update={"checkpoint_url": f"sqlite:///{db}"}),
-                            checkpointer=sqlite_checkpointer(db), services=services, thread_id=thread)
+        ctl = AppController(
+            indexed.model_copy(update={"checkpoint_url": f"sqlite:///{db}"}),
+            checkpointer=sqlite_checkpointer(db),
+            services=services,
+            thread_id=thread,
+        )
         ctl.select_project("demo")
         ctl.config["pause_after"] = "none"
         if ctl.paused_before:

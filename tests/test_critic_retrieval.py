@@ -15,8 +15,13 @@ from tests.openai_server import schema_responder
 
 PROMPT = "# Task\nHow are changed documents re-embedded?"
 MISSING = "which error code the token budget check returns over the ceiling"
-REJECT = {"grounded": "yes", "complete": "no", "follows_format": "yes",
-          "feedback": "say what happens when the budget is exceeded", "missing": MISSING}
+REJECT = {
+    "grounded": "yes",
+    "complete": "no",
+    "follows_format": "yes",
+    "feedback": "say what happens when the budget is exceeded",
+    "missing": MISSING,
+}
 ACCEPT = {"grounded": "yes", "complete": "yes", "follows_format": "yes", "feedback": "", "missing": ""}
 
 
@@ -26,10 +31,17 @@ def _is_critic(request: dict[str, Any]) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("retries", [1, 0])
-def test_a_rejection_for_missing_information_retrieves_and_the_regeneration_sees_it(openai_on_indexed, retries: int) -> None:
-    server, settings = openai_on_indexed(**{"llm.timeout_s": 5, "llm.max_retries": 0, "send.critic_max_retries": retries})
+def test_a_rejection_for_missing_information_retrieves_and_the_regeneration_sees_it(
+    openai_on_indexed, retries: int
+) -> None:
+    server, settings = openai_on_indexed(
+        **{"llm.timeout_s": 5, "llm.max_retries": 0, "send.critic_max_retries": retries}
+    )
     verdicts = [REJECT, ACCEPT]
-    drafts = ["Changed files are re-embedded on ingest.", "Changed files are re-embedded; over budget: ERR_BUDGET_4711."]
+    drafts = [
+        "Changed files are re-embedded on ingest.",
+        "Changed files are re-embedded; over budget: ERR_BUDGET_4711.",
+    ]
 
     def respond(request: dict[str, Any]) -> str:
         if request.get("stream"):
@@ -52,7 +64,9 @@ def test_a_rejection_for_missing_information_retrieves_and_the_regeneration_sees
     record = first.retrieval
     assert record is not None and record.query == MISSING and record.failure == ""
     assert record.confidence is not None and record.strategy
-    assert record.kept and set(record.kept) <= set(record.candidates) and set(record.decisions) == set(record.candidates)
+    assert (
+        record.kept and set(record.kept) <= set(record.candidates) and set(record.decisions) == set(record.candidates)
+    )
     assert any(cid.startswith("budget.py@") for cid in record.kept)
     assert "ERR_BUDGET_4711" in record.excerpts_md
     streamed = [r for r in server.requests if r.get("stream")]

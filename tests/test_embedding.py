@@ -90,7 +90,10 @@ def test_concurrent_first_exports_make_one_whole_model(base_settings: Settings, 
         "from ragstream.model_files import resolve_model_dir; from ragstream.settings import load_settings; "
         "s = load_settings(); print(ensure_model(resolve_model_dir(s.embedding), Path(sys.argv[1]), 'fp32'))"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(models)], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(models)], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=600)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert outputs[0] == outputs[1]

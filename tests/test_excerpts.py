@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 import streamlit
+
 from ragstream.app.controller import AppController
 from ragstream.ingestion.loader import load_document
 from ragstream.ingestion.manager import IngestionManager
@@ -24,7 +24,15 @@ from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk, Span, SuperPrompt
 
 DOCS = Path(streamlit.__file__).parent / ".agents" / "skills" / "developing-with-streamlit" / "references"
-DOC_FILES = ("authentication.md", "chat-ui.md", "cli.md", "performance.md", "session-state.md", "theme.md", "layouts.md")
+DOC_FILES = (
+    "authentication.md",
+    "chat-ui.md",
+    "cli.md",
+    "performance.md",
+    "session-state.md",
+    "theme.md",
+    "layouts.md",
+)
 CODE = Path(httpx.__file__).parent
 CODE_FILES = ("_client.py", "_models.py", "_urls.py", "_config.py")
 
@@ -128,32 +136,46 @@ def _check(sp: SuperPrompt, settings: Settings, project: str, code: bool) -> int
         assert record.text in sp.prompt_ready, "the prompt shows the excerpt"
         assert record.lines == [_line(text, record.start), _line(text, record.end - 1)], "the lines are the span's"
         lines = set(range(record.lines[0], record.lines[1] + 1))
-        assert not lines & shown.get(record.source, set()), f"{record.source} repeats lines {sorted(lines & shown[record.source])}"
+        assert not lines & shown.get(record.source, set()), (
+            f"{record.source} repeats lines {sorted(lines & shown[record.source])}"
+        )
         shown.setdefault(record.source, set()).update(lines)
         assert record.text == record.text.rstrip() and record.text.strip(), "no blank end"
-        assert record.text == record.text.lstrip() or text[record.start - 1] == "\n", "leading blanks only as a line's indent"
+        assert record.text == record.text.lstrip() or text[record.start - 1] == "\n", (
+            "leading blanks only as a line's indent"
+        )
         if code:
             starts, ends = _statement_lines(text)
-            assert record.lines[0] in starts, f"{record.source}:{record.lines[0]} starts mid-statement ({record.hydrated})"
+            assert record.lines[0] in starts, (
+                f"{record.source}:{record.lines[0]} starts mid-statement ({record.hydrated})"
+            )
             assert record.lines[1] in ends, f"{record.source}:{record.lines[1]} ends mid-statement ({record.hydrated})"
         else:
-            assert _starts_a_sentence(text, record.start), f"starts mid-sentence: {record.text[:80]!r} ({record.hydrated})"
+            assert _starts_a_sentence(text, record.start), (
+                f"starts mid-sentence: {record.text[:80]!r} ({record.hydrated})"
+            )
             assert _ends_a_sentence(text, record.end), f"ends mid-sentence: {record.text[-80:]!r} ({record.hydrated})"
         for cid in record.chunks:
             chunk = sp.chunk_by_id()[cid]
             lead, trail = len(chunk.text) - len(chunk.text.lstrip()), len(chunk.text) - len(chunk.text.rstrip())
-            assert record.start <= chunk.span.start + lead and chunk.span.end - trail <= record.end, "an excerpt holds its chunks"
+            assert record.start <= chunk.span.start + lead and chunk.span.end - trail <= record.end, (
+                "an excerpt holds its chunks"
+            )
     return len(records)
 
 
 @pytest.mark.parametrize("prompt", DOC_PROMPTS)
-def test_docs_excerpts_are_whole_sentences_exact_and_never_repeat_a_line(projects: dict[str, Settings], prompt: str) -> None:
+def test_docs_excerpts_are_whole_sentences_exact_and_never_repeat_a_line(
+    projects: dict[str, Settings], prompt: str
+) -> None:
     settings = projects["docs"]
     _check(_built(settings, "docs", prompt), settings, "docs", code=False)
 
 
 @pytest.mark.parametrize("prompt", CODE_PROMPTS)
-def test_code_excerpts_are_whole_statements_exact_and_never_repeat_a_line(projects: dict[str, Settings], prompt: str) -> None:
+def test_code_excerpts_are_whole_statements_exact_and_never_repeat_a_line(
+    projects: dict[str, Settings], prompt: str
+) -> None:
     settings = projects["code"]
     _check(_built(settings, "code", prompt), settings, "code", code=True)
 
@@ -161,8 +183,12 @@ def test_code_excerpts_are_whole_statements_exact_and_never_repeat_a_line(projec
 def test_a_small_budget_still_shows_whole_excerpts_and_a_large_one_shows_parents(projects: dict[str, Settings]) -> None:
     base = projects["docs"]
     prompt = DOC_PROMPTS[3]  # one whose gated selection (A3, absolute evidence) overflows the small budget
-    tight = base.model_copy(update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 1500}})})
-    roomy = base.model_copy(update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 20000}})})
+    tight = base.model_copy(
+        update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 1500}})}
+    )
+    roomy = base.model_copy(
+        update={"budget": base.budget.model_copy(update={"ceilings": {**base.budget.ceilings, "prompt": 20000}})}
+    )
     small, large = _built(tight, "docs", prompt), _built(roomy, "docs", prompt)
     _check(small, tight, "docs", code=False)
     _check(large, roomy, "docs", code=False)
@@ -175,14 +201,24 @@ def test_overlapping_and_adjacent_excerpts_of_one_file_merge_into_one() -> None:
     doc = Document(text, code=False)
 
     def excerpt(start: int, end: int, index: int) -> Excerpt:
-        chunk = Chunk(id=f"a.md@x#{index}", source_path="a.md", sha256="x", chunk_index=index, text=text[start:end],
-                      span=Span(start=start, end=end), metadata={"kind": "text"})
+        chunk = Chunk(
+            id=f"a.md@x#{index}",
+            source_path="a.md",
+            sha256="x",
+            chunk_index=index,
+            text=text[start:end],
+            span=Span(start=start, end=end),
+            metadata={"kind": "text"},
+        )
         s, e, _ = doc.whole(start, end, 1000)
         return Excerpt([chunk], s, e, "whole sentences", doc)
 
     first, second, third = excerpt(12, 25, 0), excerpt(20, 40, 1), excerpt(55, 70, 2)
     together = merged([third, first, second])
     assert len(together) == 1, "overlapping (first, second) and adjacent (a blank line between) excerpts merge"
-    assert together[0].doc.text[together[0].start : together[0].end] == "First sentence here. Second one follows.\n\nA new paragraph starts."
+    assert (
+        together[0].doc.text[together[0].start : together[0].end]
+        == "First sentence here. Second one follows.\n\nA new paragraph starts."
+    )
     assert [m.id for m in together[0].members] == ["a.md@x#2", "a.md@x#0", "a.md@x#1"], "best first"
     assert together[0].as_chunk().id == "a.md@x#0 a.md@x#1 a.md@x#2", "the fence names them in file order"

@@ -34,10 +34,14 @@ def built(settings: Settings, tmp_path: Path) -> tuple[Settings, SuperPrompt]:
     root.mkdir()
     (root / HOSTILE_NAME).write_text(HOSTILE, encoding="utf-8")
     (root / "worker.py").write_text(
-        "def restart_worker(name: str) -> None:\n    \"\"\"Restart the queue worker by name.\"\"\"\n    run(['systemctl', 'restart', name])\n",
+        "def restart_worker(name: str) -> None:\n"
+        '    """Restart the queue worker by name."""\n'
+        "    run(['systemctl', 'restart', name])\n",
         encoding="utf-8",
     )
-    (root / "alarms.md").write_text("# Alarms\nThe backlog alarm fires when the queue holds more than 10,000 messages.\n", encoding="utf-8")
+    (root / "alarms.md").write_text(
+        "# Alarms\nThe backlog alarm fires when the queue holds more than 10,000 messages.\n", encoding="utf-8"
+    )
     IngestionManager(settings).ingest("ops", root)
     sp = AppController(settings).run_full_pipeline(PROMPT, {"project": "ops", "pause_after": "none"})
     assert sp.extras.build is not None and sp.extras.build.budget.kept
@@ -61,7 +65,7 @@ def test_every_style_carries_the_same_excerpts_context_and_citations(built: tupl
     assert [d.get("chunk") for d in documents] == ids
     assert {d.get("source") for d in documents} == {e.source for e in parts.excerpts}
     assert root.find("system") is not None and len(root.findall("system")) == 1
-    for doc, excerpt in zip(documents, parts.excerpts):
+    for doc, excerpt in zip(documents, parts.excerpts, strict=False):
         assert doc.findtext("document_content") == "\n" + excerpt.text.replace("\x0b", "\ufffd") + "\n"
         assert doc.get("lines") == (f"{excerpt.lines[0]}-{excerpt.lines[1]}" if excerpt.lines else None)
     assert "XML elements" in root.findtext("system") and "fenced (~~~~)" not in root.findtext("system")
@@ -74,7 +78,10 @@ def test_every_style_carries_the_same_excerpts_context_and_citations(built: tupl
 
     condensed = root.findtext("condensed_context") or ""
     assert condensed == "\n" + sp.S_CTX_MD + "\n" and document["condensed_context"] == sp.S_CTX_MD
-    assert "How do I restart the queue worker" in root.findtext("instructions") and PROMPT.strip("\n# Task\n") in document["instructions"]
+    assert (
+        "How do I restart the queue worker" in root.findtext("instructions")
+        and PROMPT.removeprefix("# Task\n").strip() in document["instructions"]
+    )
     assert _cited(sp.S_CTX_MD) <= set(ids)
     for style in ("markdown", "plain"):  # the fenced styles: excerpts verbatim, each under its chunk id
         for excerpt in parts.excerpts:
@@ -85,7 +92,20 @@ def test_every_style_carries_the_same_excerpts_context_and_citations(built: tupl
 def test_run_writes_a_style_to_a_file(built: tuple[Settings, SuperPrompt], tmp_path: Path) -> None:
     settings, _ = built
     out = tmp_path / "prompt.xml"
-    code = main(["--data-dir", str(settings.data_dir), "run", PROMPT, "--project", "ops", "--style", "xml", "--output", str(out)])
+    code = main(
+        [
+            "--data-dir",
+            str(settings.data_dir),
+            "run",
+            PROMPT,
+            "--project",
+            "ops",
+            "--style",
+            "xml",
+            "--output",
+            str(out),
+        ]
+    )
     assert code == 0
     ET.fromstring(out.read_bytes())
 

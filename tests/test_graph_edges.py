@@ -7,7 +7,7 @@ from langgraph.graph import END
 from ragstream.orchestration.graph import build_graph
 from ragstream.orchestration.review import REVIEW
 from ragstream.orchestration.strict import DECIDE
-from ragstream.stages import NAMES, ORDER, SKIPPABLE, Stage, rank
+from ragstream.stages import NAMES, ORDER, SKIPPABLE, rank
 
 
 def _edges() -> dict[str, set[str]]:

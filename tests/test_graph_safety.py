@@ -42,7 +42,11 @@ def paused(services: Services):
         ({"project": "demo", "skip": ["a4"]}, InputError, "only"),
         ({"project": "demo", "history_profile": "everything"}, InputError, "history_profile"),
         ({"project": "demo", "colour": "blue"}, InputError, "unknown run context keys"),
-        ({"project": "demo", "stratgy": "TEMPORAL"}, InputError, r"unknown run context keys \['stratgy'\]: use \[.*'strategy'"),
+        (
+            {"project": "demo", "stratgy": "TEMPORAL"},
+            InputError,
+            r"unknown run context keys \['stratgy'\]: use \[.*'strategy'",
+        ),
         ({"project": "demo", "send": "yes"}, InputError, "send: Input should be a valid boolean"),
         ({"project": "../etc"}, ProjectError, "invalid project name"),
         ({"project": "nowhere"}, ProjectError, "no project 'nowhere'"),
@@ -61,7 +65,9 @@ def test_bad_context_is_an_input_error_and_changes_nothing(context, error, messa
 
 
 @pytest.mark.parametrize("prompt", [42, ["a", "list"], {"a": "dict"}, True])
-def test_a_prompt_that_is_not_text_is_an_input_error_and_the_paused_thread_still_resumes(prompt, services: Services) -> None:
+def test_a_prompt_that_is_not_text_is_an_input_error_and_the_paused_thread_still_resumes(
+    prompt, services: Services
+) -> None:
     graph = build_graph(memory_checkpointer())
     cfg = {"configurable": {"thread_id": "t"}}
     context = RunOptions(project="demo", services=services)
@@ -70,12 +76,16 @@ def test_a_prompt_that_is_not_text_is_an_input_error_and_the_paused_thread_still
         graph.invoke({"prompt": prompt}, cfg, context=context)
     assert graph.get_state(cfg).values["stage"] == "a4"  # readable, and the review is still there
     graph.update_state(cfg, None, as_node="__end__")
-    final = graph.invoke({"prompt": PROMPT}, cfg, context=RunOptions(project="demo", pause_after="none", services=services))
+    final = graph.invoke(
+        {"prompt": PROMPT}, cfg, context=RunOptions(project="demo", pause_after="none", services=services)
+    )
     assert final["stage"] == "built"
 
 
 def test_one_retry_layer_a_failing_call_never_repeats_the_calls_that_succeeded(openai_on_indexed) -> None:
-    server, settings = openai_on_indexed(**{"llm.max_retries": 2, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.05})
+    server, settings = openai_on_indexed(
+        **{"llm.max_retries": 2, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.05}
+    )
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
     ctl.preprocess(PROMPT)
@@ -118,7 +128,9 @@ CONTROLLER_BAD_RUNS = {
 
 @pytest.mark.parametrize("paused", [False, True], ids=["finished", "paused at A4"])
 @pytest.mark.parametrize("bad", list(CONTROLLER_BAD_RUNS))
-def test_a_bad_run_through_the_controller_leaves_the_thread_as_it_was(bad: str, paused: bool, services: Services) -> None:
+def test_a_bad_run_through_the_controller_leaves_the_thread_as_it_was(
+    bad: str, paused: bool, services: Services
+) -> None:
     ctl = AppController(services.settings, checkpointer=memory_checkpointer(), services=services)
     ctl.select_project("demo")
     ctl.run_full_pipeline(PROMPT, {"pause_after": "a4" if paused else "none"})

@@ -70,7 +70,9 @@ def test_the_review_form_unticks_a_chunk_and_sets_a_label(indexed: Settings, mon
     ctl = at.session_state["controller"]
     chunks = ctl.waiting["chunks"]
     boxes = [at.checkbox(key=f"keep_{c['id']}") for c in chunks]
-    assert boxes and all(box.value for box in boxes)  # the demo prompt keeps one chunk since A3's absolute evidence (issue 24)
+    assert boxes and all(
+        box.value for box in boxes
+    )  # the demo prompt keeps one chunk since A3's absolute evidence (issue 24)
     dropped = chunks[0]["id"]
     at.checkbox(key=f"keep_{dropped}").uncheck().run()
     tone = at.selectbox(key="label_tone")

@@ -27,9 +27,25 @@ def streamlit_url(indexed: Settings, tmp_path: Path):
     env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local"}
     log = (tmp_path / "streamlit.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(APP),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
     )
     url = f"http://127.0.0.1:{port}"
     wait_for_http(f"{url}/_stcore/health", proc, 120, tmp_path / "streamlit.log")

@@ -72,7 +72,10 @@ def test_nested_ignore_files_ingest_exactly_what_git_lists(settings: Settings, t
     stats = IngestionManager(settings).ingest("repo", root)
     indexed = set(Manifest.load(project_paths(settings, "repo").manifest_path).files)
     not_documents = {rel: why for rel, why in stats.skipped.items() if not why.startswith("ignored by")}
-    assert not_documents == {"keep.log": "unsupported file type '.log'", "src/debug.log": "unsupported file type '.log'"}
+    assert not_documents == {
+        "keep.log": "unsupported file type '.log'",
+        "src/debug.log": "unsupported file type '.log'",
+    }
     assert indexed | set(not_documents) == _git_lists(root)
     assert {"docs/draft-final.md", "docs/top-only.md", "docs/sub/local/public.md", "src/app.py"} <= indexed
     assert stats.skipped["run.log"] == "ignored by .gitignore:1 (*.log)"
@@ -83,11 +86,19 @@ def test_nested_ignore_files_ingest_exactly_what_git_lists(settings: Settings, t
     assert stats.skipped["notes/secret-plans.md"] == "ignored by notes/.ragstreamignore:1 (secret-plans.md)"
 
 
-def test_no_ignore_ingests_the_ignored_files(settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_ignore_ingests_the_ignored_files(
+    settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = _repo(tmp_path / "repo")
     assert main(["--data-dir", str(settings.data_dir), "ingest", "repo", "--path", str(root), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "skipped run.log: ignored by .gitignore:1 (*.log)" in out
     assert main(["--data-dir", str(settings.data_dir), "ingest", "repo", "--quiet", "--no-ignore"]) == 0
     indexed = set(Manifest.load(project_paths(settings, "repo").manifest_path).files)
-    assert {"build/out.md", "top-only.md", "docs/local/private.md", "notes/secret-plans.md", "src/generated/x.py"} <= indexed
+    assert {
+        "build/out.md",
+        "top-only.md",
+        "docs/local/private.md",
+        "notes/secret-plans.md",
+        "src/generated/x.py",
+    } <= indexed

@@ -73,7 +73,7 @@ def test_update_reembeds_only_that_file_and_delete_removes_chunks(settings: Sett
     assert stats.chunks_written == 1
     ids, manifest = _state(settings, manager)
     assert ids == manifest.chunk_ids()
-    assert not any(cid.startswith(("budget.py@", )) for cid in ids)
+    assert not any(cid.startswith(("budget.py@",)) for cid in ids)
     old_retrieval = set(manifest_before.files["retrieval.md"].chunk_ids)
     assert not (old_retrieval & ids)
     assert stats.chunks_deleted == len(old_retrieval) + len(manifest_before.files["budget.py"].chunk_ids)
@@ -165,8 +165,11 @@ def test_a_generation_without_vectors_is_upgraded_without_re_embedding(settings:
 def test_html_tables_and_blocks_keep_their_cells_apart() -> None:
     from ragstream.ingestion.loader import _load_html
 
-    html = (b"<html><head><title>Prices</title></head><body><h1>Price list</h1><table><tr><th>Name</th><th>Value</th></tr>"
-            b"<tr><td>Alpha</td><td>42</td></tr></table><ul><li>one</li><li>two</li></ul><p>in<b>line</b> text</p></body></html>")
+    html = (
+        b"<html><head><title>Prices</title></head><body><h1>Price list</h1><table><tr><th>Name</th><th>Value</th></tr>"
+        b"<tr><td>Alpha</td><td>42</td></tr></table><ul><li>one</li><li>two</li></ul><p>in<b>line</b> "
+        b"text</p></body></html>"
+    )
     text, title = _load_html(html)
     assert text.splitlines() == ["Price list", "Name | Value", "Alpha | 42", "one", "two", "inline text"]
     assert title == "Prices"
@@ -191,7 +194,9 @@ def test_a_changed_cutting_rule_in_code_rechunks_every_file(settings: Settings, 
     assert again.chunks_written == first.chunks_written and again.generation > first.generation
 
 
-def test_a_failed_store_write_commits_nothing_and_the_next_ingest_repairs(settings: Settings, project: Path, monkeypatch) -> None:
+def test_a_failed_store_write_commits_nothing_and_the_next_ingest_repairs(
+    settings: Settings, project: Path, monkeypatch
+) -> None:
     """Chroma writes run beside the next batch's embedding: a failing one still stops the ingest before the commit."""
     from ragstream.ingestion.manager import EMBED_BATCH
     from ragstream.ingestion.store import ChromaStore
@@ -199,7 +204,9 @@ def test_a_failed_store_write_commits_nothing_and_the_next_ingest_repairs(settin
     manager = IngestionManager(settings)
     first = manager.ingest("demo")
     words = " ".join(f"word{i}" for i in range(200))
-    (project / "long.md").write_text("\n\n".join(f"## Part {i}\n\n{words}" for i in range(EMBED_BATCH + 8)), encoding="utf-8")
+    (project / "long.md").write_text(
+        "\n\n".join(f"## Part {i}\n\n{words}" for i in range(EMBED_BATCH + 8)), encoding="utf-8"
+    )
     real_upsert, calls = ChromaStore.upsert, []
 
     def failing_second(self, *args, **kwargs):

@@ -23,7 +23,12 @@ def test_the_retriever_returns_traceable_documents(indexed: Settings) -> None:
     assert 0 < len(docs) <= 3 and all(isinstance(d, Document) for d in docs)
     top = docs[0]
     assert top.metadata["source"] == "budget.py" and top.metadata["chunk_id"].startswith("budget.py@")
-    assert top.page_content == (indexed.data_dir / "doc_raw" / "demo" / "budget.py").read_text()[top.metadata["start"]:top.metadata["end"]]
+    assert (
+        top.page_content
+        == (indexed.data_dir / "doc_raw" / "demo" / "budget.py").read_text()[
+            top.metadata["start"] : top.metadata["end"]
+        ]
+    )
     assert len(top.metadata["sha256"]) == 64
     assert (top.metadata["language"], top.metadata["line_start"]) == ("python", 1)  # citable as budget.py:1-6
     assert {"strategy", "rung", "score"} <= set(top.metadata) and top.metadata["strategy"] == "HYBRID"
@@ -54,11 +59,16 @@ def test_the_embeddings_are_langchain_embeddings_and_open_the_collection(indexed
     assert isinstance(embeddings, Embeddings)
     vector = embeddings.embed_query("token budget")
     assert len(vector) == 384 and abs(sum(v * v for v in vector) - 1) < 1e-3
-    store = Chroma(client=chroma_client(indexed, project_paths(indexed, "demo")), collection_name=collection_name("demo"),
-                   embedding_function=embeddings)
+    store = Chroma(
+        client=chroma_client(indexed, project_paths(indexed, "demo")),
+        collection_name=collection_name("demo"),
+        embedding_function=embeddings,
+    )
     found = store.similarity_search("ERR_BUDGET_4711 token budget ceiling", k=2)
     assert found and found[0].metadata["path"] == "budget.py"
-    ours = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.PRECISE, top_k=1).invoke("ERR_BUDGET_4711 token budget ceiling")
+    ours = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.PRECISE, top_k=1).invoke(
+        "ERR_BUDGET_4711 token budget ceiling"
+    )
     assert found[0].page_content == ours[0].page_content
 
 
@@ -71,8 +81,18 @@ def test_the_offline_provider_is_a_chat_model_with_structured_output_and_streami
 
     model = LocalChatModel(embedding=base_settings.embedding, models_dir=base_settings.models_dir)
     assert isinstance(model, BaseChatModel)
-    schema = {"type": "object", "properties": {"kind": {"type": "string", "enum": ["table", "prose", "unknown"],
-              "x-fallback": "unknown", "x-cues": {"table": ["table"]}}}, "required": ["kind"]}
+    schema = {
+        "type": "object",
+        "properties": {
+            "kind": {
+                "type": "string",
+                "enum": ["table", "prose", "unknown"],
+                "x-fallback": "unknown",
+                "x-cues": {"table": ["table"]},
+            }
+        },
+        "required": ["kind"],
+    }
     chain = ChatPromptTemplate.from_messages([("human", "{request}")]) | model.with_structured_output(schema)
     assert chain.invoke({"request": "Answer with a table, please."}) == {"kind": "table"}
 

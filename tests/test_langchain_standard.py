@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_tests.integration_tests import ChatModelIntegrationTests, EmbeddingsIntegrationTests, RetrieversIntegrationTests
+from langchain_tests.integration_tests import (
+    ChatModelIntegrationTests,
+    EmbeddingsIntegrationTests,
+    RetrieversIntegrationTests,
+)
 from langchain_tests.unit_tests import ChatModelUnitTests, EmbeddingsUnitTests
 
 from ragstream import RagstreamEmbeddings, RagstreamRetriever

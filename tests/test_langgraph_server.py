@@ -16,8 +16,8 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from ragstream.settings import Settings
-from ragstream.users import UserRegistry
 from ragstream.state import RunMetadata
+from ragstream.users import UserRegistry
 from tests.servers import free_port, wait_for_http
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
@@ -55,13 +55,31 @@ def server_process(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
     workdir = tmp_path_factory.mktemp("lgdev")
     for name in ("langgraph.json", "graphs"):
         (workdir / name).symlink_to(ROOT / name)
-    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local",
-           "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false",
-           "LANGGRAPH_STRICT_MSGPACK": "true"}
+    env = {
+        **os.environ,
+        "RAGSTREAM_DATA_DIR": str(indexed.data_dir),
+        "RAGSTREAM_LLM_PROVIDER": "local",
+        "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"),
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        "LANGGRAPH_STRICT_MSGPACK": "true",
+    }
     log = (workdir / "server.log").open("w")
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            str(Path(sys.executable).parent / "langgraph"),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     wait_for_http(f"{url}/ok", proc, 180, workdir / "server.log")
@@ -98,15 +116,19 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
     keep = chunks[1]["id"]
     edited = f"### Facts\n- EDITED THROUGH THE SDK [{keep}]"
 
-    for bad, message in (({"final_selection_ids": [keep, "nowhere.md@0123456789#0"]}, "unknown chunk ids"),
-                         ({"S_CTX_MD": 42}, "S_CTX_MD"), ({"stage": "build"}, "cannot be edited")):
+    for bad, message in (
+        ({"final_selection_ids": [keep, "nowhere.md@0123456789#0"]}, "unknown chunk ids"),
+        ({"S_CTX_MD": 42}, "S_CTX_MD"),
+        ({"stage": "build"}, "cannot be edited"),
+    ):
         with pytest.raises(Exception) as info:
             client.runs.wait(tid, "ragstream", command={"resume": bad}, context=context)
         assert "InputError" in str(info.value) and message in str(info.value), str(info.value)
         assert _review(client, tid)["chunks"] == chunks  # refused: the review still waits, unchanged
 
-    client.runs.wait(tid, "ragstream", command={"resume": {"final_selection_ids": [keep], "S_CTX_MD": edited}},
-                     context=context)
+    client.runs.wait(
+        tid, "ragstream", command={"resume": {"final_selection_ids": [keep], "S_CTX_MD": edited}}, context=context
+    )
     final = client.threads.get_state(tid)
     values = final["values"]
     assert final["next"] == [] and values["stage"] == "built"
@@ -114,9 +136,16 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
     assert values["prompt_ready"].count("excerpt source=") == 1 and f'chunk="{keep}"' in values["prompt_ready"]
     assert "EDITED THROUGH THE SDK" in values["prompt_ready"]
     assert values["history_of_stages"].count("a4") == 1
-    assert [(e["stage"], e["fields"]) for e in values["extras"]["edits"]] == [("a4", ["S_CTX_MD", "final_selection_ids"])]
+    assert [(e["stage"], e["fields"]) for e in values["extras"]["edits"]] == [
+        ("a4", ["S_CTX_MD", "final_selection_ids"])
+    ]
     meta = RunMetadata.model_validate(values["run_metadata"])  # the SDK reads the same typed record
-    assert meta.trace_id == tid and meta.stage == "built" and meta.retrieval is not None and "excerpts" in meta.context_budget
+    assert (
+        meta.trace_id == tid
+        and meta.stage == "built"
+        and meta.retrieval is not None
+        and "excerpts" in meta.context_budget
+    )
 
 
 def test_sdk_update_state_of_a_derived_field_is_refused(server: str) -> None:
@@ -172,7 +201,11 @@ def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
         if part.event.startswith("custom")
     ]
     stages = [(e["event"], e["stage"]) for e in events if e.get("event", "").startswith("stage_")]
-    expected = [(kind, s) for s in ("preprocess", "a2", "retrieval", "rerank", "a3", "a4") for kind in ("stage_start", "stage_finish")]
+    expected = [
+        (kind, s)
+        for s in ("preprocess", "a2", "retrieval", "rerank", "a3", "a4")
+        for kind in ("stage_start", "stage_finish")
+    ]
     assert stages == expected  # the server pauses after A4
     assert any(e.get("event") == "offline_step" for e in events)  # the local provider: no LLM calls
 
@@ -180,12 +213,28 @@ def test_stage_events_arrive_over_the_server_sse_stream(server: str) -> None:
 BAD_RUNS = {
     "empty prompt": ({"prompt": "   "}, {"project": "demo"}, "EmptyPromptError: the prompt is empty"),
     "unknown project": ({"prompt": PROMPT}, {"project": "nowhere"}, "ProjectError: no project 'nowhere'"),
-    "unindexed project": ({"prompt": PROMPT}, {"project": "unindexed"}, "ProjectError: project 'unindexed' has no index yet"),
+    "unindexed project": (
+        {"prompt": PROMPT},
+        {"project": "unindexed"},
+        "ProjectError: project 'unindexed' has no index yet",
+    ),
     "path trick": ({"prompt": PROMPT}, {"project": "../../etc"}, "ProjectError: invalid project name"),
-    "unknown strategy": ({"prompt": PROMPT}, {"project": "demo", "strategy": "BOGUS"}, "InputError: unknown retrieval strategy 'BOGUS': use one of"),
+    "unknown strategy": (
+        {"prompt": PROMPT},
+        {"project": "demo", "strategy": "BOGUS"},
+        "InputError: unknown retrieval strategy 'BOGUS': use one of",
+    ),
     "unknown skip": ({"prompt": PROMPT}, {"project": "demo", "skip": ["a4"]}, "InputError: cannot skip ['a4']"),
 }
-KEPT = ("raw_prompt", "stage", "history_of_stages", "base_context_chunks", "S_CTX_MD", "prompt_ready", "final_selection_ids")
+KEPT = (
+    "raw_prompt",
+    "stage",
+    "history_of_stages",
+    "base_context_chunks",
+    "S_CTX_MD",
+    "prompt_ready",
+    "final_selection_ids",
+)
 
 
 def _values(client, tid: str) -> dict:
@@ -210,8 +259,12 @@ def test_a_bad_run_shows_its_error_and_leaves_the_thread_as_it_was(bad: str, pau
     assert _values(client, tid) == before  # no stage ran, nothing was overwritten
     if paused:  # the review still waits: answer it and the run finishes as answered
         assert _review(client, tid)["after"] == "a4"
-        client.runs.wait(tid, "ragstream", command={"resume": {"S_CTX_MD": "### Facts\n- EDITED AFTER A FAILED RUN"}},
-                         context=context)
+        client.runs.wait(
+            tid,
+            "ragstream",
+            command={"resume": {"S_CTX_MD": "### Facts\n- EDITED AFTER A FAILED RUN"}},
+            context=context,
+        )
         final = client.threads.get_state(tid)["values"]
         assert final["stage"] == "built" and "EDITED AFTER A FAILED RUN" in final["prompt_ready"]
 
@@ -233,15 +286,33 @@ def llm_server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
         workdir = tmp_path_factory.mktemp("lgdev-llm")
         for name in ("langgraph.json", "graphs"):
             (workdir / name).symlink_to(ROOT / name)
-        env = {**os.environ, "RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "openai",
-               "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test-local-server-0000",
-               "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"), "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false",
-               "LANGGRAPH_STRICT_MSGPACK": "true"}
+        env = {
+            **os.environ,
+            "RAGSTREAM_DATA_DIR": str(indexed.data_dir),
+            "RAGSTREAM_LLM_PROVIDER": "openai",
+            "OPENAI_BASE_URL": model_server.url,
+            "OPENAI_API_KEY": "sk-test-local-server-0000",
+            "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"),
+            "LANGSMITH_TRACING": "false",
+            "LANGCHAIN_TRACING_V2": "false",
+            "LANGGRAPH_STRICT_MSGPACK": "true",
+        }
         log = (workdir / "server.log").open("w")
         proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
-             "--port", str(port)],
-            cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                str(Path(sys.executable).parent / "langgraph"),
+                "dev",
+                "--no-browser",
+                "--no-reload",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            cwd=workdir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}"
         wait_for_http(f"{url}/ok", proc, 180, workdir / "server.log")
@@ -257,10 +328,18 @@ def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(
     client = _client(llm_server)
     tid = client.threads.create()["thread_id"]
     context = {"project": "demo", "send": True}
-    client.runs.wait(tid, "ragstream", input={"prompt": "# Task\nHow are changed documents re-embedded?"}, context=context)
+    client.runs.wait(
+        tid, "ragstream", input={"prompt": "# Task\nHow are changed documents re-embedded?"}, context=context
+    )
     assert client.threads.get_state(tid)["next"] == ["review"]  # the review comes first
     tokens, nodes = [], []
-    for part in client.runs.stream(tid, "ragstream", command={"resume": {"accept": True}}, context=context, stream_mode=["messages-tuple", "updates"]):
+    for part in client.runs.stream(
+        tid,
+        "ragstream",
+        command={"resume": {"accept": True}},
+        context=context,
+        stream_mode=["messages-tuple", "updates"],
+    ):
         if part.event == "messages":
             chunk, metadata = part.data
             if metadata.get("langgraph_node") == "answer" and chunk.get("content"):

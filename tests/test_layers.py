@@ -8,7 +8,21 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "ragstream"
 # Lowest first. A module may import from its own layer and the layers below.
 LAYERS: list[set[str]] = [
-    {"errors", "settings", "stages", "state", "atomic", "redact", "secret_scan", "projects", "tokens", "model_files", "onnx_model", "lines", "users"},
+    {
+        "errors",
+        "settings",
+        "stages",
+        "state",
+        "atomic",
+        "redact",
+        "secret_scan",
+        "projects",
+        "tokens",
+        "model_files",
+        "onnx_model",
+        "lines",
+        "users",
+    },
     {"embedding", "chunking", "code", "prompt_view", "stage_io", "retrieval.strategy"},
     {"context"},
     {"preprocessing", "ingestion", "retrieval", "agents"},
@@ -30,8 +44,12 @@ def _layer(module: str) -> int:
 def _runtime_imports(path: Path) -> list[str]:
     """ragstream modules imported at module level or in functions, skipping TYPE_CHECKING blocks."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-               for n in ast.walk(node)}
+    skipped = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
     found = []
     for node in ast.walk(tree):
         if id(node) in skipped:

@@ -1,4 +1,5 @@
-"""LLM faults injected at every LLM stage: a successful retry, an offline stand-in, or a typed error, state unchanged, no hang."""
+"""LLM faults injected at every LLM stage: a successful retry, an offline stand-in, or a typed error, state unchanged,
+no hang."""
 
 from __future__ import annotations
 

@@ -80,8 +80,10 @@ def test_writer_fields_are_extractive(base_settings: Settings) -> None:
             "done": {"type": "boolean"},
         },
     }
-    messages = [{"role": "user", "content": f'Input:\n<<<INPUT\ntext = {json.dumps(SAMPLE_TEXT)}\nINPUT>>>'}]
-    reply = LLMClient.from_settings(base_settings).call("m", messages, {"type": "json_schema", "json_schema": {"name": "w", "schema": schema}})
+    messages = [{"role": "user", "content": f"Input:\n<<<INPUT\ntext = {json.dumps(SAMPLE_TEXT)}\nINPUT>>>"}]
+    reply = LLMClient.from_settings(base_settings).call(
+        "m", messages, {"type": "json_schema", "json_schema": {"name": "w", "schema": schema}}
+    )
     data = json.loads(reply.text)
     Draft202012Validator(schema).validate(data)
     assert data["constraints"] and all(sentence in SAMPLE_TEXT for sentence in data["constraints"])

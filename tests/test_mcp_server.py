@@ -28,14 +28,26 @@ def _structured(result) -> object:
 
 async def _session(settings: Settings) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "ragstream.app.cli", "--data-dir", str(settings.data_dir), "mcp"],
-                                   env=env, cwd=str(REPO))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ragstream.app.cli", "--data-dir", str(settings.data_dir), "mcp"],
+        env=env,
+        cwd=str(REPO),
+    )
     async with Client(params, read_timeout_seconds=300) as client:
         tools = await client.list_tools()
         projects = await client.call_tool("list_projects", {})
-        search = await client.call_tool("search_project", {"project": "ops", "query": "restart the queue worker", "top_k": 3})
-        built = await client.call_tool("build_superprompt", {
-            "prompt": f"# Task\nHow do I restart the queue worker?\n# Context\nmy key is {AWS_KEY}\n", "project": "ops", "style": "xml"})
+        search = await client.call_tool(
+            "search_project", {"project": "ops", "query": "restart the queue worker", "top_k": 3}
+        )
+        built = await client.call_tool(
+            "build_superprompt",
+            {
+                "prompt": f"# Task\nHow do I restart the queue worker?\n# Context\nmy key is {AWS_KEY}\n",
+                "project": "ops",
+                "style": "xml",
+            },
+        )
         missing = await client.call_tool("search_project", {"project": "nope", "query": "x"})
     return {"tools": tools, "projects": projects, "search": search, "built": built, "missing": missing}
 
@@ -43,19 +55,30 @@ async def _session(settings: Settings) -> dict[str, object]:
 def test_mcp_client_lists_tools_and_gets_excerpts_and_a_final_prompt(settings: Settings, tmp_path: Path) -> None:
     root = tmp_path / "ops"
     root.mkdir()
-    (root / "runbook.md").write_text("# Runbook\n\nRestart the queue worker with `systemctl restart queue`.\n"
-                                     "The backlog alarm fires at 10,000 messages.\n", encoding="utf-8")
-    (root / "worker.py").write_text("def restart_worker(name):\n    \"\"\"Restart the queue worker.\"\"\"\n    return name\n", encoding="utf-8")
+    (root / "runbook.md").write_text(
+        "# Runbook\n\nRestart the queue worker with `systemctl restart queue`.\n"
+        "The backlog alarm fires at 10,000 messages.\n",
+        encoding="utf-8",
+    )
+    (root / "worker.py").write_text(
+        'def restart_worker(name):\n    """Restart the queue worker."""\n    return name\n', encoding="utf-8"
+    )
     IngestionManager(settings).ingest("ops", root)
 
     got = asyncio.run(_session(settings))
     assert {t.name for t in got["tools"].tools} == {"list_projects", "search_project", "build_superprompt"}
-    assert _structured(got["projects"]) == [{"project": "ops", "ingested": True, "files": 2, "chunks": 2, "secrets_redacted": 0}]
+    assert _structured(got["projects"]) == [
+        {"project": "ops", "ingested": True, "files": 2, "chunks": 2, "secrets_redacted": 0}
+    ]
 
     excerpts = _structured(got["search"])
     assert excerpts and {e["source"] for e in excerpts} <= {"runbook.md", "worker.py"}
     runbook = next(e for e in excerpts if e["source"] == "runbook.md")
-    assert runbook["chunk"].startswith("runbook.md@") and runbook["lines"] == [1, 4] and "systemctl restart queue" in runbook["text"]
+    assert (
+        runbook["chunk"].startswith("runbook.md@")
+        and runbook["lines"] == [1, 4]
+        and "systemctl restart queue" in runbook["text"]
+    )
 
     built = _structured(got["built"])
     assert built["style"] == "xml" and built["prompt"].startswith("<?xml")

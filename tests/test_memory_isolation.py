@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import tempfile
 
-from hypothesis import settings as hyp_settings, strategies as st
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from langgraph.store.memory import InMemoryStore
 
@@ -14,7 +15,9 @@ from ragstream.settings import load_settings
 
 USERS = ("alice", "bob", "local")
 PROJECTS = ("demo", "my.proj")
-SERVICES = Services(load_settings(overrides={"data_dir": tempfile.mkdtemp(), "llm.provider": "local", "memory.keep_turns": 2}))
+SERVICES = Services(
+    load_settings(overrides={"data_dir": tempfile.mkdtemp(), "llm.provider": "local", "memory.keep_turns": 2})
+)
 
 
 class SharedStore(RuleBasedStateMachine):
@@ -24,8 +27,13 @@ class SharedStore(RuleBasedStateMachine):
         self.memory = {user: SERVICES.memory_of(user, store) for user in USERS}
         self.model: dict[tuple[str, str], list[str]] = {}
 
-    @rule(user=st.sampled_from(USERS), project=st.sampled_from(PROJECTS),
-          prompt=st.sampled_from(["Remember: my code is ZETA-4471.", "I prefer answers in French.", "How does BM25 work?"]))
+    @rule(
+        user=st.sampled_from(USERS),
+        project=st.sampled_from(PROJECTS),
+        prompt=st.sampled_from(
+            ["Remember: my code is ZETA-4471.", "I prefer answers in French.", "How does BM25 work?"]
+        ),
+    )
     def record(self, user: str, project: str, prompt: str) -> None:
         text = f"{user}: {prompt}"
         self.memory[user].record(project, text, "ok")

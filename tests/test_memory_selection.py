@@ -15,7 +15,10 @@ from tests.servers import link_indexed_project
 
 CHECKPOINTS = [
     ("How are checkpoints written to SQLite?", "Each stage writes a checkpoint row to SQLite after it finishes."),
-    ("Can a checkpoint be restored after a crash?", "A crash keeps the last committed checkpoint; resuming starts from it."),
+    (
+        "Can a checkpoint be restored after a crash?",
+        "A crash keeps the last committed checkpoint; resuming starts from it.",
+    ),
     ("Where does the SQLite checkpoint database live?", "The checkpoint database lives under the data root."),
     ("Do checkpoints store the whole SuperPrompt?", "Checkpoints store only the fields a stage changed."),
     ("How do I list a thread's checkpoints?", "The history command lists every checkpoint of a thread."),
@@ -43,7 +46,9 @@ def _converse(settings: Settings) -> Services:
 
 
 def test_memory_holds_the_current_topic_and_says_what_was_dropped(tmp_path: Path) -> None:
-    settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local", "memory.summary_budget": 100000})
+    settings = load_settings(
+        overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local", "memory.summary_budget": 100000}
+    )
     services = _converse(settings)
     ask = "How does resuming from a checkpoint work after the process is killed?"
     turns, stats = select_memory(services.memory, "demo", ask, services.embedder, services.budget, settings.memory)

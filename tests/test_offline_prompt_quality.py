@@ -17,7 +17,9 @@ from ragstream.state import Chunk, PromptBody, Span
 
 
 def _chunk(text: str, name: str = "doc.md") -> Chunk:
-    return Chunk(id=f"{name}@0#0", source_path=name, sha256="0" * 64, chunk_index=0, text=text, span=Span(start=0, end=len(text)))
+    return Chunk(
+        id=f"{name}@0#0", source_path=name, sha256="0" * 64, chunk_index=0, text=text, span=Span(start=0, end=len(text))
+    )
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -67,20 +69,26 @@ A file argument must exist, for example when you receive a file that must go thr
 def test_only_prose_that_stands_alone_is_offered(settings: Settings) -> None:
     found = [s.text for s in sentences_of(_chunk(DOC)) if stands_alone(s.text, settings.condenser)]
     assert found == [
-        "Some of the important concepts are: - Options are optional and named. - Arguments are positional and required.",
+        "Some of the important concepts are: - Options are optional and named. - Arguments are positional and "
+        "required.",
         "Click validates every value before it calls the command.",
         "A file argument must exist, for example when you receive a file that must go through a slow process.",
     ]
 
 
 def test_an_example_with_must_is_not_a_constraint(settings: Settings) -> None:
-    assert classify("A file argument must exist, for example when you receive a file.", settings.condenser)[0] == "facts"
+    assert (
+        classify("A file argument must exist, for example when you receive a file.", settings.condenser)[0] == "facts"
+    )
     assert classify("A file argument must exist before the command runs.", settings.condenser)[0] == "constraints"
 
 
 def test_a3_keeps_nothing_when_no_candidate_has_evidence(settings: Settings) -> None:
     """Absolute evidence: the best of a bad lot is still dropped (a ratio to the best would keep it)."""
-    candidates = [_chunk("The framework renders templates quickly.", "a.md"), _chunk("The framework ships a CLI.", "b.md")]
+    candidates = [
+        _chunk("The framework renders templates quickly.", "a.md"),
+        _chunk("The framework ships a CLI.", "b.md"),
+    ]
     vectors = np.stack([_unit(0.3, 1.0, 0.0), _unit(0.25, 1.0, 0.2)])
     ask = _unit(1.0, 0.0, 0.0)[None, :]
     rarity = rarity_of({"framework": 100, "rate": 0, "limit": 0}, 100)
@@ -93,7 +101,9 @@ def test_a3_keeps_a_candidate_with_the_asks_rare_words(settings: Settings) -> No
     candidates = [_chunk("Rate limits cap the requests per minute.", "limits.md")]
     vectors = np.stack([_unit(1.0, 1.0, 0.0)])
     rarity = rarity_of({"rate": 2, "limit": 3, "request": 10}, 100)
-    kept, _ = weigh(["How do I rate limit requests?"], candidates, vectors, _unit(1.0, 0.0, 0.0)[None, :], settings.gate, rarity)
+    kept, _ = weigh(
+        ["How do I rate limit requests?"], candidates, vectors, _unit(1.0, 0.0, 0.0)[None, :], settings.gate, rarity
+    )
     assert kept == ["limits.md@0#0"]
 
 
@@ -102,8 +112,9 @@ def test_uncovered_parts_name_the_sentence_and_the_unknown_name(settings: Settin
     parts = ["How do I add a validator?", "How do I deploy it to Kubernetes?", "Can a validator report to Sentry?"]
     part_vectors = np.stack([_unit(1.0, 0.0), _unit(0.0, 1.0), _unit(1.0, 0.1)])
     rarity = rarity_of({"add": 5, "valid": 2, "deploy": 0, "kubernet": 0, "report": 9, "sentri": 0}, 50)
-    missing = uncovered_parts(parts, part_vectors, kept, _unit(1.0, 0.0)[None, :], settings.gate, rarity,
-                              {"deploy", "kubernet", "sentri"})
+    missing = uncovered_parts(
+        parts, part_vectors, kept, _unit(1.0, 0.0)[None, :], settings.gate, rarity, {"deploy", "kubernet", "sentri"}
+    )
     assert missing == ["How do I deploy it to Kubernetes?", "Sentry"]
     assert uncovered_parts(parts[:1], part_vectors[:1], [], np.zeros((0, 2)), settings.gate, rarity, set()) == parts[:1]
 
@@ -111,14 +122,19 @@ def test_uncovered_parts_name_the_sentence_and_the_unknown_name(settings: Settin
 @pytest.mark.parametrize(
     ("fmt", "present", "absent"),
     [
-        ("Numbered steps followed by one Python code snippet", ["Put the code in a fenced block with its language."],
-         ["Explain only in code comments."]),
+        (
+            "Numbered steps followed by one Python code snippet",
+            ["Put the code in a fenced block with its language."],
+            ["Explain only in code comments."],
+        ),
         ("code only, no prose", ["Explain only in code comments."], []),
         ("JSON", ["Return one valid JSON object."], ["No text before or after the JSON."]),
         ("just the JSON", ["No text before or after the JSON."], []),
     ],
 )
-def test_a5_adds_a_rule_only_for_what_the_format_asks(fmt: str, present: list[str], absent: list[str], settings: Settings) -> None:
+def test_a5_adds_a_rule_only_for_what_the_format_asks(
+    fmt: str, present: list[str], absent: list[str], settings: Settings
+) -> None:
     rules = enforce(PromptBody(task="t", format=fmt), Services(settings).runner).rules
     assert set(present) <= set(rules) and not set(absent) & set(rules)
 

@@ -16,7 +16,13 @@ from tests.conftest import FAKE_KEY
 from tests.openai_server import FakeOpenAIServer, Reply
 
 PAYLOAD = {"task": "Write a CSV parser in Python", "purpose": "", "context": ""}
-LABELS = {"system": "Python_Programmer", "audience": "Developer", "tone": "direct", "response_depth": "short", "confidence": "high"}
+LABELS = {
+    "system": "Python_Programmer",
+    "audience": "Developer",
+    "tone": "direct",
+    "response_depth": "short",
+    "confidence": "high",
+}
 VALID = {**LABELS, "reasons": {k: "because" for k in LABELS}}
 
 
@@ -24,11 +30,15 @@ def _call(settings: Settings, model: str | None = None):
     prompt = AgentFactory(settings.agents_dir).create("A2", "v1", PAYLOAD)
     messages, response_format = prompt.compose(PAYLOAD)
     client = LLMClient.from_settings(settings)
-    reply = client.call(model or prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
+    reply = client.call(
+        model or prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens
+    )
     return prompt, reply
 
 
-def test_success_request_carries_schema_model_and_key(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+def test_success_request_carries_schema_model_and_key(
+    openai_settings: Settings, openai_server: FakeOpenAIServer
+) -> None:
     openai_server.push(Reply(content=json.dumps(VALID)))
     prompt, reply = _call(openai_settings)
     assert prompt.parse_and_validate(reply) == VALID
@@ -39,7 +49,9 @@ def test_success_request_carries_schema_model_and_key(openai_settings: Settings,
     schema = request["response_format"]["json_schema"]["schema"]
     assert request["response_format"]["type"] == "json_schema"
     assert schema["properties"]["tone"]["enum"] == ["direct", "friendly", "formal", "unknown"]
-    assert "x-value-descriptions" not in json.dumps(request) and "x-cues" not in json.dumps(request)  # offline hints never sent
+    assert "x-value-descriptions" not in json.dumps(request) and "x-cues" not in json.dumps(
+        request
+    )  # offline hints never sent
     assert request["messages"][1]["content"].startswith("Input:")
     assert openai_server.headers[0]["authorization"] == f"Bearer {FAKE_KEY}"
 
@@ -60,7 +72,9 @@ def test_429_then_success_honours_retry_after(openai_settings: Settings, openai_
     assert prompt.parse_and_validate(reply) == VALID
 
 
-def test_repeated_500_gives_clear_error_after_configured_retries(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
+def test_repeated_500_gives_clear_error_after_configured_retries(
+    openai_settings: Settings, openai_server: FakeOpenAIServer
+) -> None:
     openai_server.push(*[Reply(status=500)] * 5)
     with pytest.raises(LLMCallError) as info:
         _call(openai_settings)
@@ -70,7 +84,9 @@ def test_repeated_500_gives_clear_error_after_configured_retries(openai_settings
 
 
 def test_client_errors_are_not_retried(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
-    openai_server.push(Reply(status=401, raw_body=json.dumps({"error": {"message": f"Incorrect API key provided: {FAKE_KEY}"}})))
+    openai_server.push(
+        Reply(status=401, raw_body=json.dumps({"error": {"message": f"Incorrect API key provided: {FAKE_KEY}"}}))
+    )
     with pytest.raises(LLMCallError) as info:
         _call(openai_settings)
     assert len(openai_server.requests) == 1
@@ -106,7 +122,9 @@ def test_non_json_http_body_is_retried_then_typed(openai_settings: Settings, ope
         _call(openai_settings)
 
 
-def test_key_never_in_logs(openai_settings: Settings, openai_server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture) -> None:
+def test_key_never_in_logs(
+    openai_settings: Settings, openai_server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     openai_server.push(Reply(status=500), Reply(content=json.dumps(VALID)))
     _call(openai_settings)

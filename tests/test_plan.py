@@ -20,7 +20,9 @@ from ragstream.settings import Settings, load_settings
 from tests.helpers import preprocessed, unfenced
 from tests.openai_server import schema_responder
 
-REWRITE = "Rewrite this paragraph more formally: the index kinda gets rebuilt when stuff changes, and we gotta wait for it."
+REWRITE = (
+    "Rewrite this paragraph more formally: the index kinda gets rebuilt when stuff changes, and we gotta wait for it."
+)
 
 
 def _run(settings: Settings, prompt: str, **options: object):
@@ -35,10 +37,14 @@ def test_nothing_to_look_up_retrieves_nothing_and_says_why(indexed: Settings, pr
     plan = sp.extras.retrieval.plan
     assert plan is not None and not plan.retrieve and plan.source == "rules" and plan.confidence >= 0.6
     assert plan.intent in ("conversational", "transform") and "no retrieval" in plan.reason and plan.evidence
-    assert sp.base_context_chunks == [] and sp.final_selection_ids == [] and sp.extras.retrieval.rung == "skipped_by_plan"
+    assert (
+        sp.base_context_chunks == [] and sp.final_selection_ids == [] and sp.extras.retrieval.rung == "skipped_by_plan"
+    )
     final = sp.prompt_ready
     assert prompt in final  # the user's words, whole
-    assert "excerpt" not in final.lower() and "condensed context" not in final.lower()  # nothing to ground in, so no such instruction
+    assert (
+        "excerpt" not in final.lower() and "condensed context" not in final.lower()
+    )  # nothing to ground in, so no such instruction
     assert sp.run_metadata.route == plan.intent and sp.run_metadata.plan == plan
 
 
@@ -46,7 +52,12 @@ def test_a_research_question_gets_the_research_plan(indexed: Settings) -> None:
     sp = _run(indexed, "Compare the trade-offs of dense and lexical retrieval for this project, in depth.")
     plan = sp.extras.retrieval.plan
     settings = indexed.plan
-    assert (plan.intent, plan.retrieve, plan.candidates, plan.budget) == ("research", True, settings.research_candidates, settings.research_budget)
+    assert (plan.intent, plan.retrieve, plan.candidates, plan.budget) == (
+        "research",
+        True,
+        settings.research_candidates,
+        settings.research_budget,
+    )
     assert sp.extras.retrieval.strategy == plan.strategy == "EXPLORATORY"
     assert sp.extras.build.budget.ceiling == settings.research_budget and sp.final_selection_ids
 
@@ -54,7 +65,9 @@ def test_a_research_question_gets_the_research_plan(indexed: Settings) -> None:
 def test_a_forced_strategy_overrides_the_plan(indexed: Settings) -> None:
     sp = _run(indexed, "Thanks, that helped!", strategy="SEMANTIC", skip=["rerank"])
     plan = sp.extras.retrieval.plan
-    assert plan.source == "user" and plan.retrieve and plan.strategy == "SEMANTIC" and "forced by the user" in plan.reason
+    assert (
+        plan.source == "user" and plan.retrieve and plan.strategy == "SEMANTIC" and "forced by the user" in plan.reason
+    )
     assert sp.extras.retrieval.strategy == "SEMANTIC" and "rerank" not in [s.value for s in sp.history_of_stages]
 
 
@@ -72,7 +85,11 @@ def test_an_unsure_plan_escalates_to_a_wider_retrieval(indexed: Settings) -> Non
         ("Good morning!", "conversational"),
         ("Please proofread the following: Their going to the store tomorow and will buy three apple.", "transform"),
         ("Translate to French: The checkpoint is written after every stage of the run.", "transform"),
-        ("# Task\nMake this more concise\n# Context\nWe have decided that going forward we will be rebuilding the index nightly.", "transform"),
+        (
+            "# Task\nMake this more concise\n# Context\nWe have decided that going forward we will be rebuilding the "
+            "index nightly.",
+            "transform",
+        ),
         ("What is the default chunk size?", "factual"),
         ("List the stages of the pipeline", "factual"),
         ("Thanks! Can you also explain how the reranker weights are chosen?", "factual"),
@@ -90,7 +107,9 @@ def test_with_an_llm_the_plan_agent_decides(openai_on_indexed) -> None:
     def planner(request: dict) -> str:
         schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {})
         if "intent" in schema.get("properties", {}):
-            return json.dumps({"intent": "conversational", "confidence": 0.93, "reason": "'thanks' with nothing to look up"})
+            return json.dumps(
+                {"intent": "conversational", "confidence": 0.93, "reason": "'thanks' with nothing to look up"}
+            )
         return schema_responder(request)
 
     server, settings = openai_on_indexed()
@@ -104,11 +123,14 @@ def test_with_an_llm_the_plan_agent_decides(openai_on_indexed) -> None:
 
 def _broken_project(tmp_path: Path, on_failure: str) -> Settings:
     """A project whose index holds vectors of another embedding size: every dense search fails."""
-    settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local",
-                                        "plan.on_retrieval_failure": on_failure})
+    settings = load_settings(
+        overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local", "plan.on_retrieval_failure": on_failure}
+    )
     docs = tmp_path / "data" / "doc_raw" / "demo"
     docs.mkdir(parents=True)
-    (docs / "notes.md").write_text("# Notes\n\nThe nightly job rebuilds the index from the raw folder.\n", encoding="utf-8")
+    (docs / "notes.md").write_text(
+        "# Notes\n\nThe nightly job rebuilds the index from the raw folder.\n", encoding="utf-8"
+    )
     IngestionManager(settings).ingest("demo")
     paths = project_paths(settings, "demo")
     folder = generation_dir(paths.index_dir, committed_generation(paths.manifest_path))
@@ -123,7 +145,9 @@ def test_a_failed_retrieval_fails_the_stage_by_default(tmp_path: Path) -> None:
     ctl.preprocess("How does the nightly job rebuild the index?")
     before = ctl.sp
     with pytest.raises(RetrievalError, match="every retriever failed"):
-        ctl.run_full_pipeline("How does the nightly job rebuild the index?", {"pause_after": "none", "strategy": "PRECISE"})
+        ctl.run_full_pipeline(
+            "How does the nightly job rebuild the index?", {"pause_after": "none", "strategy": "PRECISE"}
+        )
     assert ctl.sp.stage.value == "a2" and ctl.sp.base_context_chunks == before.base_context_chunks
 
 

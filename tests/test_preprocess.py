@@ -33,9 +33,7 @@ def _run(prompt: str, settings: Settings, chunker: Chunker, **kw: object):
     return preprocess(prompt, settings, chunker=chunker, **kw)
 
 
-@pytest.mark.parametrize(
-    ("alias", "canon"), [(a, c) for c, names in SPEC_ALIASES.items() for a in names]
-)
+@pytest.mark.parametrize(("alias", "canon"), [(a, c) for c, names in SPEC_ALIASES.items() for a in names])
 def test_every_spec_alias_maps_to_its_canon(alias: str, canon: str, settings: Settings, chunker: Chunker) -> None:
     # Written in a messy way: lower case, underscores/punctuation for spaces.
     header = alias.lower().replace(" ", "_") + ":"
@@ -127,7 +125,9 @@ class _RecordingMapper:
         self.table = table
         self.seen: list[list[UnmappedHeader]] = []
 
-    def map_headers(self, headers: list[UnmappedHeader], schema: PromptSchema, missing_must: list[str]) -> dict[str, str | None]:
+    def map_headers(
+        self, headers: list[UnmappedHeader], schema: PromptSchema, missing_must: list[str]
+    ) -> dict[str, str | None]:
         self.seen.append(headers)
         return {h.normalized: self.table.get(h.normalized) for h in headers}
 
@@ -178,7 +178,7 @@ def test_pieces_use_ingestion_chunking_and_model_ceiling(settings: Settings, chu
     pieces = sp.preprocessing.pieces
     assert len(pieces) > 1
     size = settings.chunking.chunk_size
-    for prev, piece in zip(pieces, pieces[1:]):
+    for prev, piece in zip(pieces, pieces[1:], strict=False):
         assert piece.piece_span.start < prev.piece_span.end  # overlapping
     for p in pieces:
         assert len(p.text_piece) <= size
@@ -207,9 +207,19 @@ def test_schema_rejects_alias_pointing_at_non_canon(settings: Settings, tmp_path
 
 # Headers people write in real prompts (prompt templates and guides): each lands in a canonical section.
 COMMON_HEADERS = {
-    "Constraints": "CONSTRAINTS", "Requirements": "CONSTRAINTS", "Rules": "CONSTRAINTS", "Acceptance criteria": "CONSTRAINTS",
-    "Deliverable": "FORMAT", "Expected output": "FORMAT", "Background": "CONTEXT", "Examples": "CONTEXT",
-    "Notes": "CONTEXT", "Input": "CONTEXT", "Goal": "PURPOSE", "Objectives": "PURPOSE", "Your task": "TASK",
+    "Constraints": "CONSTRAINTS",
+    "Requirements": "CONSTRAINTS",
+    "Rules": "CONSTRAINTS",
+    "Acceptance criteria": "CONSTRAINTS",
+    "Deliverable": "FORMAT",
+    "Expected output": "FORMAT",
+    "Background": "CONTEXT",
+    "Examples": "CONTEXT",
+    "Notes": "CONTEXT",
+    "Input": "CONTEXT",
+    "Goal": "PURPOSE",
+    "Objectives": "PURPOSE",
+    "Your task": "TASK",
 }
 
 
@@ -222,7 +232,11 @@ def test_common_user_headers_map_to_a_canon(header: str, canon: str, settings: S
 @pytest.mark.parametrize(
     ("prompt", "system", "task"),
     [
-        ("You are a senior backend engineer.\nWhere are tokens checked?", "You are a senior backend engineer.", "Where are tokens checked?"),
+        (
+            "You are a senior backend engineer.\nWhere are tokens checked?",
+            "You are a senior backend engineer.",
+            "Where are tokens checked?",
+        ),
         ("Act as a strict reviewer. Is this safe?", "Act as a strict reviewer.", "Is this safe?"),
         ("# Task\nYou are an SRE. List the alerts.", "You are an SRE.", "List the alerts."),
         ("You are the release manager.\n# Task\nDraft the notes.", "You are the release manager.", "Draft the notes."),
@@ -231,8 +245,9 @@ def test_common_user_headers_map_to_a_canon(header: str, canon: str, settings: S
         ("# Role\nYou are a tester.\n# Task\nYou are a pilot. Fly.", "You are a tester.", "You are a pilot. Fly."),
     ],
 )
-def test_a_role_the_user_wrote_becomes_the_system_role(prompt: str, system: str | None, task: str, settings: Settings,
-                                                       chunker: Chunker) -> None:
+def test_a_role_the_user_wrote_becomes_the_system_role(
+    prompt: str, system: str | None, task: str, settings: Settings, chunker: Chunker
+) -> None:
     out = _run(prompt, settings, chunker)
     assert (out.body.system, out.body.task) == (system, task)
     searched = " ".join(p.text_piece for p in out.preprocessing.pieces)
@@ -244,7 +259,11 @@ def test_a_long_prompt_searches_with_at_most_max_query_pieces_and_keeps_the_rest
     from ragstream.settings import load_settings
 
     settings = load_settings(overrides={"llm.provider": "local", "preprocessing.max_query_pieces": 5})
-    text = "# Task\n" + "Explain how checkpoints are written and restored after a crash. " * 300 + "\n# Context\nWe run SQLite."
+    text = (
+        "# Task\n"
+        + "Explain how checkpoints are written and restored after a crash. " * 300
+        + "\n# Context\nWe run SQLite."
+    )
     pieces = preprocess(text, settings).preprocessing.pieces
     kept = [p for p in pieces if p.kept_for_retrieval]
     assert len(pieces) > 5 and len(kept) == 5  # the others stay in the state, marked as not searched

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings as hyp_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 from ragstream.chunking import Chunker
 from ragstream.errors import RagstreamError
@@ -24,7 +26,9 @@ def markdown_prompts(draw: st.DrawFn) -> str:
     parts = [draw(words)] if draw(st.booleans()) else []
     for _ in range(draw(st.integers(0, 6))):
         level = draw(st.integers(1, 4))
-        name = draw(st.one_of(st.sampled_from(HEADER_NAMES), words.map(lambda w: w.replace("\n", " ").replace("\r", " "))))
+        name = draw(
+            st.one_of(st.sampled_from(HEADER_NAMES), words.map(lambda w: w.replace("\n", " ").replace("\r", " ")))
+        )
         parts.append("#" * level + " " + name)
         parts.append(draw(words))
         if draw(st.booleans()):
@@ -44,7 +48,11 @@ def json_prompts(draw: st.DrawFn) -> str:
     return text
 
 
-long_text = st.lists(st.sampled_from(["alpha ", "beta\n", "7x9q ", "\r\n", "名前", "  ", "# Task\n", "## Sub\n"]), min_size=200, max_size=1200).map("".join)
+long_text = st.lists(
+    st.sampled_from(["alpha ", "beta\n", "7x9q ", "\r\n", "名前", "  ", "# Task\n", "## Sub\n"]),
+    min_size=200,
+    max_size=1200,
+).map("".join)
 prompts = st.one_of(words, markdown_prompts(), json_prompts(), st.text(max_size=3000), long_text)
 
 

@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.real_llm import one_run, reachable, settings_for, ingest
+from bench.real_llm import ingest, one_run, reachable, settings_for
 
 URL = os.environ.get("RAGSTREAM_REAL_LLM_URL", "")
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not URL, reason="no model server configured: set RAGSTREAM_REAL_LLM_URL (e.g. http://127.0.0.1:8089/v1)"),
+    pytest.mark.skipif(
+        not URL, reason="no model server configured: set RAGSTREAM_REAL_LLM_URL (e.g. http://127.0.0.1:8089/v1)"
+    ),
 ]
 
 

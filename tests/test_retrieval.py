@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from ragstream.errors import RetrievalError
 from ragstream.retrieval.controller import Query
 from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.strategy import Strategy, choose_strategy
+from ragstream.retrieval.strategy import Strategy
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Stage
@@ -20,7 +19,9 @@ def _files(result) -> list[str]:
 
 
 def test_precise_finds_a_paraphrase_without_shared_words(indexed: Settings) -> None:
-    result = build_controller(indexed, "demo").retrieve(["how are stale embeddings of deleted documents cleaned up"], Strategy.PRECISE)
+    result = build_controller(indexed, "demo").retrieve(
+        ["how are stale embeddings of deleted documents cleaned up"], Strategy.PRECISE
+    )
     assert _files(result)[0] == "ingestion.md"
     assert set(result.counts) == {"vector"}
     assert result.rung == "direct"
@@ -34,14 +35,16 @@ def test_semantic_bm25_finds_an_exact_rare_token(indexed: Settings) -> None:
 
 def test_hybrid_fuses_and_keeps_per_retriever_scores(indexed: Settings) -> None:
     controller = build_controller(indexed, "demo")
-    result = controller.retrieve([Query("reciprocal rank fusion of BM25 and vectors"), Query("fallback ladder threshold")], Strategy.HYBRID)
+    result = controller.retrieve(
+        [Query("reciprocal rank fusion of BM25 and vectors"), Query("fallback ladder threshold")], Strategy.HYBRID
+    )
     top = result.results[0]
     assert _files(result)[0] == "retrieval.md"
     assert {"vector", "bm25"} <= set(top.scores)
     assert len(result.ids) == len(set(result.ids))  # deduplicated across pieces and retrievers
     assert result.rung == "hybrid"
     assert result.timings_ms["vector"] >= 0 and result.counts["bm25"] > 0
-    assert all(a.score >= b.score for a, b in zip(result.results, result.results[1:]))
+    assert all(a.score >= b.score for a, b in zip(result.results, result.results[1:], strict=False))
 
 
 def test_temporal_filters_by_named_year(indexed: Settings) -> None:
@@ -136,10 +139,16 @@ def test_openai_embeddings_option_against_a_local_server(tmp_path) -> None:
     from tests.openai_server import FakeOpenAIServer
 
     with FakeOpenAIServer() as server:
-        settings = load_settings(overrides={
-            "data_dir": str(tmp_path / "data"), "llm.provider": "local", "embedding.provider": "openai",
-            "embedding.model": "text-embedding-3-small", "embedding.base_url": server.url, "embedding.api_key": "sk-test-emb-00000000",
-        })
+        settings = load_settings(
+            overrides={
+                "data_dir": str(tmp_path / "data"),
+                "llm.provider": "local",
+                "embedding.provider": "openai",
+                "embedding.model": "text-embedding-3-small",
+                "embedding.base_url": server.url,
+                "embedding.api_key": "sk-test-emb-00000000",
+            }
+        )
         make_project(settings.data_dir / "doc_raw" / "oa", awkward=False)
         stats = IngestionManager(settings).ingest("oa")
         assert stats.chunks_written == 6

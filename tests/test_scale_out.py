@@ -41,12 +41,31 @@ def postgres_url():
     shutil.chown(root, "postgres", "postgres")
     port = free_port()
     as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    subprocess.run([*as_pg, f"{bin_dir}/initdb", "-D", str(root / "data"), "-A", "trust", "-U", "postgres"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_pg, f"{bin_dir}/pg_ctl", "-D", str(root / "data"), "-l", str(root / "log"), "-w", "-o",
-                    f"-p {port} -k {root} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    subprocess.run(
+        [*as_pg, f"{bin_dir}/initdb", "-D", str(root / "data"), "-A", "trust", "-U", "postgres"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            *as_pg,
+            f"{bin_dir}/pg_ctl",
+            "-D",
+            str(root / "data"),
+            "-l",
+            str(root / "log"),
+            "-w",
+            "-o",
+            f"-p {port} -k {root} -c listen_addresses=127.0.0.1",
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
     yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    subprocess.run([*as_pg, f"{bin_dir}/pg_ctl", "-D", str(root / "data"), "-m", "immediate", "stop"], capture_output=True)
+    subprocess.run(
+        [*as_pg, f"{bin_dir}/pg_ctl", "-D", str(root / "data"), "-m", "immediate", "stop"], capture_output=True
+    )
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -55,8 +74,11 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory):
     port = free_port()
     folder = tmp_path_factory.mktemp("chroma-server")
     chroma = str(Path(sys.executable).parent / "chroma")
-    proc = subprocess.Popen([chroma, "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [chroma, "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     wait_for_http(f"{url}/api/v2/heartbeat", proc, 60)
     yield url
@@ -72,8 +94,9 @@ def _end_to_end(tmp_path: Path, **overrides: str) -> str:
     ctl.select_project("demo")
     ctl.run_full_pipeline(PROMPT)
     ctl.edit(S_CTX_MD="### Facts\n- reviewed")
-    resumed = AppController(settings, checkpointer=open_checkpointer(settings), services=Services(settings),
-                            thread_id=ctl.thread_id)  # a second controller picks the thread up
+    resumed = AppController(
+        settings, checkpointer=open_checkpointer(settings), services=Services(settings), thread_id=ctl.thread_id
+    )  # a second controller picks the thread up
     resumed.select_project("demo")
     return resumed.resume().prompt_ready
 

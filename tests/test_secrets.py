@@ -28,8 +28,9 @@ def _token(alphabet: str, n: int) -> str:
 
 def _private_key() -> str:
     key = rsa.generate_private_key(public_exponent=65537, key_size=1024)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                             serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    ).decode()
 
 
 AWS_KEY = "AKIA" + _token(string.ascii_uppercase + string.digits, 16)
@@ -99,7 +100,9 @@ def test_scan_redacts_in_place_and_keeps_line_numbers() -> None:
     assert scanned.text.splitlines()[8] == "[REDACTED: Private Key]"
     assert not any(v in scanned.text for v in VALUES)
     yaml = scan(SETTINGS, "config/settings.yaml", settings)
-    assert 'api_token: "[REDACTED: GitHub Token]"' in yaml.text and 'password: "[REDACTED: Secret Keyword]"' in yaml.text
+    assert (
+        'api_token: "[REDACTED: GitHub Token]"' in yaml.text and 'password: "[REDACTED: Secret Keyword]"' in yaml.text
+    )
     assert [(f.type, f.line) for f in yaml.findings] == [("GitHub Token", 7), ("Secret Keyword", 12)]
     off = scan(DEPLOY, "docs/deploy.md", settings.model_copy(update={"scan": False}))
     assert off.text == DEPLOY and off.findings == []
@@ -111,26 +114,40 @@ def test_planted_keys_never_reach_the_data_root_the_prompt_or_the_llm(
     stats = IngestionManager(settings).ingest("billing", planted)
     assert stats.skipped[".env"] == "holds secrets by its name (matches '.env')"
     assert stats.skipped["keys/proxy.pem"] == "holds secrets by its name (matches '*.pem')"
-    assert stats.skipped["config/ci.yaml"].startswith("mostly secrets (2 of 2 lines: AWS Access Key (line 1), GitHub Token (line 2)")
+    assert stats.skipped["config/ci.yaml"].startswith(
+        "mostly secrets (2 of 2 lines: AWS Access Key (line 1), GitHub Token (line 2)"
+    )
     manifest = Manifest.load(project_paths(settings, "billing").manifest_path)
     assert set(manifest.files) == {"docs/deploy.md", "config/settings.yaml", "docs/overview.md"}
 
     assert main(["--data-dir", str(settings.data_dir), "projects"]) == 0
     listing = capsys.readouterr().out
-    for line in ("docs/deploy.md:4: AWS Access Key (redacted)", "docs/deploy.md:9: Private Key (redacted)",
-                 "config/settings.yaml:7: GitHub Token (redacted)", "config/settings.yaml:12: Secret Keyword (redacted)",
-                 ".env: skipped, holds secrets by its name (matches '.env')"):
+    for line in (
+        "docs/deploy.md:4: AWS Access Key (redacted)",
+        "docs/deploy.md:9: Private Key (redacted)",
+        "config/settings.yaml:7: GitHub Token (redacted)",
+        "config/settings.yaml:12: Secret Keyword (redacted)",
+        ".env: skipped, holds secrets by its name (matches '.env')",
+    ):
         assert line in listing
 
     with FakeOpenAIServer() as server:
         server.responder = schema_responder
-        online = load_settings(overrides={"data_dir": str(settings.data_dir), "llm.provider": "openai",
-                                          "llm.base_url": server.url, "llm.api_key": "sk-test-local-server-0000"})
+        online = load_settings(
+            overrides={
+                "data_dir": str(settings.data_dir),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+            }
+        )
         events: list[dict] = []
         ctl = AppController(online)
         ctl.on_event = events.append
-        prompt = (f"# Task\nHow is the billing service deployed and which key does the pipeline use?\n"
-                  f"# Context\nOur Slack bot token is {PROMPT_KEY} if that matters.\n")
+        prompt = (
+            f"# Task\nHow is the billing service deployed and which key does the pipeline use?\n"
+            f"# Context\nOur Slack bot token is {PROMPT_KEY} if that matters.\n"
+        )
         sp = ctl.run_full_pipeline(prompt, {"project": "billing", "pause_after": "none", "send": True})
         assert events[0] == {"event": "prompt_secrets", "findings": [{"type": "Slack Token", "line": 4}]}
         assert sp.preprocessing is not None and sp.answer is not None
@@ -152,7 +169,12 @@ def test_run_warns_about_a_secret_in_the_prompt_before_any_stage(
     data = ["--data-dir", str(settings.data_dir)]
     assert main([*data, "ingest", "billing", "--path", str(planted), "--quiet"]) == 0
     capsys.readouterr()
-    assert main([*data, "run", f"# Task\nSummarize the deployment.\n# Context\naws key {AWS_KEY}\n", "--project", "billing"]) == 0
+    assert (
+        main(
+            [*data, "run", f"# Task\nSummarize the deployment.\n# Context\naws key {AWS_KEY}\n", "--project", "billing"]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     warning = captured.err.index("warning: your prompt holds secrets: AWS Access Key (line 4)")
     assert warning < captured.err.index("> preprocess")
@@ -161,7 +183,9 @@ def test_run_warns_about_a_secret_in_the_prompt_before_any_stage(
 
 
 def test_scanning_off_keeps_text_as_it_is(tmp_path: Path, planted: Path) -> None:
-    settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local", "secrets.scan": False})
+    settings = load_settings(
+        overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local", "secrets.scan": False}
+    )
     stats = IngestionManager(settings).ingest("billing", planted)
     assert "config/ci.yaml" not in stats.skipped and stats.secrets == {}
     assert AWS_KEY.encode() in _everything_under(settings.data_dir)
@@ -173,9 +197,13 @@ def test_reingest_keeps_findings_and_a_scanner_change_rescans(tmp_path: Path, pl
     again = IngestionManager(on).ingest("billing", planted)
     assert again.unchanged == 3 and again.chunks_written == 0 and again.secrets == first.secrets
     assert Manifest.load(project_paths(on, "billing").manifest_path).secret_lines()[:2] == [
-        "config/settings.yaml:7: GitHub Token (redacted)", "config/settings.yaml:12: Secret Keyword (redacted)"]
+        "config/settings.yaml:7: GitHub Token (redacted)",
+        "config/settings.yaml:12: Secret Keyword (redacted)",
+    ]
     assert AWS_KEY.encode() not in _everything_under(on.data_dir)
-    off = IngestionManager(on.model_copy(update={"secrets": on.secrets.model_copy(update={"scan": False})})).ingest("billing", planted)
+    off = IngestionManager(on.model_copy(update={"secrets": on.secrets.model_copy(update={"scan": False})})).ingest(
+        "billing", planted
+    )
     assert off.unchanged == 0 and off.secrets == {}  # the scanner is part of how files were cut: all re-chunked
 
 

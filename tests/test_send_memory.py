@@ -12,8 +12,8 @@ from ragstream.errors import LLMNotConfiguredError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from tests.servers import link_indexed_project
 from tests.openai_server import Reply
+from tests.servers import link_indexed_project
 
 PROMPT = "# Task\nHow are changed documents re-embedded?"
 OK = {"grounded": "yes", "complete": "yes", "follows_format": "yes", "feedback": ""}
@@ -36,8 +36,12 @@ def test_send_streams_then_critic_rejection_regenerates(server_settings) -> None
     server, settings = server_settings
     ctl = _built(settings)
     server.script.clear()
-    server.push(Reply(content="First draft without citations"), Reply(content=json.dumps(BAD)),
-                Reply(content="Revised answer [ingestion.md@x#0]"), Reply(content=json.dumps(OK)))
+    server.push(
+        Reply(content="First draft without citations"),
+        Reply(content=json.dumps(BAD)),
+        Reply(content="Revised answer [ingestion.md@x#0]"),
+        Reply(content=json.dumps(OK)),
+    )
     tokens: list[str] = []
     answer = ctl.send(on_token=tokens.append)
     assert "".join(tokens) == "First draft without citations" + "Revised answer [ingestion.md@x#0]"
@@ -75,11 +79,15 @@ def test_send_without_llm_says_so(indexed: Settings) -> None:
 def test_legacy_history_logs_migrate_to_the_local_user_once_torn_lines_skipped(tmp_path: Path) -> None:
     data = tmp_path / "d"
     (data / "history").mkdir(parents=True)
-    good = [json.dumps({"ts": 1, "thread": "t1", "prompt": "first question about BM25", "answer": "BM25 is lexical."}),
-            '{"ts": 2, "prompt": "torn by a cra',  # killed mid-append by an earlier version
-            json.dumps({"ts": 3, "thread": "t2", "prompt": "second question", "answer": "Dense vectors complement BM25."})]
+    good = [
+        json.dumps({"ts": 1, "thread": "t1", "prompt": "first question about BM25", "answer": "BM25 is lexical."}),
+        '{"ts": 2, "prompt": "torn by a cra',  # killed mid-append by an earlier version
+        json.dumps({"ts": 3, "thread": "t2", "prompt": "second question", "answer": "Dense vectors complement BM25."}),
+    ]
     (data / "history" / "demo.jsonl").write_text("\n".join(good) + "\n")
-    (data / "history" / "demo.memory.json").write_text(json.dumps({"notes": [{"kind": "facts", "text": "We deploy on Fridays.", "last_seen": 1}]}))
+    (data / "history" / "demo.memory.json").write_text(
+        json.dumps({"notes": [{"kind": "facts", "text": "We deploy on Fridays.", "last_seen": 1}]})
+    )
     settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
     memory = Services(settings).memory
     assert [t.prompt for t in memory.turns("demo")] == ["first question about BM25", "second question"]
@@ -103,17 +111,31 @@ def test_each_user_has_their_own_memory_of_a_project(tmp_path: Path) -> None:
     alice.record("demo", "Remember: my API budget code is ZETA-4471. I prefer answers in French.", "Noted.")
     assert bob.turns("demo") == [] and bob.notes("demo") == [] and bob.context("demo") == []
     assert services.memory.turns("demo") == []  # the local user is another user, in another store
-    assert [n["text"] for n in alice.notes("demo")] == ["Remember: my API budget code is ZETA-4471.", "I prefer answers in French."]
-    assert server_store.search(("bob",)) == [] and {i.namespace[:2] for i in server_store.search(("alice",))} == {("alice", "demo")}
+    assert [n["text"] for n in alice.notes("demo")] == [
+        "Remember: my API budget code is ZETA-4471.",
+        "I prefer answers in French.",
+    ]
+    assert server_store.search(("bob",)) == [] and {i.namespace[:2] for i in server_store.search(("alice",))} == {
+        ("alice", "demo")
+    }
 
 
 def test_summary_replaces_old_turns_once_over_budget(tmp_path: Path) -> None:
-    settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local",
-                                        "memory.keep_turns": 2, "memory.summary_budget": 60})
+    settings = load_settings(
+        overrides={
+            "data_dir": str(tmp_path / "d"),
+            "llm.provider": "local",
+            "memory.keep_turns": 2,
+            "memory.summary_budget": 60,
+        }
+    )
     memory = Services(settings).memory
     for i in range(5):
-        memory.record("demo", f"Question {i}: how does stage {i} of the pipeline work in detail?",
-                      f"Answer {i}. Stage {i} transforms the SuperPrompt and records its outputs for review.")
+        memory.record(
+            "demo",
+            f"Question {i}: how does stage {i} of the pipeline work in detail?",
+            f"Answer {i}. Stage {i} transforms the SuperPrompt and records its outputs for review.",
+        )
     state = memory.state("demo")
     assert state["summary"] and state["summarized_until"] >= 2
     context = memory.context("demo")
@@ -126,17 +148,25 @@ def test_summary_replaces_old_turns_once_over_budget(tmp_path: Path) -> None:
 def test_offline_salience_notes_come_only_from_explicit_cues_one_kind_each(tmp_path: Path) -> None:
     settings = load_settings(overrides={"data_dir": str(tmp_path / "d"), "llm.provider": "local"})
     memory = Services(settings).memory
-    memory.record("demo", "I prefer short answers with code. Remember that we deploy on Fridays. How does BM25 work?",
-                  "BM25 scores terms. You should always test it. Never deploy untested code.")
+    memory.record(
+        "demo",
+        "I prefer short answers with code. Remember that we deploy on Fridays. How does BM25 work?",
+        "BM25 scores terms. You should always test it. Never deploy untested code.",
+    )
     notes = {(n["kind"], n["text"]) for n in memory.notes("demo")}
-    assert notes == {("preferences", "I prefer short answers with code."), ("facts", "Remember that we deploy on Fridays.")}
+    assert notes == {
+        ("preferences", "I prefer short answers with code."),
+        ("facts", "Remember that we deploy on Fridays."),
+    }
 
 
 def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path: Path) -> None:
     settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
     link_indexed_project(settings, indexed)
     services = Services(settings)
-    services.memory.record("demo", "How do we re-embed changed documents?", "Only files whose sha256 changed are re-embedded.")
+    services.memory.record(
+        "demo", "How do we re-embed changed documents?", "Only files whose sha256 changed are re-embedded."
+    )
     services.memory.record("demo", "What colour is the logo?", "The logo is teal.")
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
     ctl.select_project("demo")

@@ -126,8 +126,13 @@ def test_the_state_speaks_the_seeds_names_and_todays_names_still_load() -> None:
     assert [s.node for s in Stage][1:] == ["preprocess", "a2", "retrieval", "rerank", "a3", "a4", "a5", "build"]
     assert Stage("preprocess") is Stage.PREPROCESS and Stage("build") is Stage.BUILD
     assert Stage("rerank") is Stage.RERANK and Stage("reranker") is Stage.RERANK
-    sp = SuperPrompt.model_validate({"stage": "rerank", "history_of_stages": ["preprocess", "retrieval", "rerank"],
-                                     "views_by_stage": {"retrieval": ["c1", "c2"], "rerank": ["c1"]}})
+    sp = SuperPrompt.model_validate(
+        {
+            "stage": "rerank",
+            "history_of_stages": ["preprocess", "retrieval", "rerank"],
+            "views_by_stage": {"retrieval": ["c1", "c2"], "rerank": ["c1"]},
+        }
+    )
     assert sp.stage is Stage.RERANK and sp.views_by_stage == {"retrieval": ["c1", "c2"], "reranked": ["c1"]}
     data = sp.model_dump(mode="json")
     assert data["stage"] == "reranked" and data["history_of_stages"] == ["preprocessed", "retrieval", "reranked"]

@@ -60,7 +60,9 @@ def consistency_problems(sp: SuperPrompt) -> list[str]:
     if sp.final_selection_ids != (view[1] if view else []):
         problems.append("final_selection_ids is not the latest valid view")
     selected = set(sp.final_selection_ids)
-    problems += [f"S_CTX_MD cites {cid}, which is not selected" for cid in CITATION.findall(sp.S_CTX_MD) if cid not in selected]
+    problems += [
+        f"S_CTX_MD cites {cid}, which is not selected" for cid in CITATION.findall(sp.S_CTX_MD) if cid not in selected
+    ]
     if settle(sp):
         problems.append(f"settle would still change {sorted(settle(sp))}")
     return problems
@@ -77,7 +79,9 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
     class Pipeline(RuleBasedStateMachine):
         @initialize()
         def start(self) -> None:
-            self.ctl = AppController(services.settings, services=services, checkpointer=checkpointer, thread_id=uuid.uuid4().hex)
+            self.ctl = AppController(
+                services.settings, services=services, checkpointer=checkpointer, thread_id=uuid.uuid4().hex
+            )
             self.ctl.select_project("demo")
 
         def attempt(self, call, *args, **kwargs) -> bool:
@@ -98,7 +102,9 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
         def run_stage(self, stage: str) -> None:
             self.attempt(self.ctl.run_stage, stage)
 
-        @rule(prompt=st.sampled_from(PROMPTS), pause=st.sampled_from(["a4", "none", "all"]), skip=st.sampled_from(SKIPS))
+        @rule(
+            prompt=st.sampled_from(PROMPTS), pause=st.sampled_from(["a4", "none", "all"]), skip=st.sampled_from(SKIPS)
+        )
         def run_all(self, prompt: str, pause: str, skip: list[str]) -> None:
             assert set(skip) <= SKIPPABLE
             self.attempt(self.ctl.run_full_pipeline, prompt, {"pause_after": pause, "skip": skip})
@@ -110,10 +116,15 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
         @rule(data=st.data())
         def edit_condensed(self, data: st.DataObject) -> None:
             ids = [c.id for c in self.ctl.sp.base_context_chunks] + ["gone.md@0123456789#9"]
-            lines = data.draw(st.lists(
-                st.tuples(st.sampled_from(["a fact", "a person's note", "## heading"]), st.lists(st.sampled_from(ids), max_size=2)),
-                max_size=4,
-            ))
+            lines = data.draw(
+                st.lists(
+                    st.tuples(
+                        st.sampled_from(["a fact", "a person's note", "## heading"]),
+                        st.lists(st.sampled_from(ids), max_size=2),
+                    ),
+                    max_size=4,
+                )
+            )
             text = "\n".join(f"- {words} " + " ".join(f"[{cid}]" for cid in cited) for words, cited in lines)
             self.attempt(self.ctl.edit, S_CTX_MD=text)
 
@@ -124,7 +135,10 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
             keep = data.draw(st.lists(st.sampled_from(ids), unique=True, max_size=len(ids)))
             self.attempt(self.ctl.edit, final_selection_ids=keep)
 
-        @rule(field=st.sampled_from(["audience", "tone", "format", "depth"]), value=st.sampled_from(["students", "terse", "a table"]))
+        @rule(
+            field=st.sampled_from(["audience", "tone", "format", "depth"]),
+            value=st.sampled_from(["students", "terse", "a table"]),
+        )
         def edit_label(self, field: str, value: str) -> None:
             self.attempt(self.ctl.edit, **{field: value})
 
@@ -138,14 +152,16 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
             """Answer the review interrupt (through `resume(answer)` or `edit`), well or badly."""
             waiting = self.ctl.waiting
             ids = [c["id"] for c in waiting["chunks"]] + ["gone.md@0123456789#9"]
-            answer = data.draw(st.one_of(
-                st.just({"accept": True}),
-                st.fixed_dictionaries({"final_selection_ids": st.lists(st.sampled_from(ids), unique=True)}),
-                st.fixed_dictionaries({"S_CTX_MD": st.sampled_from(["- a reviewer's fact", 3])}),
-                st.fixed_dictionaries({"tone": st.sampled_from(["terse", None])}),
-                st.just({"stage": "build"}),
-                st.just({}),
-            ))
+            answer = data.draw(
+                st.one_of(
+                    st.just({"accept": True}),
+                    st.fixed_dictionaries({"final_selection_ids": st.lists(st.sampled_from(ids), unique=True)}),
+                    st.fixed_dictionaries({"S_CTX_MD": st.sampled_from(["- a reviewer's fact", 3])}),
+                    st.fixed_dictionaries({"tone": st.sampled_from(["terse", None])}),
+                    st.just({"stage": "build"}),
+                    st.just({}),
+                )
+            )
             call = (lambda: self.ctl.edit(**answer)) if by_edit else (lambda: self.ctl.resume(answer))
             if not self.attempt(call):
                 assert self.ctl.waiting == waiting, "a refused answer did not leave the review waiting"
@@ -165,7 +181,9 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
                 assert consistency_problems(self.ctl.sp) == []
 
     Pipeline.TestCase.settings = settings(
-        max_examples=EXAMPLES, stateful_step_count=8, deadline=None,
+        max_examples=EXAMPLES,
+        stateful_step_count=8,
+        deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     Pipeline.TestCase().runTest()

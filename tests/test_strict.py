@@ -29,7 +29,11 @@ def _controller(services: Services) -> AppController:
 def _prompt() -> tuple[str, str]:
     """A prompt with a header no alias or agent knows (fresh each time: decisions are remembered)."""
     header = f"Zorblat {uuid.uuid4().hex[:6]}"
-    return header, f"# Task\nHow are changed documents re-embedded?\n# {header}\nQUUXLINE the manifest keeps each file's sha256.\n"
+    return (
+        header,
+        f"# Task\nHow are changed documents re-embedded?\n# {header}\n"
+        "QUUXLINE the manifest keeps each file's sha256.\n",
+    )
 
 
 def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(services: Services) -> None:
@@ -51,7 +55,10 @@ def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(ser
         assert ctl.waiting == question
 
     decided = ctl.decide({header: "CONTEXT"})
-    assert decided.extras.preprocess.decisions == {header: "CONTEXT"} and decided.extras.preprocess.unknown_attributes == []
+    assert (
+        decided.extras.preprocess.decisions == {header: "CONTEXT"}
+        and decided.extras.preprocess.unknown_attributes == []
+    )
     assert "QUUXLINE" in decided.body.context
     segment = next(s for s in decided.preprocessing.segments if s.original_header == header)
     assert segment.canon_type == "CONTEXT" and segment.kept_for_retrieval
@@ -65,7 +72,9 @@ def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(ser
     assert services.header_cache.decisions()[normalize_header(header)] == "CONTEXT"
 
 
-@pytest.mark.parametrize(("choice", "shown", "note"), [("keep", True, "KEPT_BY_PERSON"), ("drop", False, "DROPPED_BY_PERSON")])
+@pytest.mark.parametrize(
+    ("choice", "shown", "note"), [("keep", True, "KEPT_BY_PERSON"), ("drop", False, "DROPPED_BY_PERSON")]
+)
 def test_keep_and_drop(services: Services, choice: str, shown: bool, note: str) -> None:
     header, prompt = _prompt()
     ctl = _controller(services)

@@ -19,14 +19,28 @@ from tests.openai_server import FakeOpenAIServer, Reply, completion
 from tests.servers import free_port
 
 PAYLOAD = {"task": "Write a CSV parser in Python", "purpose": "", "context": ""}
-LABELS = {"system": "Python_Programmer", "audience": "unknown", "tone": "unknown", "response_depth": "unknown",
-          "confidence": "high", "reasons": {"system": "Python", "audience": "", "tone": "", "response_depth": "", "confidence": ""}}
+LABELS = {
+    "system": "Python_Programmer",
+    "audience": "unknown",
+    "tone": "unknown",
+    "response_depth": "unknown",
+    "confidence": "high",
+    "reasons": {"system": "Python", "audience": "", "tone": "", "response_depth": "", "confidence": ""},
+}
 
 
 def _settings(tmp_path: Path, url: str, mode: str = "auto") -> Settings:
-    return load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "openai", "llm.base_url": url,
-                                    "llm.api_key": "sk-test-0000", "llm.structured_output": mode, "llm.timeout_s": 2.0,
-                                    "llm.max_retries": 0})
+    return load_settings(
+        overrides={
+            "data_dir": str(tmp_path / "data"),
+            "llm.provider": "openai",
+            "llm.base_url": url,
+            "llm.api_key": "sk-test-0000",
+            "llm.structured_output": mode,
+            "llm.timeout_s": 2.0,
+            "llm.max_retries": 0,
+        }
+    )
 
 
 def _run(settings: Settings):
@@ -38,19 +52,24 @@ def _refuse(kinds: set[str]):
     def fault(request: dict[str, Any]) -> Reply | None:
         kind = request.get("response_format", {}).get("type")
         return Reply(status=400, content=None) if kind in kinds else None
+
     return fault
 
 
 def test_a_server_refusing_json_schema_is_probed_once_and_used_in_json_object_mode(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         server.fault = _refuse({"json_schema"})
-        server.responder = lambda r: '{"ok": true}' if r["messages"][0]["content"].startswith("Reply with this") else json.dumps(LABELS)
+        server.responder = lambda r: (
+            '{"ok": true}' if r["messages"][0]["content"].startswith("Reply with this") else json.dumps(LABELS)
+        )
         settings = _settings(tmp_path, server.url)
         assert _run(settings).output["system"] == "Python_Programmer"
         kinds = [r.get("response_format", {}).get("type") for r in server.requests]
         assert kinds == ["json_schema", "json_object", "json_object"]  # probe, probe, the agent's call
         agent_call = server.requests[-1]
-        assert "valid against this JSON schema" in agent_call["messages"][-1]["content"]  # the schema travels in the prompt
+        assert (
+            "valid against this JSON schema" in agent_call["messages"][-1]["content"]
+        )  # the schema travels in the prompt
         cached = json.loads((settings.cache_dir / "structured_output.json").read_text())
         assert cached == {f"{server.url}|gpt-4.1-mini": "json_object"}
         server.requests.clear()
@@ -63,7 +82,11 @@ def test_a_server_that_takes_no_response_format_gets_the_schema_in_the_prompt_an
         server.fault = _refuse({"json_schema", "json_object"})
         server.responder = lambda r: "Sure! " + json.dumps({**LABELS, "system": "python programmer"})
         call = _run(_settings(tmp_path, server.url))
-        assert [r.get("response_format", {}).get("type") for r in server.requests] == ["json_schema", "json_object", None]
+        assert [r.get("response_format", {}).get("type") for r in server.requests] == [
+            "json_schema",
+            "json_object",
+            None,
+        ]
         assert "response_format" not in server.requests[-1]
         assert call.output["system"] == "Python_Programmer" and call.outcome == "repaired"
         assert "system: 'python programmer' read as 'Python_Programmer'" in call.notes
@@ -76,7 +99,9 @@ def test_a_configured_mode_is_used_without_probing(tmp_path: Path, mode: str) ->
         _run(_settings(tmp_path, server.url, mode))
         assert len(server.requests) == 1
         assert server.requests[0].get("response_format", {}).get("type") == (None if mode == "prompt" else mode)
-        assert ("valid against this JSON schema" in server.requests[0]["messages"][-1]["content"]) is (mode != "json_schema")
+        assert ("valid against this JSON schema" in server.requests[0]["messages"][-1]["content"]) is (
+            mode != "json_schema"
+        )
 
 
 def test_the_cost_is_priced_by_the_model_the_server_reports(tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from ragstream.app.controller import AppController
+from ragstream.context.telemetry import summarize
+from ragstream.errors import StageOrderError
 from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
 from ragstream.orchestration.graph import build_graph
-from ragstream.context.telemetry import summarize
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
@@ -30,7 +31,11 @@ def test_stream_and_invoke_end_in_the_same_superprompt_with_ordered_events(index
     invoked_graph = build_graph(memory_checkpointer())
     invoked = invoked_graph.invoke({"prompt": PROMPT}, {"configurable": {"thread_id": "i"}}, context=context)
     streamed_graph = build_graph(memory_checkpointer())
-    events = list(streamed_graph.stream({"prompt": PROMPT}, {"configurable": {"thread_id": "s"}}, context=context, stream_mode="custom"))
+    events = list(
+        streamed_graph.stream(
+            {"prompt": PROMPT}, {"configurable": {"thread_id": "s"}}, context=context, stream_mode="custom"
+        )
+    )
     streamed = streamed_graph.get_state({"configurable": {"thread_id": "s"}}).values
 
     def clean(values: dict) -> dict:
@@ -56,10 +61,16 @@ def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Pa
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     with FakeOpenAIServer() as server:
         server.responder = schema_responder
-        settings = load_settings(overrides={
-            "data_dir": str(indexed.data_dir), "llm.provider": "openai", "llm.base_url": server.url,
-            "llm.timeout_s": 5, "llm.max_retries": 0, "preprocessing.use_agent00": True,
-        })
+        settings = load_settings(
+            overrides={
+                "data_dir": str(indexed.data_dir),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.timeout_s": 5,
+                "llm.max_retries": 0,
+                "preprocessing.use_agent00": True,
+            }
+        )
         db = tmp_path / "ck.sqlite"
         ctl = AppController(settings, checkpointer=sqlite_checkpointer(db), services=Services(settings))
         ctl.select_project("demo")
@@ -89,7 +100,7 @@ def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Pa
 
 def test_failures_are_in_the_trace(indexed: Settings) -> None:
     ctl = AppController(indexed, checkpointer=memory_checkpointer(), services=Services(indexed))
-    with pytest.raises(Exception):
+    with pytest.raises(StageOrderError):
         ctl.run_a4()
     assert ctl.trace()[-1]["event"] == "call_error"
     assert "cannot run now" in ctl.trace()[-1]["message"]
@@ -105,7 +116,13 @@ def test_trace_survives_a_torn_last_line(indexed: Settings) -> None:
 
 
 def test_graph_nodes_are_the_registry_the_strict_question_the_review_then_the_answer_loop() -> None:
-    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [*NAMES, "decide_headers", "review", "answer", "critic"]
+    assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [
+        *NAMES,
+        "decide_headers",
+        "review",
+        "answer",
+        "critic",
+    ]
 
 
 def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
@@ -126,7 +143,11 @@ def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
     assert all(s.parent.span_id == root.context.span_id for s in stages)  # one trace: the run, then its stages
     a2 = next(s for s in stages if s.name == "stage.a2")
     steps = [s for s in spans if s.name.startswith("offline.")]  # the local provider: no "llm." spans
-    assert steps and any(s.parent.span_id == a2.context.span_id for s in steps) and not any(s.name.startswith("llm.") for s in spans)
+    assert (
+        steps
+        and any(s.parent.span_id == a2.context.span_id for s in steps)
+        and not any(s.name.startswith("llm.") for s in spans)
+    )
     retrieval = next(s for s in stages if s.name == "stage.retrieval")
     assert retrieval.attributes["ragstream.retrieval.strategy"] == "HYBRID"
     ctl.traces.append(ctl.thread_id, [{"event": "note", "message": "password: hunter2-very-secret"}])

@@ -19,7 +19,9 @@ from tests.servers import link_indexed_project
 PROMPT = "# Task\nHow are changed documents re-embedded during ingestion?"
 
 
-def test_an_estimate_is_called_an_estimate_and_names_its_tokenizer(settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_estimate_is_called_an_estimate_and_names_its_tokenizer(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no-encodings-here"))
     from ragstream.context import budget as budget_module
 
@@ -27,15 +29,21 @@ def test_an_estimate_is_called_an_estimate_and_names_its_tokenizer(settings: Set
     try:
         openai_model = ContextBudget(settings)
         assert not openai_model.exact and openai_model.tokenizer == "MiniLM WordPiece x1"
-        assert openai_model.label == ("estimate (MiniLM WordPiece x1): gpt-4.1-mini's encoding o200k_base is not on "
-                                      "this machine (tiktoken would download it)")
-        other = ContextBudget(settings.model_copy(update={"send": settings.send.model_copy(update={"model": "llama3.1:8b"})}))
+        assert openai_model.label == (
+            "estimate (MiniLM WordPiece x1): gpt-4.1-mini's encoding o200k_base is not on "
+            "this machine (tiktoken would download it)"
+        )
+        other = ContextBudget(
+            settings.model_copy(update={"send": settings.send.model_copy(update={"model": "llama3.1:8b"})})
+        )
         assert not other.exact and "llama3.1:8b is not a model whose tokenizer is on this machine" in other.label
     finally:
         budget_module._tiktoken_count.cache_clear()
 
 
-def test_breakdown_per_section_and_excerpt_in_run_and_trace(indexed: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+def test_breakdown_per_section_and_excerpt_in_run_and_trace(
+    indexed: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
     ctl = AppController(indexed, services=Services(indexed))
     sp = ctl.run_full_pipeline(PROMPT, {"project": "demo", "pause_after": "none"})
     report = ctl.token_breakdown(sp)
@@ -66,15 +74,24 @@ def test_a_server_that_tokenizes_gives_the_exact_count(indexed: Settings, tmp_pa
     with FakeOpenAIServer() as server:
         server.responder = schema_responder
         server.tokenize = True
-        online = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "openai",
-                                          "llm.base_url": server.url, "llm.api_key": "sk-test-local-server-0000",
-                                          "send.model": "my-local-model"})
+        online = load_settings(
+            overrides={
+                "data_dir": str(tmp_path / "data"),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+                "send.model": "my-local-model",
+            }
+        )
         link_indexed_project(online, indexed)
         ctl = AppController(online)
         sp = ctl.run_full_pipeline(PROMPT, {"project": "demo", "pause_after": "none"})
         report = token_breakdown(sp, ctl.services.budget, online)
-        assert report["server"] == {"total": len(sp.prompt_ready.split()), "exact": True,
-                                    "label": "exact for my-local-model (the server's /tokenize)"}
+        assert report["server"] == {
+            "total": len(sp.prompt_ready.split()),
+            "exact": True,
+            "label": "exact for my-local-model (the server's /tokenize)",
+        }
         assert not report["exact"]  # the local count is an estimate for a model tiktoken does not know
         server.tokenize = False
         assert "server" not in token_breakdown(sp, ctl.services.budget, online)

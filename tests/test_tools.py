@@ -41,17 +41,34 @@ class Searx:
                     self.send_error(403, "format not allowed")
                     return
                 outer.queries.append(params["q"][0])
-                body = json.dumps({
-                    "query": params["q"][0], "number_of_results": 2,
-                    "results": [
-                        {"url": "https://example.org/rrf", "title": "Reciprocal rank fusion",
-                         "content": "Reciprocal rank fusion merges ranked lists by summing one over k plus the rank of each result.",
-                         "engine": "duckduckgo", "score": 1.0, "category": "general"},
-                        {"url": "https://example.org/pasta", "title": "Pasta", "content": "Boil pasta in salted water.",
-                         "engine": "bing", "score": 0.2, "category": "general"},
-                    ],
-                    "answers": [], "suggestions": [], "unresponsive_engines": [],
-                }).encode()
+                body = json.dumps(
+                    {
+                        "query": params["q"][0],
+                        "number_of_results": 2,
+                        "results": [
+                            {
+                                "url": "https://example.org/rrf",
+                                "title": "Reciprocal rank fusion",
+                                "content": "Reciprocal rank fusion merges ranked lists by summing one over k plus the "
+                                "rank of each result.",
+                                "engine": "duckduckgo",
+                                "score": 1.0,
+                                "category": "general",
+                            },
+                            {
+                                "url": "https://example.org/pasta",
+                                "title": "Pasta",
+                                "content": "Boil pasta in salted water.",
+                                "engine": "bing",
+                                "score": 0.2,
+                                "category": "general",
+                            },
+                        ],
+                        "answers": [],
+                        "suggestions": [],
+                        "unresponsive_engines": [],
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -118,13 +135,20 @@ def test_web_search_results_are_fenced_traceable_excerpts(indexed: Settings, tmp
     assert decisions[web[1].id].decision != "keep"  # the pasta page is judged off topic like any chunk
     rrf = web[0]
     assert rrf.id in sp.final_selection_ids
-    assert fence(rrf) in sp.prompt_ready and 'source="https://example.org/rrf"' in fence(rrf) and 'tool="web"' in fence(rrf)
+    assert (
+        fence(rrf) in sp.prompt_ready
+        and 'source="https://example.org/rrf"' in fence(rrf)
+        and 'tool="web"' in fence(rrf)
+    )
     assert sp.extras.retrieval.tools["web"] == 2
 
 
 def test_a_web_server_that_is_down_is_recorded_and_the_run_goes_on(indexed: Settings, tmp_path: Path) -> None:
-    settings = _settings(tmp_path, indexed, **{"tools.web_search.url": f"http://127.0.0.1:{free_port()}",
-                                               "tools.web_search.timeout_s": 2})
+    settings = _settings(
+        tmp_path,
+        indexed,
+        **{"tools.web_search.url": f"http://127.0.0.1:{free_port()}", "tools.web_search.timeout_s": 2},
+    )
     sp = _run(settings, web_search=True)
     assert sp.stage.value == "built" and sp.final_selection_ids
     assert "tool web" in sp.extras.retrieval.failures and sp.extras.retrieval.tools["web"] == 0

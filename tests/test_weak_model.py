@@ -72,13 +72,18 @@ def test_a3_dropping_every_relevant_candidate_is_overruled_by_a_stated_rule(open
     report = sp.extras.a3
     assert "the model dropped all" in report.overruled and "rule: those are kept" in report.overruled
     kept = [cid for cid, d in report.decisions.items() if d.decision == "keep"]
-    assert kept and all("kept by rule (model: The passage talks about something else." in report.decisions[c].reason for c in kept)
+    assert kept and all(
+        "kept by rule (model: The passage talks about something else." in report.decisions[c].reason for c in kept
+    )
     assert sp.final_selection_ids and set(sp.final_selection_ids) <= set(kept)
     assert any(f'chunk="{cid}"' in sp.prompt_ready for cid in kept)  # the grounding reaches the prompt, fenced
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24's absolute offline evidence keeps only architecture.md for this prompt, so "
-                   "ingestion.md is no longer the evidence's best kept candidate; the rule needs re-aiming (issue 27)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 24's absolute offline evidence keeps only architecture.md for this prompt, so "
+    "ingestion.md is no longer the evidence's best kept candidate; the rule needs re-aiming (issue 27)",
+)
 def test_a3_keeps_the_candidate_the_evidence_rates_best_unless_the_model_names_a_conflict(openai_on_indexed) -> None:
     server, settings = openai_on_indexed()
 
@@ -102,13 +107,14 @@ def test_a3_keeps_the_candidate_the_evidence_rates_best_unless_the_model_names_a
 
 def test_a3_records_the_models_reason_and_mends_or_falls_back_per_candidate(openai_on_indexed) -> None:
     server, settings = openai_on_indexed()
+
     def a3(request: dict[str, Any]) -> str:
         reasked = len(request["messages"]) > 2
         if not reasked:
             return "Keep."  # no JSON at all: re-asked
         if "re-embed" in request["messages"][1]["content"].split("passage = ", 1)[1]:
             return "Keep."  # the same again: this passage takes the offline decision
-        return "```json\n{\"decision\": \"KEEP\", \"reason\": \"It names changed documents.\"}\n```"
+        return '```json\n{"decision": "KEEP", "reason": "It names changed documents."}\n```'
 
     sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v1": [a3]}), server)
     report = sp.extras.a3
@@ -124,9 +130,16 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
 
     def hallucinating(request: dict[str, Any]) -> str:
         ids = given_ids(request)
-        return json.dumps({"facts": [f"Changed files are re-embedded on ingest. [{ids[0]}] [made/up.md@0000000000#9]",
-                                     "The moon is made of cheese. [made/up.md@0000000000#9]"],
-                           "constraints": [], "open_issues": []})
+        return json.dumps(
+            {
+                "facts": [
+                    f"Changed files are re-embedded on ingest. [{ids[0]}] [made/up.md@0000000000#9]",
+                    "The moon is made of cheese. [made/up.md@0000000000#9]",
+                ],
+                "constraints": [],
+                "open_issues": [],
+            }
+        )
 
     sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [hallucinating]}), server)
     a4_requests = [r for r in server.requests if agent_of(r) == "A4_v1"]
@@ -137,10 +150,21 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
     assert sp.extras.a4.llm.valid == 1
 
     server.requests.clear()
-    nothing = lambda r: json.dumps({"facts": ["Unrelated claim. [made/up.md@0000000000#9]"], "constraints": [], "open_issues": []})  # noqa: E731
+
+    def nothing(r: dict) -> str:
+        return json.dumps(
+            {"facts": ["Unrelated claim. [made/up.md@0000000000#9]"], "constraints": [], "open_issues": []}
+        )
+
     sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [nothing]}), server)
-    assert sp.extras.a4.llm.fell_back == 1 and "none of the model's 1 lines rests on an excerpt" in sp.extras.a4.llm.notes[0]
-    assert sp.extras.a4.agent == "offline extraction (no model)" and "- none found" not in sp.S_CTX_MD.split("### Constraints")[0]
+    assert (
+        sp.extras.a4.llm.fell_back == 1
+        and "none of the model's 1 lines rests on an excerpt" in sp.extras.a4.llm.notes[0]
+    )
+    assert (
+        sp.extras.a4.agent == "offline extraction (no model)"
+        and "- none found" not in sp.S_CTX_MD.split("### Constraints")[0]
+    )
 
 
 def test_a4_is_not_called_without_excerpts(openai_on_indexed) -> None:
@@ -161,9 +185,20 @@ def test_a4_invalid_twice_falls_back_and_a_cut_off_reply_is_re_asked_shorter(ope
     assert sp.extras.a4.agent == "offline extraction (no model)"
 
     server.requests.clear()
-    cut = Reply(raw_body=json.dumps({**completion("gpt-4.1-mini", '{"grounded": "yes", "complete": "y'),
-                                     "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"facts": ["Chang'},
-                                                  "finish_reason": "length"}]}))
+    cut = Reply(
+        raw_body=json.dumps(
+            {
+                **completion("gpt-4.1-mini", '{"grounded": "yes", "complete": "y'),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": '{"facts": ["Chang'},
+                        "finish_reason": "length",
+                    }
+                ],
+            }
+        )
+    )
     server.fault = lambda r: cut if agent_of(r) == "A4_v1" and len(r["messages"]) == 2 else None
     sp = run_to(Stage.BUILD, settings, WeakModel({}), server)
     retry = [r for r in server.requests if agent_of(r) == "A4_v1"][1]
@@ -173,10 +208,28 @@ def test_a4_invalid_twice_falls_back_and_a_cut_off_reply_is_re_asked_shorter(ope
 
 def test_a5_kind_the_format_does_not_name_adds_no_rule_and_a_guessed_depth_no_length(openai_on_indexed) -> None:
     server, settings = openai_on_indexed()
-    markdown = lambda r: json.dumps({"kind": "markdown", "sections": ["Overview"], "reason": "structured answer"})  # noqa: E731
-    depth = lambda r: json.dumps({"system": "unknown", "audience": "Developer", "tone": "unknown", "response_depth": "short",  # noqa: E731
-                                  "confidence": "high", "reasons": {"system": "", "audience": "Developer", "tone": "",
-                                                                    "response_depth": "changed documents", "confidence": ""}})
+
+    def markdown(r: dict) -> str:
+        return json.dumps({"kind": "markdown", "sections": ["Overview"], "reason": "structured answer"})
+
+    def depth(r: dict) -> str:
+        return json.dumps(
+            {
+                "system": "unknown",
+                "audience": "Developer",
+                "tone": "unknown",
+                "response_depth": "short",
+                "confidence": "high",
+                "reasons": {
+                    "system": "",
+                    "audience": "Developer",
+                    "tone": "",
+                    "response_depth": "changed documents",
+                    "confidence": "",
+                },
+            }
+        )
+
     sp = run_to(Stage.BUILD, settings, WeakModel({"A5_v1": [markdown], "A2_v1": [depth]}), server)
     assert sp.body.audience is None  # the reason only repeats the label
     assert sp.body.depth == "short"  # the reason quotes the prompt ...
@@ -194,14 +247,19 @@ def test_a_critic_without_a_valid_verdict_leaves_the_answer_unjudged(openai_on_i
     ctl.select_project("demo")
     sp = ctl.run_full_pipeline("# Task\nHow are changed documents re-embedded?", {"pause_after": "none", "send": True})
     assert sp.answer is not None and sp.answer.done and sp.answer.text == "A streamed answer citing [x]."
-    assert "the critic's reply was invalid: your reply was empty; after one re-ask: your reply was empty" in sp.answer.attempts[-1].critique["not_judged"]
+    assert (
+        "the critic's reply was invalid: your reply was empty; after one re-ask: your reply was empty"
+        in sp.answer.attempts[-1].critique["not_judged"]
+    )
     assert len([r for r in server.requests if r.get("stream")]) == 1  # no regeneration on a missing verdict
 
 
-def test_a_server_down_is_one_line_naming_the_url_and_the_next_run_works(indexed, tmp_path, monkeypatch, capsys) -> None:
+def test_a_server_down_is_one_line_naming_the_url_and_the_next_run_works(
+    indexed, tmp_path, monkeypatch, capsys
+) -> None:
     from ragstream.app.cli import main
-    from tests.servers import free_port, link_indexed_project
     from ragstream.settings import load_settings
+    from tests.servers import free_port, link_indexed_project
 
     settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
     link_indexed_project(settings, indexed)

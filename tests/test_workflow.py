@@ -25,7 +25,9 @@ def services(indexed: Settings) -> Services:
 
 
 def _controller(services: Services, **kw) -> AppController:
-    ctl = AppController(services.settings, services=services, checkpointer=kw.pop("checkpointer", memory_checkpointer()), **kw)
+    ctl = AppController(
+        services.settings, services=services, checkpointer=kw.pop("checkpointer", memory_checkpointer()), **kw
+    )
     ctl.select_project("demo")
     return ctl
 
@@ -40,7 +42,15 @@ def comparable(sp: SuperPrompt) -> dict:
 
 def _manual(ctl: AppController) -> SuperPrompt:
     ctl.preprocess(PROMPT)
-    for method in (ctl.run_a2, ctl.run_retrieval, ctl.run_reranker, ctl.run_a3, ctl.run_a4, ctl.run_a5, ctl.build_prompt):
+    for method in (
+        ctl.run_a2,
+        ctl.run_retrieval,
+        ctl.run_reranker,
+        ctl.run_a3,
+        ctl.run_a4,
+        ctl.run_a5,
+        ctl.build_prompt,
+    ):
         method()
     return ctl.sp
 
@@ -80,8 +90,12 @@ def test_the_review_interrupt_refuses_bad_answers_keeps_waiting_then_takes_a_goo
     review = ctl.waiting
     assert review["kind"] == "review" and review["after"] == "a4" and review["S_CTX_MD"] == paused.S_CTX_MD
     assert [c["id"] for c in review["chunks"]] == paused.final_selection_ids
-    for bad, message in (({"final_selection_ids": ["nope"]}, "unknown chunk ids"), ({"S_CTX_MD": 3}, "S_CTX_MD"),
-                         ({}, "accept"), ({"prompt_ready": "x"}, "cannot be edited")):
+    for bad, message in (
+        ({"final_selection_ids": ["nope"]}, "unknown chunk ids"),
+        ({"S_CTX_MD": 3}, "S_CTX_MD"),
+        ({}, "accept"),
+        ({"prompt_ready": "x"}, "cannot be edited"),
+    ):
         with pytest.raises(InputError, match=message):
             ctl.resume(bad)
         assert ctl.waiting == review and comparable(ctl.sp) == comparable(paused)

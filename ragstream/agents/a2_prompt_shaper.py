@@ -48,7 +48,9 @@ def _body_value(field: str, label: str) -> str:
     return label.replace("_", " ")
 
 
-def shape(body: PromptBody, fixed: dict[str, str], runner: AgentRunner, version: str = "v1") -> tuple[PromptBody, A2Report]:
+def shape(
+    body: PromptBody, fixed: dict[str, str], runner: AgentRunner, version: str = "v1"
+) -> tuple[PromptBody, A2Report]:
     """The body with supported labels filled in; `fixed` fields (field -> 'user' or 'edited') stay as they are."""
     payload = {key: getattr(body, key) or "" for key in ("task", "purpose", "context")}
     call = runner.run(AGENT, payload, version)
@@ -66,7 +68,9 @@ def shape(body: PromptBody, fixed: dict[str, str], runner: AgentRunner, version:
             decisions[label_field] = "unset: no basis in the prompt"
         elif checked and not supported(reasons.get(label_field, ""), labels[label_field], asked):
             update[body_field] = None
-            decisions[label_field] = f"unset: the model chose {labels[label_field]} but its reason quotes nothing from the prompt"
+            decisions[label_field] = (
+                f"unset: the model chose {labels[label_field]} but its reason quotes nothing from the prompt"
+            )
         else:
             update[body_field] = _body_value(body_field, labels[label_field])
             decisions[label_field] = "a2"

@@ -15,7 +15,8 @@ candidate (a ratio keeps the best of a bad lot, so an ask the documents do not c
 
 A candidate under `gate.min_similarity` is dropped; otherwise it is kept when its evidence, cosine +
 `gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair meaning with the
-ask's distinctive words, keeps it). bench/gate_eval.py measures the thresholds on SciFact. Every decision records these numbers as its reason. Offline, the report also
+ask's distinctive words, keeps it). bench/gate_eval.py measures the thresholds on SciFact. Every decision records these
+numbers as its reason. Offline, the report also
 names the parts of the ask (its asking sentences, or words no document contains) that no kept chunk
 covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
 """
@@ -29,11 +30,11 @@ import numpy as np
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.context.telemetry import emit
 from ragstream.ingestion.snapshot import bm25_tokens
-from ragstream.settings import GateSettings
 from ragstream.preprocessing.canonicalize import asks
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
+from ragstream.settings import GateSettings
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
@@ -70,7 +71,12 @@ def near_duplicates(texts: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def gate(
-    ask: str, candidates: list[Chunk], runner: AgentRunner, evidence: A3Report, best: str | None = None, version: str = "v1"
+    ask: str,
+    candidates: list[Chunk],
+    runner: AgentRunner,
+    evidence: A3Report,
+    best: str | None = None,
+    version: str = "v1",
 ) -> tuple[list[str], A3Report]:
     """The candidates the model keeps for the ask (in their order), each decision with the model's reason.
 
@@ -89,33 +95,48 @@ def gate(
         return {"decision": found.decision, "reason": f"offline evidence: {found.reason}"}
 
     calls = runner.run_many(AGENT, [{"ask": ask, "passage": c.text} for c in judged], version, fallback=offline)
-    decisions = {cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}") for cid, other in dupes.items()}
-    for chunk, call in zip(judged, calls):
+    decisions = {
+        cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}")
+        for cid, other in dupes.items()
+    }
+    for chunk, call in zip(judged, calls, strict=False):
         why = call.output.get("reason") or "no reason given"
         source = "offline fallback" if call.outcome == FELL_BACK else call.source
         decisions[chunk.id] = ChunkDecision(decision=call.output["decision"], reason=f"{why} ({source})")
     overruled = ""
     relevant = [c.id for c in judged if evidence.decisions[c.id].decision == "keep"]
     if relevant and all(decisions[cid].decision != "keep" for cid in relevant):
-        overruled = (f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
-                     "rule: those are kept, so the prompt is not left without grounding on the model's word alone")
+        overruled = (
+            f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
+            "rule: those are kept, so the prompt is not left without grounding on the model's word alone"
+        )
     elif best in relevant and decisions[best].decision == "drop_irrelevant":
         relevant = [best]
-        overruled = (f"the model called {best}, the candidate the offline evidence rates closest to the ask, "
-                     "irrelevant; rule: the best candidate is kept unless the model names a conflict")
+        overruled = (
+            f"the model called {best}, the candidate the offline evidence rates closest to the ask, "
+            "irrelevant; rule: the best candidate is kept unless the model names a conflict"
+        )
     if overruled:
         for cid in relevant:
             if decisions[cid].decision != "keep":
-                decisions[cid] = ChunkDecision(decision="keep", reason=f"kept by rule (model: {decisions[cid].reason}); "
-                                                                        f"offline evidence: {evidence.decisions[cid].reason}")
+                decisions[cid] = ChunkDecision(
+                    decision="keep",
+                    reason=f"kept by rule (model: {decisions[cid].reason}); "
+                    f"offline evidence: {evidence.decisions[cid].reason}",
+                )
         emit({"event": "stage_warning", "stage": "a3", "message": overruled})
     kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
     counts: dict[str, int] = {}
     for d in decisions.values():
         counts[d.decision] = counts.get(d.decision, 0) + 1
-    report = A3Report(agent=f"{AGENT}/{version}", provider=runner.provider_name,
-                      decisions={c.id: decisions[c.id] for c in candidates}, counts=counts,
-                      llm=LLMOutcomes.of(calls), overruled=overruled)
+    report = A3Report(
+        agent=f"{AGENT}/{version}",
+        provider=runner.provider_name,
+        decisions={c.id: decisions[c.id] for c in candidates},
+        counts=counts,
+        llm=LLMOutcomes.of(calls),
+        overruled=overruled,
+    )
     return kept, report
 
 
@@ -146,7 +167,11 @@ def _judge(cosine: float, words: float, settings: GateSettings) -> tuple[bool, s
 
 
 def weigh(
-    pieces: list[str], candidates: list[Chunk], vectors: np.ndarray, piece_vectors: np.ndarray, settings: GateSettings,
+    pieces: list[str],
+    candidates: list[Chunk],
+    vectors: np.ndarray,
+    piece_vectors: np.ndarray,
+    settings: GateSettings,
     rarity: dict[str, float] | None = None,
 ) -> tuple[list[str], A3Report]:
     """The offline gate: keep/drop each candidate from absolute evidence, the same for every corpus.
@@ -161,27 +186,44 @@ def weigh(
     ask_terms = set().union(*piece_terms)
     rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
-    cosine = (vectors @ piece_vectors.T).max(axis=1) if len(candidates) and len(piece_vectors) else np.zeros(len(candidates))
-    decisions = {cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}") for cid, other in dupes.items()}
+    cosine = (
+        (vectors @ piece_vectors.T).max(axis=1) if len(candidates) and len(piece_vectors) else np.zeros(len(candidates))
+    )
+    decisions = {
+        cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}")
+        for cid, other in dupes.items()
+    }
     for i in judged:
         shared = sorted(ask_terms & set(bm25_tokens([candidates[i].text])[0]))
         words = max((_word_share(terms, set(shared), rarity) for terms in piece_terms), default=0.0)
         keep, why = _judge(float(cosine[i]), words, settings)
-        evidence = (f"cosine {float(cosine[i]):.2f}, {words:.2f} of the ask's word weight"
-                    + (f" ({', '.join(shared[:6])})" if shared else ""))
-        decisions[candidates[i].id] = ChunkDecision(decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}: {why}")
+        evidence = f"cosine {float(cosine[i]):.2f}, {words:.2f} of the ask's word weight" + (
+            f" ({', '.join(shared[:6])})" if shared else ""
+        )
+        decisions[candidates[i].id] = ChunkDecision(
+            decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}: {why}"
+        )
     kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
     counts: dict[str, int] = {}
     for d in decisions.values():
         counts[d.decision] = counts.get(d.decision, 0) + 1
-    report = A3Report(agent="offline evidence (no model)", provider="local",
-                      decisions={c.id: decisions[c.id] for c in candidates}, counts=counts)
+    report = A3Report(
+        agent="offline evidence (no model)",
+        provider="local",
+        decisions={c.id: decisions[c.id] for c in candidates},
+        counts=counts,
+    )
     return kept, report
 
 
 def uncovered_parts(
-    parts: list[str], part_vectors: np.ndarray, kept: list[Chunk], kept_vectors: np.ndarray, settings: GateSettings,
-    rarity: dict[str, float], absent: set[str],
+    parts: list[str],
+    part_vectors: np.ndarray,
+    kept: list[Chunk],
+    kept_vectors: np.ndarray,
+    settings: GateSettings,
+    rarity: dict[str, float],
+    absent: set[str],
 ) -> list[str]:
     """The parts of the ask (its asking sentences) no kept chunk covers, judged like a candidate; then,
     in covered parts, names (capitalized inside a sentence, as the user wrote them) no document contains."""
@@ -192,7 +234,9 @@ def uncovered_parts(
     missing: list[str] = []
     for p, part in enumerate(parts):
         terms = _terms(part, settings)
-        if not any(_judge(float(cosine[p, k]), _word_share(terms, texts[k], rarity), settings)[0] for k in range(len(kept))):
+        if not any(
+            _judge(float(cosine[p, k]), _word_share(terms, texts[k], rarity), settings)[0] for k in range(len(kept))
+        ):
             missing.append(part)
             continue
         for word in dict.fromkeys(_NAME.findall(part)):
@@ -208,8 +252,10 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     project = env.context.project or sp.extras.project
     stored = services.retrieval(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
     missing = [c for c in candidates if c.id not in stored]
-    fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing])))
-    return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(len(candidates), -1)
+    fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
+    return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
+        len(candidates), -1
+    )
 
 
 def asking_parts(sp: SuperPrompt, env: StageEnv) -> list[str]:
@@ -245,6 +291,13 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     else:
         index = {c.id: i for i, c in enumerate(candidates)}
         absent = {t for t, n in frequency.items() if n == 0}
-        report.uncovered = uncovered_parts(parts, embedded[len(pieces) :], [chunks[cid] for cid in kept],
-                                           vectors[[index[cid] for cid in kept]], settings, rarity, absent)
+        report.uncovered = uncovered_parts(
+            parts,
+            embedded[len(pieces) :],
+            [chunks[cid] for cid in kept],
+            vectors[[index[cid] for cid in kept]],
+            settings,
+            rarity,
+            absent,
+        )
     return StageOutput(report=report, selection=kept)

@@ -4,7 +4,8 @@ S_CTX_MD has three parts (Facts, Constraints, Open issues); every line cites the
 rests on. With an LLM, citations the model gives are checked against the selection; a line without
 a valid citation is matched to the chunk that contains it (or shares most words with it), and a line
 that matches nothing is dropped as unsupported. The model is never called without excerpts, and when
-its reply stays invalid or none of its lines rests on an excerpt, the offline extraction stands in. Offline, the lines are verbatim sentences extracted
+its reply stays invalid or none of its lines rests on an excerpt, the offline extraction stands in. Offline, the lines
+are verbatim sentences extracted
 for the ask (`extractive`), each with its evidence. Either way, a line addressed to the answering
 model (an injected instruction, a role to play) is withheld and reported.
 """
@@ -18,13 +19,13 @@ from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.context.budget import ContextBudget
 from ragstream.embedding import Embedder
+from ragstream.errors import AgentReplyError
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
 from ragstream.settings import CondenserSettings
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
-from ragstream.errors import AgentReplyError
-from ragstream.state import A4Report, BudgetReport, Chunk, LLMOutcomes, LineEvidence, SuperPrompt
+from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, SuperPrompt
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
@@ -37,7 +38,8 @@ _WORD = re.compile(r"\w+")
 _ADDRESSED_TO_READER = re.compile(
     r"""(?ix)
       \b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,60}\b(?:instructions?|prompts?|rules?|guidelines|everything|all)\b
-    | \byou\s+(?:are|must|should|will|shall)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:ai|assistant|model|chatbot|language\s+model|gpt|llm|dan)\b
+    |
+    \byou\s+(?:are|must|should|will|shall)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:ai|assistant|model|chatbot|language\s+model|gpt|llm|dan)\b
     | \bfrom\s+now\s+on\b
     | \bas\s+an?\s+(?:ai|assistant|language\s+model)\b
     | \b(?:developer\s+mode|jailbreak)
@@ -84,7 +86,10 @@ NOT_COVERED = "The documents do not cover: "
 def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: list[str] = ()) -> str:
     """The three sections; the parts of the ask nothing covers come first among the Open issues, uncited
     (they are the pipeline's finding, not a document's words)."""
-    sections = {**sections, "open_issues": [(NOT_COVERED + part, []) for part in uncovered] + sections.get("open_issues", [])}
+    sections = {
+        **sections,
+        "open_issues": [(NOT_COVERED + part, []) for part in uncovered] + sections.get("open_issues", []),
+    }
     blocks = []
     for key, title in SECTIONS:
         lines = [f"- {text}" + "".join(f" [{cid}]" for cid in ids) for text, ids in sections.get(key, [])]
@@ -92,8 +97,14 @@ def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: lis
     return "\n\n".join(blocks)
 
 
-def _sort_in(sections: dict[str, list[tuple[str, list[str]]]], key: str, text: str, ids: list[str],
-             withheld: list[str], unsupported: list[str]) -> None:
+def _sort_in(
+    sections: dict[str, list[tuple[str, list[str]]]],
+    key: str,
+    text: str,
+    ids: list[str],
+    withheld: list[str],
+    unsupported: list[str],
+) -> None:
     if addressed_to_reader(text):
         withheld.append(text)
     elif text and ids:
@@ -103,8 +114,13 @@ def _sort_in(sections: dict[str, list[tuple[str, list[str]]]], key: str, text: s
 
 
 def condense(
-    ask: str, selection: list[Chunk], runner: AgentRunner, budget: ContextBudget,
-    offline: Callable[[str], tuple[str, list[str], A4Report]], version: str = "v1", uncovered: list[str] = (),
+    ask: str,
+    selection: list[Chunk],
+    runner: AgentRunner,
+    budget: ContextBudget,
+    offline: Callable[[str], tuple[str, list[str], A4Report]],
+    version: str = "v1",
+    uncovered: list[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -113,9 +129,13 @@ def condense(
     """
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
     if not kept:
-        report = A4Report(agent="not called: no excerpts to condense", provider=runner.provider_name,
-                          budget=BudgetReport(**trim.as_dict(), method=budget.method), dropped_for_budget=trim.removed,
-                          uncovered=list(uncovered))
+        report = A4Report(
+            agent="not called: no excerpts to condense",
+            provider=runner.provider_name,
+            budget=BudgetReport(**trim.as_dict(), method=budget.method),
+            dropped_for_budget=trim.removed,
+            uncovered=list(uncovered),
+        )
         return render_sctx({}, uncovered), [], report
     try:
         call = runner.run(AGENT, {"ask": ask, "excerpts": {c.id: c.text for c in kept}}, version, fallback=False)
@@ -132,7 +152,9 @@ def condense(
                 seen.add(text)
                 _sort_in(sections, key, text, ids, withheld, unsupported)
     if not sections:
-        return offline(f"none of the model's {len(seen)} lines rests on an excerpt it was given; used offline extraction")
+        return offline(
+            f"none of the model's {len(seen)} lines rests on an excerpt it was given; used offline extraction"
+        )
     report = A4Report(
         agent=f"{AGENT}/{version}",
         provider=call.reply.provider,
@@ -146,7 +168,9 @@ def condense(
     return render_sctx(sections, uncovered), [c.id for c in kept], report
 
 
-def within_share(lines: list[Line], kept: list[Chunk], budget: ContextBudget, settings: CondenserSettings) -> list[Line]:
+def within_share(
+    lines: list[Line], kept: list[Chunk], budget: ContextBudget, settings: CondenserSettings
+) -> list[Line]:
     """The most relevant lines whose tokens stay within `condenser.max_share` of the excerpts' (in order).
 
     Offline, a condensed line is a sentence quoted from an excerpt the prompt also carries in full: it
@@ -171,7 +195,11 @@ def within_share(lines: list[Line], kept: list[Chunk], budget: ContextBudget, se
 
 
 def condense_offline(
-    pieces: list[str], selection: list[Chunk], embedder: Embedder, budget: ContextBudget, settings: CondenserSettings,
+    pieces: list[str],
+    selection: list[Chunk],
+    embedder: Embedder,
+    budget: ContextBudget,
+    settings: CondenserSettings,
     uncovered: list[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences chosen for the prompt's query pieces (see `extractive`)."""
@@ -180,10 +208,14 @@ def condense_offline(
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     evidence: list[LineEvidence] = []
-    for line in within_share(condense_extractively(pieces, kept, embedder.embed_together, settings), kept, budget, settings):
+    for line in within_share(
+        condense_extractively(pieces, kept, embedder.embed_together, settings), kept, budget, settings
+    ):
         _sort_in(sections, line.section, line.text, [line.chunk_id], withheld, [])
         if line.text not in withheld:
-            evidence.append(LineEvidence(section=line.section, chunk=line.chunk_id, relevance=line.relevance, cue=line.cue))
+            evidence.append(
+                LineEvidence(section=line.section, chunk=line.chunk_id, relevance=line.relevance, cue=line.cue)
+            )
     report = A4Report(
         agent="offline extraction (no model)",
         provider="local",
@@ -209,8 +241,10 @@ def nothing_to_condense(sp: SuperPrompt) -> str:
     retrieval = sp.extras.retrieval
     if retrieval is None or not retrieval.failure:
         return ""
-    return (f"### Open issues\n- No excerpts: retrieval from project '{retrieval.project}' failed ({retrieval.failure}); "
-            "nothing here comes from the project's documents.")
+    return (
+        f"### Open issues\n- No excerpts: retrieval from project '{retrieval.project}' failed ({retrieval.failure}); "
+        "nothing here comes from the project's documents."
+    )
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
@@ -220,14 +254,16 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     if not selection:  # A3 dropped every candidate: the documents do not cover the ask, and the prompt says so
         missing = uncovered(sp, selection) if sp.extras.a3 is not None and sp.extras.a3.decisions else []
         text = render_sctx({}, missing) if missing else nothing_to_condense(sp)
-        return StageOutput(updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing),
-                           selection=[])
+        return StageOutput(
+            updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
+        )
     pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
     missing = uncovered(sp, selection)
 
     def offline(why: str = "") -> tuple[str, list[str], A4Report]:
-        text, kept, report = condense_offline(pieces, selection, services.embedder, services.budget, services.settings.condenser,
-                                              missing)
+        text, kept, report = condense_offline(
+            pieces, selection, services.embedder, services.budget, services.settings.condenser, missing
+        )
         if why:
             report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
         return text, kept, report
@@ -235,6 +271,7 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     if services.offline:
         text, kept, report = offline()
     else:
-        text, kept, report = condense(normalized_ask(sp), selection, services.runner, services.budget, offline,
-                                      uncovered=missing)
+        text, kept, report = condense(
+            normalized_ask(sp), selection, services.runner, services.budget, offline, uncovered=missing
+        )
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

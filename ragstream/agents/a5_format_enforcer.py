@@ -68,7 +68,9 @@ def listed_sections(format_text: str) -> list[str]:
 
 def _named_in(kind: str, requested: str, runner: AgentRunner, version: str) -> bool:
     """Whether the requested format's own words name this kind (a phrase of its documented keyword rule)."""
-    cues = runner.factory.load_config(AGENT, version).output_schema["properties"]["kind"].get("x-cues", {}).get(kind, [])
+    cues = (
+        runner.factory.load_config(AGENT, version).output_schema["properties"]["kind"].get("x-cues", {}).get(kind, [])
+    )
     return any(_phrase(cue).search(requested) for cue in cues)
 
 
@@ -83,19 +85,29 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", depth_gi
     """
     kind, sections, source, llm = "unknown", listed_sections(body.format or ""), "no format requested", None
     if body.format:
-        payload = {"format": body.format, "depth": body.depth or "", "audience": body.audience or "", "tone": body.tone or ""}
+        payload = {
+            "format": body.format,
+            "depth": body.depth or "",
+            "audience": body.audience or "",
+            "tone": body.tone or "",
+        }
         call = runner.run(AGENT, payload, version)
         kind = call.output["kind"]
         requested = body.format.lower()
         if call.reply.provider != "local" or call.outcome == FELL_BACK:
             llm = LLMOutcomes.of([call])
         if call.reply.provider != "local" and kind != "unknown" and not _named_in(kind, requested, runner, version):
-            call.output["reason"] = f"the model chose {kind} ({call.output.get('reason') or 'no reason given'}); " \
-                                    "not applied: no word of the requested format names it"
+            call.output["reason"] = (
+                f"the model chose {kind} ({call.output.get('reason') or 'no reason given'}); "
+                "not applied: no word of the requested format names it"
+            )
             kind = "unknown"
         sections = sections or [
-            s for s in call.output.get("sections", [])
-            if len(s.split()) <= _MAX_SECTION_WORDS and s.lower() in requested and s.lower().strip(" .") != requested.strip(" .")
+            s
+            for s in call.output.get("sections", [])
+            if len(s.split()) <= _MAX_SECTION_WORDS
+            and s.lower() in requested
+            and s.lower().strip(" .") != requested.strip(" .")
         ]  # a named part of the request, never the request itself restated as one section
         source = f"{call.source}: {call.output.get('reason') or 'no reason given'}"
     rules = list(RULES.get(kind, []))
@@ -106,8 +118,15 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", depth_gi
     if depth_given and body.depth and body.depth.lower() in DEPTH_RULES:
         rules.append(DEPTH_RULES[body.depth.lower()])
     rules.append(CITE_RULE)
-    return A5Report(kind=kind, sections=sections, requested=body.format or "", example_shape=EXAMPLES.get(kind, ""),
-                    rules=rules, source=source, llm=llm)
+    return A5Report(
+        kind=kind,
+        sections=sections,
+        requested=body.format or "",
+        example_shape=EXAMPLES.get(kind, ""),
+        rules=rules,
+        source=source,
+        llm=llm,
+    )
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:

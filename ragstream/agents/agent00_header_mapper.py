@@ -51,8 +51,11 @@ class HeaderMappingCache:
 
     def decisions(self) -> dict[str, str]:
         """normalized header -> what a person decided for it."""
-        return {key.removeprefix(PERSON): str(record.get("decision")) for key, record in self.load().items()
-                if key.startswith(PERSON) and isinstance(record, dict)}
+        return {
+            key.removeprefix(PERSON): str(record.get("decision"))
+            for key, record in self.load().items()
+            if key.startswith(PERSON) and isinstance(record, dict)
+        }
 
     def store_decision(self, normalized: str, decision: str) -> None:
         self.store(PERSON + normalized, {"decision": decision, "via": "person"})
@@ -92,16 +95,24 @@ class Agent00HeaderMapper:
                 result[header.normalized] = hit
             else:
                 asked.append(header)
-        answers = {h.normalized: (canon, "name") for h, canon in zip(asked, self._ask([{"header": h.name} for h in asked]))}
+        answers = {
+            h.normalized: (canon, "name")
+            for h, canon in zip(asked, self._ask([{"header": h.name} for h in asked]), strict=False)
+        }
         again = [h for h in asked if answers[h.normalized][0] not in schema.canon and h.body_snippet.strip()]
         snippets = self._ask([{"header": h.name, "body_snippet": h.body_snippet} for h in again])
-        answers.update({h.normalized: (canon, "snippet") for h, canon in zip(again, snippets)})
+        answers.update({h.normalized: (canon, "snippet") for h, canon in zip(again, snippets, strict=False)})
         for header in asked:
             canon, via = answers[header.normalized]
             if canon in schema.canon:
                 self.cache.store(
                     self._key(header.normalized),
-                    {"canon": canon, "via": via, "agent": f"{AGENT}/{self.version}", "provider": self.runner.provider_name},
+                    {
+                        "canon": canon,
+                        "via": via,
+                        "agent": f"{AGENT}/{self.version}",
+                        "provider": self.runner.provider_name,
+                    },
                 )
                 result[header.normalized] = canon
             else:

@@ -100,7 +100,9 @@ class AgentFactory:
     def load_config(self, agent_name: str, version: str) -> AgentConfig:
         path = self.config_path(agent_name, version)
         if not path.is_file():
-            raise UnknownAgentConfigError(f"no config for agent '{agent_name}' version '{version}': {path} does not exist")
+            raise UnknownAgentConfigError(
+                f"no config for agent '{agent_name}' version '{version}': {path} does not exist"
+            )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -127,7 +129,9 @@ class AgentFactory:
     def create(self, agent_name: str, version: str, input_payload: dict[str, Any]) -> AgentPrompt:
         cfg = self.load_config(agent_name, version)
         if not isinstance(input_payload, dict):
-            raise AgentInputError(f"agent {agent_name}/{version}: input_payload must be a dict, got {type(input_payload).__name__}")
+            raise AgentInputError(
+                f"agent {agent_name}/{version}: input_payload must be a dict, got {type(input_payload).__name__}"
+            )
         missing = [k for k in cfg.input_keys or [] if k not in input_payload]
         if missing:
             raise AgentInputError(f"agent {agent_name}/{version}: input_payload is missing keys {missing}")

@@ -23,7 +23,9 @@ from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 
-_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)")
+_BREAK = re.compile(
+    r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)"
+)
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
 _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
@@ -85,7 +87,7 @@ def _fenced(text: str) -> list[tuple[int, int]]:
     """Spans of the text inside fenced code blocks (an unclosed fence runs to the end)."""
     marks = [m.start() for m in _FENCE.finditer(text)]
     marks += [len(text)] if len(marks) % 2 else []
-    return list(zip(marks[::2], marks[1::2]))
+    return list(zip(marks[::2], marks[1::2], strict=False))
 
 
 def _is_prose(raw: str) -> bool:
@@ -186,6 +188,7 @@ def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSet
     remaining = [i for i in range(len(relevance)) if relevance[i] >= settings.min_relevance]
     chosen: list[int] = []
     while remaining and len(chosen) < settings.max_lines:
+
         def gain(i: int) -> float:
             redundancy = max((float(similarity[i, j]) for j in chosen), default=0.0)
             return settings.mmr_lambda * float(relevance[i]) - (1 - settings.mmr_lambda) * redundancy
@@ -201,7 +204,9 @@ def condense_extractively(asks: list[str], chunks: list[Chunk], embed, settings:
 
     A sentence's relevance is its best cosine to any of `asks` (the prompt's query pieces).
     """
-    candidates: list[Sentence | Reference] = [s for chunk in chunks for s in sentences_of(chunk) if stands_alone(s.text, settings)]
+    candidates: list[Sentence | Reference] = [
+        s for chunk in chunks for s in sentences_of(chunk) if stands_alone(s.text, settings)
+    ]
     candidates += [Reference(chunk, symbol) for chunk in chunks for symbol in symbols_of(chunk)]
     unique: dict[str, Sentence | Reference] = {}
     for s in candidates:
@@ -218,6 +223,8 @@ def condense_extractively(asks: list[str], chunks: list[Chunk], embed, settings:
     chosen.sort(key=lambda i: (order[candidates[i].chunk.id], candidates[i].start))
     lines = []
     for i in chosen:
-        section, cue = ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
+        section, cue = (
+            ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
+        )
         lines.append(Line(section, candidates[i].text, candidates[i].chunk.id, round(float(relevance[i]), 4), cue))
     return lines

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ragstream.agents.providers.base import LLMResponse, Provider, TokenUsage
-from ragstream.errors import LLMError, LLMNotConfiguredError
 from ragstream.context.telemetry import cost_estimate, emit
+from ragstream.errors import LLMError, LLMNotConfiguredError
 from ragstream.settings import Settings, default_settings
 
 log = logging.getLogger("ragstream.llm")
@@ -60,7 +60,15 @@ class LLMClient:
         try:
             response = self.provider.complete(model, messages, response_format, temperature, max_tokens)
         except LLMError as exc:
-            emit({"event": "llm_error", "provider": self.provider.name, "model": model, "error": type(exc).__name__, "message": str(exc)})
+            emit(
+                {
+                    "event": "llm_error",
+                    "provider": self.provider.name,
+                    "model": model,
+                    "error": type(exc).__name__,
+                    "message": str(exc),
+                }
+            )
             raise
         self._report(model, response)
         log.info(
@@ -73,7 +81,6 @@ class LLMClient:
             response.latency_s,
         )
         return response
-
 
     def stream(
         self,
@@ -99,8 +106,14 @@ class LLMClient:
         server's model is free unless priced in config); the offline provider's deterministic steps are no
         LLM calls and cost nothing, so they are `offline_step` events without tokens or cost."""
         if response.provider == "local":
-            emit({"event": "offline_step", "provider": "local", "model": response.model,
-                  "latency_ms": round(response.latency_s * 1000, 2)})
+            emit(
+                {
+                    "event": "offline_step",
+                    "provider": "local",
+                    "model": response.model,
+                    "latency_ms": round(response.latency_s * 1000, 2),
+                }
+            )
             return
         cost = cost_estimate(self.prices, response.model, response.usage.input_tokens, response.usage.output_tokens)
         emit(

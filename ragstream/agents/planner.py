@@ -85,20 +85,39 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
         deictic = _phrases(rules.deictic_targets).search(task[match.end() : match.end() + 60])
         if given:
             evidence = [f"'{verb}'", given] + ([f"'{deictic.group(0)}'"] if deictic else [])
-            return "transform", 0.9 if deictic else 0.8, f"'{verb}' asks to transform text the prompt gives ({given})", evidence
+            return (
+                "transform",
+                0.9 if deictic else 0.8,
+                f"'{verb}' asks to transform text the prompt gives ({given})",
+                evidence,
+            )
         if deictic:
-            return ("transform", 0.5, f"'{verb} {deictic.group(0)}' asks to transform text the prompt does not give "
-                    "(it may be in the documents)", [f"'{verb}'", f"'{deictic.group(0)}'"])
+            return (
+                "transform",
+                0.5,
+                f"'{verb} {deictic.group(0)}' asks to transform text the prompt does not give "
+                "(it may be in the documents)",
+                [f"'{verb}'", f"'{deictic.group(0)}'"],
+            )
     whole = sp.raw_prompt
     social = _phrases(rules.social_phrases)
     found = [m.group(0) for m in social.finditer(whole)]
     if found and "?" not in whole:
         left = [w for w in _words(social.sub(" ", whole)) if w not in settings.gate.function_words]
         if not left:
-            return "conversational", 0.9, f"only social phrases ({', '.join(repr(f) for f in found)}), no question", found
+            return (
+                "conversational",
+                0.9,
+                f"only social phrases ({', '.join(repr(f) for f in found)}), no question",
+                found,
+            )
         if len(left) == 1:
-            return ("conversational", 0.5, f"social phrases ({', '.join(repr(f) for f in found)}) and one other word "
-                    f"('{left[0]}')", found)
+            return (
+                "conversational",
+                0.5,
+                f"social phrases ({', '.join(repr(f) for f in found)}) and one other word ('{left[0]}')",
+                found,
+            )
     cue = _phrases(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
     questions = task.count("?")
     if cue:
@@ -112,9 +131,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
     return "factual", 0.5, "no rule applies: looking it up is the default", []
 
 
-def decide(
-    sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None
-) -> Plan:
+def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None) -> Plan:
     """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure."""
     intent, confidence, reason, evidence = classify(sp, settings)
     source = "rules"
@@ -130,8 +147,14 @@ def decide(
 
 
 def plan_for(
-    sp: SuperPrompt, settings: Settings, intent: str, confidence: float, reason: str, evidence: list[str],
-    source: str, forced: str | None = None,
+    sp: SuperPrompt,
+    settings: Settings,
+    intent: str,
+    confidence: float,
+    reason: str,
+    evidence: list[str],
+    source: str,
+    forced: str | None = None,
 ) -> Plan:
     rules = settings.plan
     research = intent == "research"
@@ -143,8 +166,10 @@ def plan_for(
     candidates = rules.research_candidates if research else settings.retrieval.max_candidates
     escalated = ""
     if confidence < rules.min_confidence:
-        escalated = (f"confidence {confidence:.2f} is under {rules.min_confidence:.2f}: retrieving anyway, "
-                     f"with {rules.research_candidates} candidates")
+        escalated = (
+            f"confidence {confidence:.2f} is under {rules.min_confidence:.2f}: retrieving anyway, "
+            f"with {rules.research_candidates} candidates"
+        )
         retrieve, candidates = True, rules.research_candidates
     if not retrieve:
         reason += "; nothing to look up in the documents, so no retrieval"
@@ -152,8 +177,14 @@ def plan_for(
         reason = f"strategy {forced} forced by the user (the plan alone: {intent}, {reason})"
         retrieve, strategy, source = True, forced, "user"
     return Plan(
-        intent=intent, confidence=round(confidence, 4), reason=reason, evidence=evidence, source=source,
-        retrieve=retrieve, strategy=strategy, candidates=candidates if retrieve else 0,
+        intent=intent,
+        confidence=round(confidence, 4),
+        reason=reason,
+        evidence=evidence,
+        source=source,
+        retrieve=retrieve,
+        strategy=strategy,
+        candidates=candidates if retrieve else 0,
         budget=(rules.research_budget if research else settings.budget.ceilings["prompt"]) if retrieve else 0,
         escalated=escalated,
     )

@@ -55,8 +55,12 @@ class AgentCall:
 
 def _merged(first: LLMResponse, second: LLMResponse) -> LLMResponse:
     """The re-ask's reply, carrying both calls' tokens, attempts and time."""
-    usage = TokenUsage(first.usage.input_tokens + second.usage.input_tokens, first.usage.output_tokens + second.usage.output_tokens)
-    return replace(second, usage=usage, attempts=first.attempts + second.attempts, latency_s=first.latency_s + second.latency_s)
+    usage = TokenUsage(
+        first.usage.input_tokens + second.usage.input_tokens, first.usage.output_tokens + second.usage.output_tokens
+    )
+    return replace(
+        second, usage=usage, attempts=first.attempts + second.attempts, latency_s=first.latency_s + second.latency_s
+    )
 
 
 def _problem(error: AgentPromptValidationError, reply: LLMResponse, max_tokens: int) -> str:
@@ -69,7 +73,11 @@ def _problem(error: AgentPromptValidationError, reply: LLMResponse, max_tokens: 
 
 class AgentRunner:
     def __init__(
-        self, factory: AgentFactory, llm: LLMClient, max_concurrency: int = 1, offline: Callable[[], LLMClient] | None = None
+        self,
+        factory: AgentFactory,
+        llm: LLMClient,
+        max_concurrency: int = 1,
+        offline: Callable[[], LLMClient] | None = None,
     ) -> None:
         self.factory = factory
         self.llm = llm
@@ -88,7 +96,14 @@ class AgentRunner:
             call = self._ask(prompt, messages, response_format)
         except AgentReplyError as exc:
             if fallback is False or self.llm.provider_name == "local":
-                self._record(agent, version, FELL_BACK, (f"{exc} (the caller's offline behaviour stands in)",), exc.reply, started)
+                self._record(
+                    agent,
+                    version,
+                    FELL_BACK,
+                    (f"{exc} (the caller's offline behaviour stands in)",),
+                    exc.reply,
+                    started,
+                )
                 raise
             output = fallback(exc) if callable(fallback) else None
             call = self._offline(prompt, messages, response_format, output, exc)
@@ -98,7 +113,10 @@ class AgentRunner:
         return call
 
     def run_many(
-        self, agent: str, payloads: list[dict[str, Any]], version: str = "v1",
+        self,
+        agent: str,
+        payloads: list[dict[str, Any]],
+        version: str = "v1",
         fallback: bool | Callable[[int, AgentReplyError], dict[str, Any]] = True,
     ) -> list[AgentCall]:
         """One call per payload, at most `max_concurrency` at a time, in input order.
@@ -120,7 +138,9 @@ class AgentRunner:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # after a failure, calls not yet started never start
 
-    def _call(self, prompt: AgentPrompt, messages: list[dict[str, str]], response_format: dict[str, Any]) -> LLMResponse:
+    def _call(
+        self, prompt: AgentPrompt, messages: list[dict[str, str]], response_format: dict[str, Any]
+    ) -> LLMResponse:
         return self.llm.call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
 
     def _ask(self, prompt: AgentPrompt, messages: list[dict[str, str]], response_format: dict[str, Any]) -> AgentCall:
@@ -135,8 +155,11 @@ class AgentRunner:
         again = [
             *messages,
             {"role": "assistant", "content": reply.text[:_ECHO_CHARS] or "(empty reply)"},
-            {"role": "user", "content": f"That reply is not valid: {problem}. Reply again with one JSON object only, "
-                                        "matching the schema, with short values."},
+            {
+                "role": "user",
+                "content": f"That reply is not valid: {problem}. Reply again with one JSON object only, "
+                "matching the schema, with short values.",
+            },
         ]
         second = _merged(reply, self._call(prompt, again, response_format))
         repairs = [f"re-asked once: {problem}"]
@@ -147,8 +170,12 @@ class AgentRunner:
             raise AgentReplyError(f"{problem}; after one re-ask: {retry_problem}", reply=second) from None
 
     def _offline(
-        self, prompt: AgentPrompt, messages: list[dict[str, str]], response_format: dict[str, Any],
-        output: dict[str, Any] | None, error: AgentReplyError,
+        self,
+        prompt: AgentPrompt,
+        messages: list[dict[str, str]],
+        response_format: dict[str, Any],
+        output: dict[str, Any] | None,
+        error: AgentReplyError,
     ) -> AgentCall:
         """The call's offline answer: the caller's, else the same agent on the offline provider."""
         note = (f"the model's reply was invalid ({error}); used the offline behaviour",)
@@ -156,12 +183,22 @@ class AgentRunner:
             return AgentCall(output, LLMResponse(text="", model="offline", provider="local"), FELL_BACK, note)
         if self.offline is None:
             raise error
-        reply = self.offline().call(prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens)
+        reply = self.offline().call(
+            prompt.model_name, messages, response_format, prompt.temperature, prompt.max_output_tokens
+        )
         return AgentCall(prompt.parse_and_validate(reply), reply, FELL_BACK, note)
 
     def _record(
         self, agent: str, version: str, outcome: str, notes: tuple[str, ...], reply: LLMResponse | None, started: float
     ) -> None:
-        emit({"event": "agent_call", "agent": f"{agent}/{version}", "outcome": outcome, "notes": list(notes),
-              "latency_ms": round((time.monotonic() - started) * 1000, 2),
-              "tokens_in": reply.usage.input_tokens if reply else 0, "tokens_out": reply.usage.output_tokens if reply else 0})
+        emit(
+            {
+                "event": "agent_call",
+                "agent": f"{agent}/{version}",
+                "outcome": outcome,
+                "notes": list(notes),
+                "latency_ms": round((time.monotonic() - started) * 1000, 2),
+                "tokens_in": reply.usage.input_tokens if reply else 0,
+                "tokens_out": reply.usage.output_tokens if reply else 0,
+            }
+        )

@@ -7,8 +7,8 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ragstream.errors import InputError, RagstreamError
 from ragstream.retrieval.strategy import Strategy
@@ -56,7 +56,7 @@ def format_segment_table(sp: SuperPrompt) -> str:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     meta = f"format: {pre.format}   task: {pre.task_rule}"
     if pre.format_note:
@@ -73,7 +73,9 @@ def _print_sp(sp: SuperPrompt, as_json: bool) -> None:
         print(sp.prompt_ready, end="")
 
 
-def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str | None = None, **options: object) -> SuperPrompt:
+def _run_alone(
+    settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str | None = None, **options: object
+) -> SuperPrompt:
     from ragstream.orchestration.apply import run_alone
     from ragstream.services import Services
     from ragstream.stage_io import RunOptions, StageEnv
@@ -83,7 +85,9 @@ def _run_alone(settings: Settings, sp: SuperPrompt, stage_name: str, prompt: str
 
 
 def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
-    sp = _run_alone(settings, SuperPrompt(), "preprocess", _read_prompt(args), include_undecided=args.include_undecided or None)
+    sp = _run_alone(
+        settings, SuperPrompt(), "preprocess", _read_prompt(args), include_undecided=args.include_undecided or None
+    )
     _print_sp(sp, args.json)
     return 0
 
@@ -164,7 +168,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     try:
         stats = IngestionManager(settings).ingest(
-            args.project, Path(args.path) if args.path else None, progress, ignore_files=False if args.no_ignore else None
+            args.project,
+            Path(args.path) if args.path else None,
+            progress,
+            ignore_files=False if args.no_ignore else None,
         )
     finally:
         for bar in bars.values():
@@ -180,19 +187,32 @@ def _progress(event: dict) -> None:
     kind = event.get("event")
     if kind == "prompt_secrets":
         found = ", ".join(f"{f['type']} (line {f['line']})" for f in event["findings"])
-        print(f"warning: your prompt holds secrets: {found}; each was replaced by [REDACTED: <type>] "
-              "before anything was stored or sent", file=sys.stderr, flush=True)
+        print(
+            f"warning: your prompt holds secrets: {found}; each was replaced by [REDACTED: <type>] "
+            "before anything was stored or sent",
+            file=sys.stderr,
+            flush=True,
+        )
     elif kind == "stage_start":
         print(f"> {event['stage']} ...", file=sys.stderr, flush=True)
     elif kind == "stage_finish":
         counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
-        print(f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} tokens{extra})", file=sys.stderr, flush=True)
+        print(
+            f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} "
+            f"tokens{extra})",
+            file=sys.stderr,
+            flush=True,
+        )
         plan = event.get("plan")
         if plan:
-            print(f"  plan: {plan['intent']} (confidence {plan['confidence']:.2f}), "
-                  f"{'retrieve' if plan['retrieve'] else 'no retrieval'}: {plan['reason']}", file=sys.stderr, flush=True)
+            print(
+                f"  plan: {plan['intent']} (confidence {plan['confidence']:.2f}), "
+                f"{'retrieve' if plan['retrieve'] else 'no retrieval'}: {plan['reason']}",
+                file=sys.stderr,
+                flush=True,
+            )
     elif kind == "stage_warning":
         print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
     # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
@@ -231,7 +251,11 @@ def _edit_condensed(current: str, args: argparse.Namespace) -> str | None:
 
 
 def _report(ctl, sp: SuperPrompt) -> None:
-    print(f"thread {ctl.thread_id}: stage {sp.stage.value}" + (f", paused before {ctl.paused_before}" if ctl.paused_before else ""), file=sys.stderr)
+    print(
+        f"thread {ctl.thread_id}: stage {sp.stage.value}"
+        + (f", paused before {ctl.paused_before}" if ctl.paused_before else ""),
+        file=sys.stderr,
+    )
     print(sp.prompt_ready, end="")
 
 
@@ -277,8 +301,10 @@ def _decide_headers(ctl, args: argparse.Namespace) -> bool:
             continue
         options = "|".join(row["choices"])
         if not sys.stdin.isatty():
-            raise InputError(f"strict mode: the header {row['header']!r} waits for a decision (thread {ctl.thread_id}): "
-                             f"ragstream resume --thread {ctl.thread_id} --decide '{row['header']}=<{options}>'")
+            raise InputError(
+                f"strict mode: the header {row['header']!r} waits for a decision (thread {ctl.thread_id}): "
+                f"ragstream resume --thread {ctl.thread_id} --decide '{row['header']}=<{options}>'"
+            )
         print(f"== header {row['header']!r}: {row['preview']}\n   ({row['reason']})", file=sys.stderr)
         given[row["header"]] = input(f"   decide [{options}]: ").strip()
     ctl.decide(given)
@@ -290,9 +316,15 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     ctl = _controller(settings, args.thread, args.project)
     ctl.history_profile = getattr(args, "history", None)
     send = getattr(args, "send", False)
-    options = {"pause_after": "a4" if args.review else "none", "strategy": args.strategy, "skip": args.skip or [],
-               "projects": getattr(args, "also", None) or [], "web_search": True if getattr(args, "web", False) else None,
-               "send": send and not args.review, "strict": getattr(args, "strict", False)}
+    options = {
+        "pause_after": "a4" if args.review else "none",
+        "strategy": args.strategy,
+        "skip": args.skip or [],
+        "projects": getattr(args, "also", None) or [],
+        "web_search": True if getattr(args, "web", False) else None,
+        "send": send and not args.review,
+        "strict": getattr(args, "strict", False),
+    }
     as_json = getattr(args, "json", False)
     on_token = None if as_json else _print_token  # JSON output: the answer is in the object, not streamed
     sp = ctl.run_full_pipeline(_read_prompt(args), options, on_token=on_token)
@@ -397,7 +429,10 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
         _report(ctl, ctl.restart_from(args.restart))
         return 0
     for row in ctl.history():
-        print(f"{row['checkpoint_id']}  step {row['step']!s:>3}  stage {row['stage']:12s} next {row['next']}  {row['created_at']}")
+        print(
+            f"{row['checkpoint_id']}  step {row['step']!s:>3}  stage {row['stage']:12s} next {row['next']}  "
+            f"{row['created_at']}"
+        )
     return 0
 
 
@@ -447,7 +482,9 @@ def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
     registry = UserRegistry.of(settings)
     if args.action == "add":
         token = registry.add(args.name, args.project or [])
-        print(f"user '{args.name}' added, allowed on {sorted(set(args.project or []))}; their bearer token (shown once):")
+        print(
+            f"user '{args.name}' added, allowed on {sorted(set(args.project or []))}; their bearer token (shown once):"
+        )
         print(token)
     elif args.action == "remove":
         registry.remove(args.name)
@@ -465,9 +502,21 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
     app = Path(__file__).with_name("ui_streamlit.py")
     env = {**os.environ, "RAGSTREAM_DATA_DIR": str(settings.data_dir)}
     upload_mb = max(1, settings.ingestion.max_file_bytes // 1_000_000)
-    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-               "--server.address", args.address, "--browser.gatherUsageStats", "false",
-               "--server.maxUploadSize", str(upload_mb)]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.port",
+        str(args.port),
+        "--server.address",
+        args.address,
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.maxUploadSize",
+        str(upload_mb),
+    ]
     if args.headless:
         command += ["--server.headless", "true"]
     return subprocess.call(command, env=env)
@@ -492,10 +541,15 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
         print(line)
     summary = summarize(events)
     for stage, info in summary["stages"].items():
-        print(f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens" + (f"  {info['retrieval']}" if "retrieval" in info else ""))
+        print(
+            f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens"
+            + (f"  {info['retrieval']}" if "retrieval" in info else "")
+        )
     llm = summary["llm"]
     if llm["calls"]:
-        print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+        print(
+            f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}"
+        )
     else:
         print(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
     tokens = [e for e in events if e.get("event") == "prompt_tokens"]
@@ -531,8 +585,13 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
 class _Once(argparse.Action):
     """An option that may be given once: argparse would otherwise keep the last of two silently."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         if getattr(namespace, self.dest, None) is not None:
             parser.error(f"{option_string} given twice: give it once")
         setattr(namespace, self.dest, values)
@@ -549,9 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
     pre.add_argument("prompt", nargs="?", help="the prompt text")
     pre.add_argument("--file", help="read the prompt from this UTF-8 file")
     pre.add_argument("--json", action="store_true", help="print the SuperPrompt as JSON")
-    pre.add_argument(
-        "--include-undecided", action="store_true", help="keep unmapped sections for retrieval"
-    )
+    pre.add_argument("--include-undecided", action="store_true", help="keep unmapped sections for retrieval")
     pre.set_defaults(handler=cmd_preprocess)
 
     a2 = sub.add_parser("a2", help="run A2 PromptShaper on a preprocessed SuperPrompt JSON")
@@ -567,7 +624,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("project")
     ingest.add_argument("--path", help="ingest this folder (remembered for the project) instead of doc_raw/PROJECT")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
-    ingest.add_argument("--no-ignore", action="store_true", help="ingest files that .gitignore, .ignore or .ragstreamignore exclude")
+    ingest.add_argument(
+        "--no-ignore", action="store_true", help="ingest files that .gitignore, .ignore or .ragstreamignore exclude"
+    )
     ingest.set_defaults(handler=cmd_ingest)
 
     run = sub.add_parser("run", help="run the whole pipeline on a prompt and print the final prompt")
@@ -578,19 +637,36 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--review", action="store_true", help="pause after A4 to edit the condensed context")
     run.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
     run.add_argument("--strict", action="store_true", help="headers PreProcessing cannot map wait for your decision")
-    run.add_argument("--decide", action="append", metavar="HEADER=CHOICE",
-                     help="with --strict: decide an unknown header (a canonical name, keep or drop); repeatable")
+    run.add_argument(
+        "--decide",
+        action="append",
+        metavar="HEADER=CHOICE",
+        help="with --strict: decide an unknown header (a canonical name, keep or drop); repeatable",
+    )
     run.add_argument("--strategy", choices=list(Strategy.__members__))
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
-    run.add_argument("--send", action="store_true", help="then send the prompt to the configured LLM (streamed, with a critic)")
-    run.add_argument("--style", choices=["markdown", "xml", "json", "plain"], default="markdown",
-                     help="how the final prompt is written (same content and citations in each)")
+    run.add_argument(
+        "--send", action="store_true", help="then send the prompt to the configured LLM (streamed, with a critic)"
+    )
+    run.add_argument(
+        "--style",
+        choices=["markdown", "xml", "json", "plain"],
+        default="markdown",
+        help="how the final prompt is written (same content and citations in each)",
+    )
     run.add_argument("--output", help="write the final prompt to this file instead of stdout")
-    run.add_argument("--tokens", action="store_true",
-                     help="print the prompt's tokens per section and excerpt (stderr), naming the tokenizer and whether exact")
-    run.add_argument("--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON")
-    run.add_argument("--also", nargs="+", metavar="PROJECT", help="also retrieve from these projects (fused with --project)")
+    run.add_argument(
+        "--tokens",
+        action="store_true",
+        help="print the prompt's tokens per section and excerpt (stderr), naming the tokenizer and whether exact",
+    )
+    run.add_argument(
+        "--json", action="store_true", help="print the thread, final prompt, answer and run metadata as JSON"
+    )
+    run.add_argument(
+        "--also", nargs="+", metavar="PROJECT", help="also retrieve from these projects (fused with --project)"
+    )
     run.add_argument("--web", action="store_true", help="also ask the web-search server configured in tools.web_search")
     run.set_defaults(handler=cmd_run)
 
@@ -610,8 +686,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     resume = sub.add_parser("resume", help="continue a paused run")
     resume.add_argument("--thread", required=True)
-    resume.add_argument("--decide", action="append", metavar="HEADER=CHOICE",
-                        help="decide a header strict mode waits on (a canonical name, keep or drop); repeatable")
+    resume.add_argument(
+        "--decide",
+        action="append",
+        metavar="HEADER=CHOICE",
+        help="decide a header strict mode waits on (a canonical name, keep or drop); repeatable",
+    )
     resume.set_defaults(handler=cmd_resume)
 
     history = sub.add_parser("history", help="list a thread's checkpoints, or restart from one")
@@ -628,7 +708,9 @@ def build_parser() -> argparse.ArgumentParser:
     memory.add_argument("--project", action=_Once, required=True)
     memory.add_argument("--thread", help="for record: the thread whose prompt was answered")
     memory.add_argument("--answer-file", help="for record: the answer text (default: stdin)")
-    memory.add_argument("--server", metavar="URL", help="a LangGraph server: the memory of RAGSTREAM_USER (token in RAGSTREAM_TOKEN)")
+    memory.add_argument(
+        "--server", metavar="URL", help="a LangGraph server: the memory of RAGSTREAM_USER (token in RAGSTREAM_TOKEN)"
+    )
     memory.set_defaults(handler=cmd_memory)
 
     users = sub.add_parser("users", help="users of a shared LangGraph server: add (prints the token), list, remove")
@@ -654,7 +736,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
     models.set_defaults(handler=cmd_models)
 
-    mcp = sub.add_parser("mcp", help="serve the tools (list projects, search, build a SuperPrompt) to an MCP host over stdio")
+    mcp = sub.add_parser(
+        "mcp", help="serve the tools (list projects, search, build a SuperPrompt) to an MCP host over stdio"
+    )
     mcp.set_defaults(handler=cmd_mcp)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")

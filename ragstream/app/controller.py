@@ -10,12 +10,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from contextlib import nullcontext
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-
 from langgraph.graph import END
 from langgraph.types import Command
 
@@ -119,8 +118,13 @@ class AppController:
         )
 
     def _run_graph(
-        self, graph_input: Any, context: RunOptions, stage: Stage | None, label: str,
-        accepted: Callable[[], None] | None = None, on_token: Callable[[str], None] | None = None,
+        self,
+        graph_input: Any,
+        context: RunOptions,
+        stage: Stage | None,
+        label: str,
+        accepted: Callable[[], None] | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> None:
         """Check the first stage, then run the graph from it through its stream.
 
@@ -141,7 +145,11 @@ class AppController:
         self._stream(graph_input, context, label, on_token)
 
     def _stream(
-        self, graph_input: Any, context: RunOptions, label: str, on_token: Callable[[str], None] | None = None,
+        self,
+        graph_input: Any,
+        context: RunOptions,
+        label: str,
+        on_token: Callable[[str], None] | None = None,
         stop_after: list[str] | None = None,
     ) -> None:
         events: list[dict[str, Any]] = []
@@ -149,8 +157,13 @@ class AppController:
             self._stream_events(graph_input, context, label, events, on_token, stop_after)
 
     def _stream_events(
-        self, graph_input: Any, context: RunOptions, label: str, events: list[dict[str, Any]],
-        on_token: Callable[[str], None] | None, stop_after: list[str] | None,
+        self,
+        graph_input: Any,
+        context: RunOptions,
+        label: str,
+        events: list[dict[str, Any]],
+        on_token: Callable[[str], None] | None,
+        stop_after: list[str] | None,
     ) -> None:
         try:
             for mode, data in self.graph.stream(
@@ -158,7 +171,12 @@ class AppController:
             ):
                 if mode == "messages":
                     chunk, metadata = data
-                    if on_token and metadata.get("langgraph_node") == ANSWER and isinstance(chunk.content, str) and chunk.content:
+                    if (
+                        on_token
+                        and metadata.get("langgraph_node") == ANSWER
+                        and isinstance(chunk.content, str)
+                        and chunk.content
+                    ):
                         on_token(chunk.content)
                     continue
                 event = {**data, "call": label}
@@ -181,7 +199,10 @@ class AppController:
         except RagstreamError as exc:
             self.last_error = f"{label}: {exc}"
             self.errors.append({"stage": label, "error": type(exc).__name__, "message": str(exc)})
-            self.traces.append(self.thread_id, [{"event": "call_error", "call": label, "error": type(exc).__name__, "message": str(exc)}])
+            self.traces.append(
+                self.thread_id,
+                [{"event": "call_error", "call": label, "error": type(exc).__name__, "message": str(exc)}],
+            )
             log.info("stage %s failed: %s", label, exc)  # raised to the caller, who reports it once
             raise
         self.last_error = None
@@ -190,8 +211,12 @@ class AppController:
             self.traces.append(self.thread_id, [{"event": "prompt_tokens", "call": label, **self.token_breakdown(sp)}])
         log.info(
             "stage %s on thread %s: %.3fs, stage=%s, %d chunks, %d selected",
-            label, self.thread_id, time.perf_counter() - started, sp.stage.value,
-            len(sp.base_context_chunks), len(sp.final_selection_ids),
+            label,
+            self.thread_id,
+            time.perf_counter() - started,
+            sp.stage.value,
+            len(sp.base_context_chunks),
+            len(sp.final_selection_ids),
         )
         return sp
 
@@ -202,7 +227,9 @@ class AppController:
 
         def run() -> None:
             if not restart and self.sp.stage is not Stage.RAW:
-                raise StageOrderError("preprocess", self.sp.stage.value, "the prompt is already preprocessed; restart to preprocess again")
+                raise StageOrderError(
+                    "preprocess", self.sp.stage.value, "the prompt is already preprocessed; restart to preprocess again"
+                )
             goto = Command(goto=Stage.PREPROCESS.node, update={"prompt": self._guard_prompt(user_text)})
             self._run_graph(goto, self._context(manual=True), Stage.PREPROCESS, "preprocess")
 
@@ -216,8 +243,8 @@ class AppController:
         return token_breakdown(sp or self.sp, self.services.budget, self.settings if ask_server else None)
 
     def _guard_prompt(self, user_text: str) -> str:
-        """The prompt (or an edit's text) with its secrets redacted before the graph (checkpoints, traces, memory, any LLM) sees
-        it; `prompt_secrets` and a `prompt_secrets` event (type and line, never the value) warn the person."""
+        """The prompt (or an edit's text) with its secrets redacted before the graph (checkpoints, traces, memory, any
+        LLM) sees it; `prompt_secrets` and a `prompt_secrets` event (type and line, never the value) warn the person."""
         if not isinstance(user_text, str):
             return user_text
         scanned = scan_prompt(user_text, self.settings.secrets)
@@ -270,7 +297,10 @@ class AppController:
         if answer is not None and not answer:  # LangGraph would read {} as a map of answers to no interrupt
             raise InputError(NO_ANSWER)
         if self.waiting is not None:
-            return self._execute("resume", lambda: self._stream(Command(resume={"accept": True} if answer is None else answer), context, "resume"))
+            return self._execute(
+                "resume",
+                lambda: self._stream(Command(resume={"accept": True} if answer is None else answer), context, "resume"),
+            )
         if answer is not None:
             raise InputError("nothing waits for an answer: the run is not at a review")
         sp = self.sp
@@ -295,7 +325,9 @@ class AppController:
         """
 
         def run() -> None:
-            typed = {name: self._guard_prompt(value) if isinstance(value, str) else value for name, value in fields.items()}
+            typed = {
+                name: self._guard_prompt(value) if isinstance(value, str) else value for name, value in fields.items()
+            }
             if (self.waiting or {}).get("kind") == "review":
                 self._stream(Command(resume=typed), self._context(manual=False), "edit", stop_after=[REVIEW])
                 return
@@ -312,7 +344,9 @@ class AppController:
         def run() -> None:
             if (self.waiting or {}).get("kind") != "headers":
                 raise InputError("no header waits for a decision on this thread")
-            self._stream(Command(resume={"decisions": decisions}), self._context(manual=False), "decide", stop_after=[DECIDE])
+            self._stream(
+                Command(resume={"decisions": decisions}), self._context(manual=False), "decide", stop_after=[DECIDE]
+            )
 
         return self._execute("decide", run)
 

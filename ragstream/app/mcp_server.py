@@ -28,10 +28,16 @@ INSTRUCTIONS = (
 )
 
 
-def _excerpt(chunk_id: str, source: str, text: str, metadata: dict[str, Any], score: float | None = None) -> dict[str, Any]:
+def _excerpt(
+    chunk_id: str, source: str, text: str, metadata: dict[str, Any], score: float | None = None
+) -> dict[str, Any]:
     lines = (metadata.get("line_start"), metadata.get("line_end"))
-    found: dict[str, Any] = {"chunk": chunk_id, "source": source,
-                             "lines": list(lines) if all(isinstance(n, int) for n in lines) else None, "text": text}
+    found: dict[str, Any] = {
+        "chunk": chunk_id,
+        "source": source,
+        "lines": list(lines) if all(isinstance(n, int) for n in lines) else None,
+        "text": text,
+    }
     if score is not None:
         found["score"] = round(score, 4)
     return found
@@ -59,13 +65,21 @@ def build_server(settings: Settings) -> MCPServer:
     def list_projects() -> list[dict[str, Any]]:
         """The projects under the data root: files and chunks indexed, and how many secrets were redacted."""
         from ragstream.ingestion.manifest import Manifest
-        from ragstream.projects import list_projects as names, project_paths
+        from ragstream.projects import list_projects as names
+        from ragstream.projects import project_paths
 
         found = []
         for name in names(settings):
             manifest = Manifest.load(project_paths(settings, name).manifest_path)
-            found.append({"project": name, "ingested": bool(manifest.generation), "files": len(manifest.files),
-                          "chunks": len(manifest.chunk_ids()), "secrets_redacted": len(manifest.secret_lines())})
+            found.append(
+                {
+                    "project": name,
+                    "ingested": bool(manifest.generation),
+                    "files": len(manifest.files),
+                    "chunks": len(manifest.chunk_ids()),
+                    "secrets_redacted": len(manifest.secret_lines()),
+                }
+            )
         return found
 
     @server.tool()
@@ -76,8 +90,10 @@ def build_server(settings: Settings) -> MCPServer:
         from ragstream.retrieval.langchain_retriever import RagstreamRetriever
 
         retriever = RagstreamRetriever(project=project, top_k=max(1, min(top_k, 50)), settings=settings)
-        return [_excerpt(d.metadata["chunk_id"], d.metadata["source"], d.page_content, d.metadata, d.metadata.get("score"))
-                for d in retriever.invoke(query)]
+        return [
+            _excerpt(d.metadata["chunk_id"], d.metadata["source"], d.page_content, d.metadata, d.metadata.get("score"))
+            for d in retriever.invoke(query)
+        ]
 
     @server.tool()
     @_clear_errors
@@ -94,7 +110,9 @@ def build_server(settings: Settings) -> MCPServer:
             "prompt": export_prompt(sp, style),
             "style": style,
             "thread": ctl.thread_id,
-            "excerpts": [{"chunk": e.chunk, "source": e.source, "lines": e.lines, "text": e.text} for e in parts.excerpts],
+            "excerpts": [
+                {"chunk": e.chunk, "source": e.source, "lines": e.lines, "text": e.text} for e in parts.excerpts
+            ],
             "secrets_redacted": [f.to_dict() for f in ctl.prompt_secrets],
         }
 

@@ -15,8 +15,13 @@ from langgraph_sdk.errors import NotFoundError
 
 def _item(row: dict[str, Any], cls: type[Item] = Item) -> Item:
     stamp = lambda key: datetime.fromisoformat(str(row.get(key)).replace("Z", "+00:00"))  # noqa: E731
-    return cls(value=row["value"], key=row["key"], namespace=tuple(row["namespace"]),
-               created_at=stamp("created_at"), updated_at=stamp("updated_at"))
+    return cls(
+        value=row["value"],
+        key=row["key"],
+        namespace=tuple(row["namespace"]),
+        created_at=stamp("created_at"),
+        updated_at=stamp("updated_at"),
+    )
 
 
 class RemoteStore(BaseStore):
@@ -42,7 +47,12 @@ class RemoteStore(BaseStore):
                     self.client.put_item(list(op.namespace), op.key, op.value)
                 results.append(None)
             elif isinstance(op, ListNamespacesOp):
-                results.append([tuple(ns) for ns in self.client.list_namespaces(max_depth=op.max_depth, limit=op.limit)["namespaces"]])
+                results.append(
+                    [
+                        tuple(ns)
+                        for ns in self.client.list_namespaces(max_depth=op.max_depth, limit=op.limit)["namespaces"]
+                    ]
+                )
             else:
                 raise TypeError(f"unsupported store operation {type(op).__name__}")
         return results

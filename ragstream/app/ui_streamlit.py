@@ -12,16 +12,17 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ragstream.agents.a2_prompt_shaper import AGENT as A2_AGENT, LABEL_TO_BODY
+from ragstream.agents.a2_prompt_shaper import AGENT as A2_AGENT
+from ragstream.agents.a2_prompt_shaper import LABEL_TO_BODY
 from ragstream.app.controller import AppController
+from ragstream.context.telemetry import summarize
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES, unsafe_name_reason
 from ragstream.ingestion.manifest import Manifest
-from ragstream.context.telemetry import summarize
 from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.orchestration.metadata import summary_lines
-from ragstream.prompt_view import escape_attr
 from ragstream.projects import list_projects, project_paths, validate_project_name
+from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
 
@@ -100,14 +101,20 @@ def sidebar(ctl: AppController) -> None:
     manifest = Manifest.load(paths.manifest_path)
     if manifest.files:
         st.sidebar.dataframe(
-            pd.DataFrame([{"file": p, "chunks": len(f.chunk_ids), "secrets redacted": len(f.secrets)}
-                          for p, f in sorted(manifest.files.items())]),
+            pd.DataFrame(
+                [
+                    {"file": p, "chunks": len(f.chunk_ids), "secrets redacted": len(f.secrets)}
+                    for p, f in sorted(manifest.files.items())
+                ]
+            ),
             hide_index=True,
         )
     secrets = manifest.secret_lines()
     if secrets:
-        st.sidebar.warning("Secrets found (redacted before indexing; values never kept):\n\n"
-                           + "\n".join(f"- {line}" for line in secrets))
+        st.sidebar.warning(
+            "Secrets found (redacted before indexing; values never kept):\n\n"
+            + "\n".join(f"- {line}" for line in secrets)
+        )
 
 
 BUTTON_ROWS = 2  # eight stage buttons in two rows, so their labels fit a laptop-width window
@@ -133,7 +140,7 @@ def stage_buttons(ctl: AppController, prompt: str) -> None:
     per_row = -(-len(STAGE_BUTTONS) // BUTTON_ROWS)
     for start in range(0, len(STAGE_BUTTONS), per_row):
         row = STAGE_BUTTONS[start : start + per_row]
-        for column, (stage, label) in zip(st.columns(per_row), row):
+        for column, (stage, label) in zip(st.columns(per_row), row, strict=False):
             enabled = bool(prompt.strip()) if stage is Stage.PREPROCESS else stage in legal
             if column.button(label, key=f"stage_{stage.node}", disabled=not enabled, use_container_width=True):
                 attempt(ctl.run_stage, stage, prompt)
@@ -196,7 +203,7 @@ def review_panel(ctl: AppController) -> None:
         st.text_area("Condensed context (editable)", review["S_CTX_MD"], height=260, key="sctx_edit")
     options = label_options(ctl)
     columns = st.columns(len(review["labels"]))
-    for column, (name, value) in zip(columns, review["labels"].items()):
+    for column, (name, value) in zip(columns, review["labels"].items(), strict=False):
         choices = ["", *dict.fromkeys([*([value] if value else []), *options.get(name, [])])]
         column.selectbox(name.capitalize(), choices, index=choices.index(value or ""), key=f"label_{name}")
     st.text_input("Format", review["format"] or "", key="format_edit")
@@ -215,7 +222,10 @@ def headers_panel(ctl: AppController) -> None:
         st.caption(f"{plain(row['preview'])} ({row['reason']})")
         choices = row["choices"]
         decisions[row["header"]] = st.selectbox(
-            f"Decision for {row['header']}", choices, index=choices.index("keep"), key=f"decide_{i}",
+            f"Decision for {row['header']}",
+            choices,
+            index=choices.index("keep"),
+            key=f"decide_{i}",
             label_visibility="collapsed",
         )
     if st.button("Apply decisions", key="decide", type="primary"):
@@ -229,9 +239,13 @@ def headers_panel(ctl: AppController) -> None:
 def send_panel(ctl: AppController) -> None:
     """Send the built prompt to the configured LLM; the answer appears as it streams, then the critic's verdict."""
     offline = ctl.services.offline
-    clicked = st.button("Send", key="send", disabled=offline, help="needs OPENAI_API_KEY or OPENAI_BASE_URL" if offline else None)
+    clicked = st.button(
+        "Send", key="send", disabled=offline, help="needs OPENAI_API_KEY or OPENAI_BASE_URL" if offline else None
+    )
     if offline:
-        st.caption("Sending needs an LLM (OPENAI_API_KEY or OPENAI_BASE_URL); offline, the SuperPrompt above is the product.")
+        st.caption(
+            "Sending needs an LLM (OPENAI_API_KEY or OPENAI_BASE_URL); offline, the SuperPrompt above is the product."
+        )
     if clicked:
         shown = st.empty()
         streamed: list[str] = []
@@ -247,8 +261,10 @@ def send_panel(ctl: AppController) -> None:
         st.subheader("Answer")
         st.markdown(answer.text)
         verdict = "accepted by the critic" if answer.accepted else "not accepted by the critic"
-        st.caption(f"{verdict} after {answer.retries} regeneration(s); {answer.usage.input_tokens} tokens in, "
-                   f"{answer.usage.output_tokens} out")
+        st.caption(
+            f"{verdict} after {answer.retries} regeneration(s); {answer.usage.input_tokens} tokens in, "
+            f"{answer.usage.output_tokens} out"
+        )
 
 
 def metadata_panel(ctl: AppController) -> None:
@@ -274,7 +290,9 @@ def telemetry_panel(ctl: AppController) -> None:
     st.dataframe(frame)
     llm = summary["llm"]
     if llm["calls"]:
-        st.caption(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}")
+        st.caption(
+            f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, ~${llm['cost_usd']:.6f}"
+        )
     else:
         st.caption(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
 
@@ -300,8 +318,10 @@ def main() -> None:
     if flash or ctl.last_error:
         st.error(flash or ctl.last_error)
     if ctl.prompt_secrets:
-        st.warning(f"Your prompt holds secrets: {describe(ctl.prompt_secrets)}. Each was replaced by "
-                   "[REDACTED: <type>] before anything was stored or sent.")
+        st.warning(
+            f"Your prompt holds secrets: {describe(ctl.prompt_secrets)}. Each was replaced by "
+            "[REDACTED: <type>] before anything was stored or sent."
+        )
     headers_panel(ctl)
     review_panel(ctl)
     sp = ctl.sp
@@ -309,8 +329,13 @@ def main() -> None:
     st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown", wrap_lines=True)
     if sp.stage is Stage.BUILD:
         style = st.selectbox("Download style", STYLES, key="download_style")
-        st.download_button("Download prompt", export_prompt(sp, style), file_name=f"superprompt{SUFFIXES[style]}",
-                           mime=MEDIA_TYPES[style], key="download")
+        st.download_button(
+            "Download prompt",
+            export_prompt(sp, style),
+            file_name=f"superprompt{SUFFIXES[style]}",
+            mime=MEDIA_TYPES[style],
+            key="download",
+        )
         tokens_panel(ctl)
         send_panel(ctl)
     metadata_panel(ctl)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -37,7 +37,7 @@ class Language:
         return _grammar(self.parser)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _grammar(spec: str) -> Any | None:
     module_name, function = spec.split(":")
     try:
@@ -72,7 +72,9 @@ def load_languages(config_dir: Path) -> Languages:
                 parser=entry.get("parser"),
                 definitions={
                     node: DefinitionRule(
-                        rule["kind"], tuple(rule.get("name", ("field:name",))), frozenset(rule.get("value_types", ())),
+                        rule["kind"],
+                        tuple(rule.get("name", ("field:name",))),
+                        frozenset(rule.get("value_types", ())),
                         tuple(rule.get("qualifier", ())),
                     )
                     for node, rule in rules.get("definitions", {}).items()

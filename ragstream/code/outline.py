@@ -62,7 +62,7 @@ def doc_summary(doc: str) -> str:
     summary = paragraph[: end.start() + 1] if end else paragraph
     if len(summary) <= DOC_CHARS:
         return summary
-    return summary[: DOC_CHARS].rsplit(" ", 1)[0] + " …"
+    return summary[:DOC_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 # -- Python ----------------------------------------------------------------------------------
@@ -92,20 +92,25 @@ def _python_defs(nodes: list[ast.stmt], prefix: str, in_class: bool, lines: list
         is_class = isinstance(node, ast.ClassDef)
         name = prefix + node.name
         start = _comments_above(lines, min([node.lineno, *(d.lineno for d in node.decorator_list)]))
-        cuts = sorted({
-            min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
-            for s in ast.walk(node) if isinstance(s, ast.stmt) and s is not node and s.lineno > node.lineno
-        })
-        found.append(Definition(
-            kind="class" if is_class else "method" if in_class else "function",
-            name=name,
-            start=start,
-            body=node.body[0].lineno,
-            end=node.end_lineno or node.lineno,
-            doc=doc_summary(ast.get_docstring(node) or ""),
-            cuts=tuple(cuts),
-            children=tuple(_python_defs(node.body, name + ".", True, lines)) if is_class else (),
-        ))
+        cuts = sorted(
+            {
+                min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
+                for s in ast.walk(node)
+                if isinstance(s, ast.stmt) and s is not node and s.lineno > node.lineno
+            }
+        )
+        found.append(
+            Definition(
+                kind="class" if is_class else "method" if in_class else "function",
+                name=name,
+                start=start,
+                body=node.body[0].lineno,
+                end=node.end_lineno or node.lineno,
+                doc=doc_summary(ast.get_docstring(node) or ""),
+                cuts=tuple(cuts),
+                children=tuple(_python_defs(node.body, name + ".", True, lines)) if is_class else (),
+            )
+        )
     return found
 
 
@@ -165,24 +170,30 @@ def _ts_defs(parent: Any, prefix: str, language: Language, source: bytes) -> lis
         if owner:
             name = f"{owner.lstrip('*&').strip()}.{name}"
         outer = node
-        while outer.parent is not None and outer.parent.type in language.wrappers and outer.parent.named_child_count <= 2:
+        while (
+            outer.parent is not None and outer.parent.type in language.wrappers and outer.parent.named_child_count <= 2
+        ):
             outer = outer.parent
         start, doc = _ts_prefix(outer, language, source)
         body = node.child_by_field_name("body") or next(  # grammars without a body field (Kotlin): its *_body child
-            (c for c in node.named_children if c.type.endswith("_body")), None)
+            (c for c in node.named_children if c.type.endswith("_body")), None
+        )
         first_statement = body.named_children[0] if body is not None and body.named_children else body
         qualified = prefix + name
-        found.append(Definition(
-            kind=rule.kind,
-            name=qualified,
-            start=start,
-            body=(first_statement or node).start_point.row + 1,
-            end=_last_line(outer),
-            doc=doc,
-            cuts=tuple(sorted(_ts_cuts(body, language))) if body is not None else (),
-            children=tuple(_ts_defs(body, qualified + ".", language, source))
-            if body is not None and rule.kind in language.containers else (),
-        ))
+        found.append(
+            Definition(
+                kind=rule.kind,
+                name=qualified,
+                start=start,
+                body=(first_statement or node).start_point.row + 1,
+                end=_last_line(outer),
+                doc=doc,
+                cuts=tuple(sorted(_ts_cuts(body, language))) if body is not None else (),
+                children=tuple(_ts_defs(body, qualified + ".", language, source))
+                if body is not None and rule.kind in language.containers
+                else (),
+            )
+        )
     return found
 
 

@@ -34,8 +34,10 @@ def _tiktoken_cache_file(encoding: str) -> Path | None:
     url = _TIKTOKEN_URLS.get(encoding)
     if url is None:
         return None
-    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") or str(
-        Path(tempfile.gettempdir()) / "data-gym-cache"
+    cache = (
+        os.environ.get("TIKTOKEN_CACHE_DIR")
+        or os.environ.get("DATA_GYM_CACHE_DIR")
+        or str(Path(tempfile.gettempdir()) / "data-gym-cache")
     )
     path = Path(cache) / hashlib.sha1(url.encode()).hexdigest()
     return path if path.is_file() else None
@@ -85,7 +87,9 @@ class ContextBudget:
         self.ceilings = settings.budget.ceilings
         self.model = settings.send.model
         wanted = _model_encoding(self.model)
-        encoding = wanted if wanted is not None and _tiktoken_count(wanted) is not None else settings.budget.tiktoken_encoding
+        encoding = (
+            wanted if wanted is not None and _tiktoken_count(wanted) is not None else settings.budget.tiktoken_encoding
+        )
         exact = _tiktoken_count(encoding)
         if exact is not None:
             self.method = f"tiktoken:{encoding}"
@@ -93,10 +97,20 @@ class ContextBudget:
             self.exact = encoding == wanted
             self._count = exact
         else:
-            counter = counter_for_model_dir(resolve_model_dir(settings.embedding.model_copy(update={"provider": "local", "model": "all-MiniLM-L6-v2", "model_path": None})))
+            counter = counter_for_model_dir(
+                resolve_model_dir(
+                    settings.embedding.model_copy(
+                        update={"provider": "local", "model": "all-MiniLM-L6-v2", "model_path": None}
+                    )
+                )
+            )
             factor = settings.budget.estimate_factor
             self.method = f"estimate:{type(counter).__name__}x{factor:g}"
-            self.tokenizer = f"MiniLM WordPiece x{factor:g}" if isinstance(counter, HFTokenCounter) else f"{counter.chars_per_token:g} characters per token"
+            self.tokenizer = (
+                f"MiniLM WordPiece x{factor:g}"
+                if isinstance(counter, HFTokenCounter)
+                else f"{counter.chars_per_token:g} characters per token"
+            )
             self.exact = False
             self._count = lambda text: int(round(counter.count(text) * factor))
         if self.exact:
@@ -104,7 +118,10 @@ class ContextBudget:
         elif wanted is None:
             self.label = f"estimate ({self.tokenizer}): {self.model} is not a model whose tokenizer is on this machine"
         else:
-            self.label = f"estimate ({self.tokenizer}): {self.model}'s encoding {wanted} is not on this machine (tiktoken would download it)"
+            self.label = (
+                f"estimate ({self.tokenizer}): {self.model}'s encoding {wanted} is not on this machine "
+                "(tiktoken would download it)"
+            )
 
     def count(self, text: str) -> int:
         return self._count(text)
@@ -113,7 +130,12 @@ class ContextBudget:
         return self.ceilings[stage]
 
     def fit(
-        self, stage: str, items: Sequence[T], key: Callable[[T], str], text: Callable[[T], str], reserve: int = 0,
+        self,
+        stage: str,
+        items: Sequence[T],
+        key: Callable[[T], str],
+        text: Callable[[T], str],
+        reserve: int = 0,
         ceiling: int | None = None,
     ) -> tuple[list[T], TrimReport]:
         """Keep items in order while they fit under the stage's ceiling (or `ceiling`) minus `reserve`.

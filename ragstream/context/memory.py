@@ -96,7 +96,10 @@ class ConversationMemory:
             if len(page) < _PAGE:
                 break
         items.sort(key=lambda item: item.key)
-        return [Turn(i, item.value["prompt"], item.value["answer"], item.value.get("thread", "")) for i, item in enumerate(items)]
+        return [
+            Turn(i, item.value["prompt"], item.value["answer"], item.value.get("thread", ""))
+            for i, item in enumerate(items)
+        ]
 
     def state(self, project: str) -> dict[str, Any]:
         item = self.store.get(namespace(self.user, project, "memory"), "state")
@@ -112,8 +115,11 @@ class ConversationMemory:
         prompt, answer = (scan_secrets(text, "turn.md", self.secrets).text for text in (prompt, answer))  # never kept
         key = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         with self._lock:
-            self.store.put(namespace(self.user, project, "turns"), key,
-                           {"ts": round(time.time(), 3), "thread": thread, "prompt": prompt, "answer": answer})
+            self.store.put(
+                namespace(self.user, project, "turns"),
+                key,
+                {"ts": round(time.time(), 3), "thread": thread, "prompt": prompt, "answer": answer},
+            )
             self._update(project, prompt, answer)
         return True
 
@@ -123,7 +129,9 @@ class ConversationMemory:
         covered = int(state.get("summarized_until", 0))
         older = turns[covered : max(len(turns) - self.settings.keep_turns, covered)]
         if older and self.budget.count("\n\n".join(t.text() for t in older)) > self.settings.summary_budget:
-            summary = self._agent("SUM", {"previous_summary": state.get("summary", ""), "turns": "\n\n".join(t.text() for t in older)})
+            summary = self._agent(
+                "SUM", {"previous_summary": state.get("summary", ""), "turns": "\n\n".join(t.text() for t in older)}
+            )
             state["summary"] = summary["summary"]
             state["summarized_until"] = older[-1].index + 1
         notes = self._agent("SAL", {"prompt": prompt, "answer": answer})
@@ -152,7 +160,10 @@ class ConversationMemory:
         out += [ConversationTurn(role="note", content=f"{n['kind']}: {n['text']}") for n in self.notes(project)]
         covered = int(state.get("summarized_until", 0))
         for turn in self.turns(project)[covered:][-self.settings.keep_turns :]:
-            out += [ConversationTurn(role="user", content=turn.prompt), ConversationTurn(role="assistant", content=turn.answer)]
+            out += [
+                ConversationTurn(role="user", content=turn.prompt),
+                ConversationTurn(role="assistant", content=turn.answer),
+            ]
         return out
 
     def relevant_chunks(self, project: str, ask: str, embedder: Embeds, k: int, min_similarity: float) -> list[Chunk]:
@@ -225,7 +236,14 @@ def migrate_history(folder: Path, store: BaseStore) -> None:
         for line in log.read_text(encoding="utf-8").splitlines():
             try:
                 row = json.loads(line)
-                rows.append({"ts": row.get("ts", 0), "thread": row.get("thread", ""), "prompt": row["prompt"], "answer": row["answer"]})
+                rows.append(
+                    {
+                        "ts": row.get("ts", 0),
+                        "thread": row.get("thread", ""),
+                        "prompt": row["prompt"],
+                        "answer": row["answer"],
+                    }
+                )
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 continue
         for i, row in enumerate(rows):

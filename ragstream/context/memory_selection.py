@@ -102,7 +102,9 @@ def select_memory(
         if candidate.score < settings.min_similarity:
             dropped[candidate.name] = f"off topic: similarity {candidate.score:.2f} < {settings.min_similarity:.2f}"
         elif len(snippets) >= settings.max_snippets:
-            dropped[candidate.name] = f"not among the {settings.max_snippets} most similar (similarity {candidate.score:.2f})"
+            dropped[candidate.name] = (
+                f"not among the {settings.max_snippets} most similar (similarity {candidate.score:.2f})"
+            )
         elif snippet_used + budget.count(candidate.text) > settings.snippet_budget:
             dropped[candidate.name] = f"over the snippet budget ({settings.snippet_budget} tokens)"
         else:
@@ -137,13 +139,19 @@ def select_memory(
         out.append(ConversationTurn(role="user", content=turn.prompt))
         if fresh:
             out.append(ConversationTurn(role="assistant", content=" ".join(fresh)))
-    stats = stats.model_copy(update={
-        "turns_kept": len(kept_turns), "turns_dropped": len(recent) - len(kept_turns),
-        "snippets_kept": len(snippets), "snippets_dropped": len(snippet_texts) - len(snippets),
-        "notes_kept": len(notes), "notes_dropped": len(all_notes) - len(notes) if all_notes else 0,
-        "echoes_stripped": echoes, "dropped": dropped,
-        "budget_used": used + snippet_used + notes_used,
-    })
+    stats = stats.model_copy(
+        update={
+            "turns_kept": len(kept_turns),
+            "turns_dropped": len(recent) - len(kept_turns),
+            "snippets_kept": len(snippets),
+            "snippets_dropped": len(snippet_texts) - len(snippets),
+            "notes_kept": len(notes),
+            "notes_dropped": len(all_notes) - len(notes) if all_notes else 0,
+            "echoes_stripped": echoes,
+            "dropped": dropped,
+            "budget_used": used + snippet_used + notes_used,
+        }
+    )
     if stale:
         stats.dropped["older notes"] = f"{stale} note(s) weaker than the freshest {settings.max_notes}"
     return out, stats

@@ -45,7 +45,7 @@ class OtelSpans:
         except ImportError as exc:
             raise ConfigError(
                 f"telemetry.otel = {settings.otel!r} needs the OpenTelemetry SDK and exporter "
-                f"(pip install -e \".[otel]\"): {exc}"
+                f'(pip install -e ".[otel]"): {exc}'
             ) from exc
 
     @contextmanager
@@ -85,7 +85,9 @@ class OtelSpans:
             parent = next(reversed(self._stages.values()), self._root)
             start = ts - int(event.get("latency_ms", 0) * 1e6) if ts else None
             prefix = "llm" if kind == "llm_call" else "offline"
-            span = self.tracer.start_span(f"{prefix}.{event.get('model', '?')}", context=self._child_of(parent), start_time=start)
+            span = self.tracer.start_span(
+                f"{prefix}.{event.get('model', '?')}", context=self._child_of(parent), start_time=start
+            )
             for key in ("provider", "tokens_in", "tokens_out", "attempts"):
                 if event.get(key) is not None:
                     span.set_attribute(f"ragstream.llm.{key}", event[key])

@@ -22,7 +22,6 @@ from langgraph.config import get_stream_writer
 
 from ragstream.redact import redact
 
-
 _COLLECTING: ContextVar[list[dict[str, Any]] | None] = ContextVar("ragstream_collecting", default=None)
 
 

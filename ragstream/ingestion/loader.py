@@ -16,7 +16,8 @@ from pathlib import Path
 from ragstream.prompt_view import breaking_characters
 
 TEXT_SUFFIXES = frozenset(
-    ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts .c .h .cc .cpp .cxx .hh .hpp "
+    ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts "
+    ".c .h .cc .cpp .cxx .hh .hpp "
     ".cs .go .rs .rb .php .swift .m .sh .bash .zsh .ps1 .sql .r .jl .lua .pl .toml .yaml .yml .ini .cfg .conf "
     ".csv .tsv .tex .bib .xml .css .scss .org .adoc .proto .graphql .dockerfile .env.example .gitignore".split()
 )
@@ -50,9 +51,44 @@ class _HTMLText(HTMLParser):
     """
 
     _BLOCK = {
-        "p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre", "ul", "ol",
-        "table", "thead", "tbody", "tfoot", "caption", "blockquote", "dl", "dt", "dd", "header", "footer", "nav",
-        "aside", "main", "figure", "figcaption", "hr", "form", "fieldset", "details", "summary", "address",
+        "p",
+        "div",
+        "br",
+        "li",
+        "tr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "section",
+        "article",
+        "pre",
+        "ul",
+        "ol",
+        "table",
+        "thead",
+        "tbody",
+        "tfoot",
+        "caption",
+        "blockquote",
+        "dl",
+        "dt",
+        "dd",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "main",
+        "figure",
+        "figcaption",
+        "hr",
+        "form",
+        "fieldset",
+        "details",
+        "summary",
+        "address",
     }
     _CELL = {"td", "th"}
 

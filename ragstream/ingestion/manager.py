@@ -36,12 +36,12 @@ from ragstream.embedding import get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.ignore import IgnoreRules
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
-from ragstream.prompt_view import escape_attr
 from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
+from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
 from ragstream.secret_scan import identity as secrets_identity
 from ragstream.secret_scan import scan as scan_secrets
@@ -73,7 +73,8 @@ class IngestionStats:
     chunks_total: int = 0
     generation: int = 0
     seconds: float = 0.0
-    # Wall seconds per phase: "read" (load files), "secrets" (the scan), "cut" (split and count tokens), "embed", "store"
+    # Wall seconds per phase: "read" (load files), "secrets" (the scan), "cut" (split and count tokens), "embed",
+    # "store"
     # (Chroma writes, overlapped with embedding: only the wait for the last one adds to the total),
     # "index" (the generation: chunk table, vectors, BM25, links, manifest).
     phases: dict[str, float] = field(default_factory=dict)
@@ -101,7 +102,11 @@ def chunking_identity(settings: Settings) -> str:
     """How files are cut into chunks; a change re-chunks (and so re-embeds) every file, since kept chunks
     would otherwise mix two cuttings and lack the line and symbol metadata of the current one."""
     languages = hashlib.sha256((settings.config_dir / "code.json").read_bytes()).hexdigest()[:12]
-    return f"{cutting_rules_version()}:{settings.chunking.chunk_size}:{settings.chunking.chunk_overlap}:{languages}:{secrets_identity(settings.secrets)}"
+    chunking = settings.chunking
+    return (
+        f"{cutting_rules_version()}:{chunking.chunk_size}:{chunking.chunk_overlap}:{languages}:"
+        f"{secrets_identity(settings.secrets)}"
+    )
 
 
 @functools.cache
@@ -210,7 +215,10 @@ class IngestionManager:
             if heading:
                 metadata["heading"] = heading
             if line_of is not None:
-                metadata["line_start"], metadata["line_end"] = line_of(span.start), line_of(max(span.start, span.end - 1))
+                metadata["line_start"], metadata["line_end"] = (
+                    line_of(span.start),
+                    line_of(max(span.start, span.end - 1)),
+                )
             if language is not None:
                 metadata["language"] = language.name
             if symbols:
@@ -229,7 +237,11 @@ class IngestionManager:
         return chunks
 
     def ingest(
-        self, project: str, source: Path | None = None, progress: Progress | None = None, ignore_files: bool | None = None
+        self,
+        project: str,
+        source: Path | None = None,
+        progress: Progress | None = None,
+        ignore_files: bool | None = None,
     ) -> IngestionStats:
         """Index the project's folder; `ignore_files` (default: `ingestion.ignore_files`) honours ignore files."""
         paths = project_paths(self.settings, project)
@@ -316,8 +328,13 @@ class IngestionManager:
                     stats.added += 1
                 else:
                     stats.updated += 1
-            files[rel] = FileEntry(sha256=sha, size=stat.st_size, mtime=stat.st_mtime, chunk_ids=[c.id for c in file_chunks],
-                                   secrets=[f.to_dict() for f in scanned.findings])
+            files[rel] = FileEntry(
+                sha256=sha,
+                size=stat.st_size,
+                mtime=stat.st_mtime,
+                chunk_ids=[c.id for c in file_chunks],
+                secrets=[f.to_dict() for f in scanned.findings],
+            )
             texts[rel] = scanned.text
             chunks.extend(file_chunks)
         stats.deleted = len(set(manifest.files) - set(files))
@@ -333,16 +350,28 @@ class IngestionManager:
                 vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
                 vectors.update(self._embed_and_store(store, to_write, progress, stats))
                 phase_start = time.monotonic()
-                changed = bool(to_write) or stats.deleted > 0 or set(files) != set(manifest.files) or stats.skipped != manifest.skipped
+                changed = (
+                    bool(to_write)
+                    or stats.deleted > 0
+                    or set(files) != set(manifest.files)
+                    or stats.skipped != manifest.skipped
+                )
                 generation = manifest.generation
                 if changed or last is None or last.vectors is None or (chunks and not last.files):
                     generation = self._next_generation(paths, manifest)
                     matrix = np.stack([vectors[c.id] for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
                     ingestion = self.settings.ingestion
-                    write_snapshot(paths.index_dir, generation, chunks, texts, matrix,
-                                   (ingestion.file_bm25_k1, ingestion.file_bm25_b))
-                    Manifest(generation=generation, embedding=identity, chunking=chunking, files=files,
-                             skipped=stats.skipped).save(paths.manifest_path)
+                    write_snapshot(
+                        paths.index_dir,
+                        generation,
+                        chunks,
+                        texts,
+                        matrix,
+                        (ingestion.file_bm25_k1, ingestion.file_bm25_b),
+                    )
+                    Manifest(
+                        generation=generation, embedding=identity, chunking=chunking, files=files, skipped=stats.skipped
+                    ).save(paths.manifest_path)
                 stats.timed("index", phase_start)
                 orphans = sorted(stored - expected)
                 if orphans:
@@ -379,7 +408,7 @@ class IngestionManager:
                 if pending is not None:
                     pending.result()
                 pending = writer.submit(self._store_batch, store, batch, matrix, stats)
-                vectors.update(zip((c.id for c in batch), matrix))
+                vectors.update(zip((c.id for c in batch), matrix, strict=False))
                 if progress:
                     progress("embed", start + len(batch), len(chunks))
             if pending is not None:
@@ -394,8 +423,13 @@ class IngestionManager:
     @staticmethod
     def _meta(chunk: Chunk) -> dict[str, str | int | float | bool]:
         meta = {k: v for k, v in chunk.metadata.items() if v is not None}
-        meta.update(path=chunk.source_path, sha256=chunk.sha256, chunk_index=chunk.chunk_index,
-                    start=chunk.span.start, end=chunk.span.end)
+        meta.update(
+            path=chunk.source_path,
+            sha256=chunk.sha256,
+            chunk_index=chunk.chunk_index,
+            start=chunk.span.start,
+            end=chunk.span.end,
+        )
         return meta
 
     @staticmethod
@@ -411,7 +445,9 @@ class IngestionManager:
     @staticmethod
     def _next_generation(paths: ProjectPaths, manifest: Manifest) -> int:
         """Never reuse a number: a reader may still hold an old generation in memory."""
-        existing = [
-            int(p.name[1:]) for p in paths.index_dir.glob("g*") if p.name[1:].isdigit()
-        ] if paths.index_dir.is_dir() else []
+        existing = (
+            [int(p.name[1:]) for p in paths.index_dir.glob("g*") if p.name[1:].isdigit()]
+            if paths.index_dir.is_dir()
+            else []
+        )
         return max([manifest.generation, *existing]) + 1

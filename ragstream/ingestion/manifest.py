@@ -25,7 +25,9 @@ class FileEntry(BaseModel):
     size: int
     mtime: float
     chunk_ids: list[str] = Field(default_factory=list)
-    secrets: list[dict[str, str | int]] = Field(default_factory=list)  # redacted findings: type and line, never the value
+    secrets: list[dict[str, str | int]] = Field(
+        default_factory=list
+    )  # redacted findings: type and line, never the value
 
 
 class Manifest(BaseModel):
@@ -51,8 +53,14 @@ class Manifest(BaseModel):
         left out for holding secrets, with the reason. Never a value: none is kept."""
         from ragstream.secret_scan import is_secret_skip
 
-        found = [f"{path}:{s['line']}: {s['type']} (redacted)" for path, entry in sorted(self.files.items()) for s in entry.secrets]
-        return found + [f"{path}: skipped, {reason}" for path, reason in sorted(self.skipped.items()) if is_secret_skip(reason)]
+        found = [
+            f"{path}:{s['line']}: {s['type']} (redacted)"
+            for path, entry in sorted(self.files.items())
+            for s in entry.secrets
+        ]
+        return found + [
+            f"{path}: skipped, {reason}" for path, reason in sorted(self.skipped.items()) if is_secret_skip(reason)
+        ]
 
     def chunk_ids(self) -> set[str]:
         return {cid for entry in self.files.values() for cid in entry.chunk_ids}
@@ -85,7 +93,9 @@ def manifest_summary(path: Path) -> ManifestSummary:
     if cached is not None and cached[0] == signature:
         return cached[1]
     manifest = Manifest.load(path)
-    summary = ManifestSummary(manifest.generation, len(manifest.files), sum(len(f.chunk_ids) for f in manifest.files.values()))
+    summary = ManifestSummary(
+        manifest.generation, len(manifest.files), sum(len(f.chunk_ids) for f in manifest.files.values())
+    )
     with _SUMMARIES_LOCK:
         _SUMMARIES[path] = (signature, summary)
     return summary

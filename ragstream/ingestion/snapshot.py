@@ -86,8 +86,10 @@ class Snapshot:
         tokens = bm25_tokens([query])[0]
         if self.file_bm25 is None or not tokens:
             return np.zeros(len(chunk_ids))
-        scores = dict(zip(self.files, (float(s) for s in self.file_bm25.get_scores(tokens))))
-        return np.asarray([scores.get(self.chunk(cid).source_path, 0.0) if cid in self.by_id else 0.0 for cid in chunk_ids])
+        scores = dict(zip(self.files, (float(s) for s in self.file_bm25.get_scores(tokens)), strict=False))
+        return np.asarray(
+            [scores.get(self.chunk(cid).source_path, 0.0) if cid in self.by_id else 0.0 for cid in chunk_ids]
+        )
 
     def document_frequency(self, terms: set[str]) -> dict[str, int]:
         """How many chunks hold each (stemmed, as `bm25_tokens` gives it) term, from the BM25 index."""
@@ -95,7 +97,9 @@ class Snapshot:
             return dict.fromkeys(terms, 0)
         vocab, indptr = self.bm25.vocab_dict, self.bm25.scores["indptr"]
         ids = {t: vocab.get(t) for t in terms}
-        return {t: int(indptr[i + 1] - indptr[i]) if i is not None and i + 1 < len(indptr) else 0 for t, i in ids.items()}
+        return {
+            t: int(indptr[i + 1] - indptr[i]) if i is not None and i + 1 < len(indptr) else 0 for t, i in ids.items()
+        }
 
     def vectors_of(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
         """The stored vectors of these chunks (those the generation holds)."""
@@ -110,7 +114,7 @@ class Snapshot:
         if not tokens or not tokens[0]:
             return []
         docs, scores = self.bm25.retrieve(tokens, k=min(k, len(self.chunks)), show_progress=False, n_threads=1)
-        return [(self.chunks[int(d)].id, float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+        return [(self.chunks[int(d)].id, float(s)) for d, s in zip(docs[0], scores[0], strict=False) if s > 0]
 
 
 def find_links(chunks_by_file: dict[str, str], names: dict[str, str]) -> dict[str, list[str]]:
@@ -135,7 +139,11 @@ def _save_bm25(folder: Path, texts: list[str], k1: float = 1.5, b: float = 0.75)
 
 
 def write_snapshot(
-    index_dir: Path, generation: int, chunks: list[Chunk], file_texts: dict[str, str], vectors: np.ndarray,
+    index_dir: Path,
+    generation: int,
+    chunks: list[Chunk],
+    file_texts: dict[str, str],
+    vectors: np.ndarray,
     file_bm25: tuple[float, float] = (0.9, 0.4),
 ) -> Path:
     """Write a generation. `file_bm25` is (k1, b) of the whole-file index: files are long, so term
@@ -174,8 +182,9 @@ def _load(folder: Path, generation: int) -> Snapshot:
     vectors = np.load(folder / "vectors.npy", mmap_mode="r") if (folder / "vectors.npy").is_file() else None
     file_bm25 = bm25s.BM25.load(str(folder / "bm25_files")) if (folder / "bm25_files").is_dir() else None
     files = json.loads((folder / "files.json").read_text(encoding="utf-8")) if (folder / "files.json").is_file() else []
-    return Snapshot(generation=generation, chunks=chunks, links=links, bm25=bm25, vectors=vectors,
-                    file_bm25=file_bm25, files=files)
+    return Snapshot(
+        generation=generation, chunks=chunks, links=links, bm25=bm25, vectors=vectors, file_bm25=file_bm25, files=files
+    )
 
 
 _LOADING = threading.Lock()
@@ -196,4 +205,3 @@ def prune_generations(index_dir: Path, keep: set[int]) -> None:
         if folder.is_dir() and folder.name.startswith("g") and folder.name[1:].isdigit():
             if int(folder.name[1:]) not in keep:
                 shutil.rmtree(folder, ignore_errors=True)
-

@@ -62,14 +62,21 @@ class ChromaStore:
         self.client.close()
 
     def upsert(
-        self, ids: list[str], vectors: np.ndarray, texts: list[str], metadatas: list[dict],
+        self,
+        ids: list[str],
+        vectors: np.ndarray,
+        texts: list[str],
+        metadatas: list[dict],
         on_batch: Callable[[int], None] | None = None,
     ) -> None:
         """Store precomputed vectors with their texts and metadata, in batches."""
         for start in range(0, len(ids), _BATCH):
             end = start + _BATCH
             self.collection.upsert(
-                ids=ids[start:end], embeddings=vectors[start:end], documents=texts[start:end], metadatas=metadatas[start:end]
+                ids=ids[start:end],
+                embeddings=vectors[start:end],
+                documents=texts[start:end],
+                metadatas=metadatas[start:end],
             )
             if on_batch:
                 on_batch(min(end, len(ids)))
@@ -89,5 +96,5 @@ class ChromaStore:
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), _BATCH * 8):
             got = self.collection.get(ids=ids[start : start + _BATCH * 8], include=["embeddings"])
-            found.update(zip(got["ids"], (np.asarray(v, dtype=np.float32) for v in got["embeddings"])))
+            found.update(zip(got["ids"], (np.asarray(v, dtype=np.float32) for v in got["embeddings"]), strict=False))
         return found

@@ -24,7 +24,9 @@ def admit_run(settings: Settings, user: User, graph_input: Any, context: Any) ->
     options = RunOptions.coerce(context or None)
     if graph_input is not None:
         if not isinstance(graph_input, dict):
-            raise InputError(f'the run input must be an object {{"prompt": "..."}} or null, not {type(graph_input).__name__}')
+            raise InputError(
+                f'the run input must be an object {{"prompt": "..."}} or null, not {type(graph_input).__name__}'
+            )
         unknown = sorted(set(graph_input) - {"prompt"})
         if unknown:
             raise InputError(f"unknown run input keys {unknown}: use ['prompt']")

@@ -24,8 +24,8 @@ from typing import Any
 
 from langgraph.channels import LastValue
 
-from ragstream.errors import InputError
 from ragstream.context.telemetry import collect_llm_calls
+from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.prompt_view import render_prompt
 from ragstream.stage_io import StageEnv, StageOutput
@@ -47,8 +47,12 @@ from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")
 # Fields a person may edit, and the facet each belongs to (what it invalidates follows from the registry).
-EDITABLE: dict[str, str] = {"S_CTX_MD": CONDENSED, "final_selection_ids": SELECTION, "format": FORMAT,
-                            **{name: LABELS for name in LABEL_FIELDS}}
+EDITABLE: dict[str, str] = {
+    "S_CTX_MD": CONDENSED,
+    "final_selection_ids": SELECTION,
+    "format": FORMAT,
+    **{name: LABELS for name in LABEL_FIELDS},
+}
 
 
 def prune_citations(text: str, selection: list[str]) -> tuple[str, list[str]]:

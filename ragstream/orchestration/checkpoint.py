@@ -61,7 +61,10 @@ def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
     except ImportError as exc:
         raise ConfigError(f"checkpoint_url is PostgreSQL but its driver is missing: {exc}") from exc
     pool = ConnectionPool(
-        url, min_size=1, max_size=8, open=True,
+        url,
+        min_size=1,
+        max_size=8,
+        open=True,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
     saver = PostgresSaver(pool, serde=state_serializer())
@@ -78,4 +81,6 @@ def open_checkpointer(settings: Settings) -> BaseCheckpointSaver:
         return sqlite_checkpointer(Path(url.removeprefix("sqlite:///")))
     if url.startswith(("postgresql://", "postgres://")):
         return postgres_checkpointer(url)
-    raise ConfigError(f"checkpoint_url '{url.split('://', 1)[0]}://…' is not supported (sqlite:///path or postgresql://…)")
+    raise ConfigError(
+        f"checkpoint_url '{url.split('://', 1)[0]}://…' is not supported (sqlite:///path or postgresql://…)"
+    )

@@ -10,6 +10,8 @@ rejected attempt; the answer node puts its excerpts into the regeneration's requ
 
 from __future__ import annotations
 
+import numpy as np
+
 from ragstream.agents.a3_nli_gate import gate, weigh
 from ragstream.errors import RagstreamError
 from ragstream.orchestration.excerpts import Sources, shown_excerpts, whole_excerpts
@@ -19,8 +21,6 @@ from ragstream.retrieval.controller import Query
 from ragstream.retrieval.stage import retrieve
 from ragstream.services import Services
 from ragstream.state import CriticRetrieval, SuperPrompt
-
-import numpy as np
 
 
 def retrieve_missing(state: SuperPrompt, services: Services, project: str, missing: str) -> CriticRetrieval:
@@ -33,8 +33,9 @@ def retrieve_missing(state: SuperPrompt, services: Services, project: str, missi
         return record.model_copy(update={"failure": f"{type(exc).__name__}: {exc}"})
     shown = {cid for chunk in shown_excerpts(state) for cid in chunk.id.split()}
     fresh = [c for c in found if c.id not in shown][: services.settings.send.critic_new_chunks]
-    record = record.model_copy(update={"strategy": report.strategy, "confidence": report.confidence,
-                                       "candidates": [c.id for c in fresh]})
+    record = record.model_copy(
+        update={"strategy": report.strategy, "confidence": report.confidence, "candidates": [c.id for c in fresh]}
+    )
     if not fresh:
         return record
     stored = controller.snapshot().vectors_of([c.id for c in fresh])
@@ -46,10 +47,13 @@ def retrieve_missing(state: SuperPrompt, services: Services, project: str, missi
     budget = services.budget
     room = budget.ceiling("send") - budget.count(state.prompt_ready)
     root = project_paths(services.settings, project).source_dir()
-    excerpts, _, _ = whole_excerpts(chosen, Sources(root, services.settings), budget, fence, 0,
-                                    services.settings.excerpts, ceiling=max(room, 1))
-    return record.model_copy(update={
-        "decisions": {cid: f"{d.decision}: {d.reason}" for cid, d in a3.decisions.items()},
-        "kept": [c.id for c in chosen],
-        "excerpts_md": "\n\n".join(fence(c) for c in excerpts),
-    })
+    excerpts, _, _ = whole_excerpts(
+        chosen, Sources(root, services.settings), budget, fence, 0, services.settings.excerpts, ceiling=max(room, 1)
+    )
+    return record.model_copy(
+        update={
+            "decisions": {cid: f"{d.decision}: {d.reason}" for cid, d in a3.decisions.items()},
+            "kept": [c.id for c in chosen],
+            "excerpts_md": "\n\n".join(fence(c) for c in excerpts),
+        }
+    )

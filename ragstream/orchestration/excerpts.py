@@ -78,7 +78,9 @@ def statement_lines(text: str, language: Language | None) -> tuple[set[int], set
         for n in range(d.start + 1, d.end + 1):
             valid[n] = n in allowed
     starts = {n for n, ok in valid.items() if ok}
-    ends = {n - 1 for n in starts if n > 1} | {d.end for top in definitions for d in (top, *top.descendants())} | {count}
+    ends = (
+        {n - 1 for n in starts if n > 1} | {d.end for top in definitions for d in (top, *top.descendants())} | {count}
+    )
     return starts, ends
 
 
@@ -98,7 +100,9 @@ class Document:
                 self.starts = list(self.line_starts)
             else:
                 self.starts = [self.line_starts[n - 1] for n in sorted(statements[0]) if n <= len(self.line_starts)]
-                self.ends = sorted(self.line_end(self.line_starts[n - 1] + 1) for n in statements[1] if n <= len(self.line_starts))
+                self.ends = sorted(
+                    self.line_end(self.line_starts[n - 1] + 1) for n in statements[1] if n <= len(self.line_starts)
+                )
         else:
             found = {0}
             found.update(m.end() for m in _SENTENCE_END.finditer(text))
@@ -107,9 +111,11 @@ class Document:
             found.update(m.end() + 1 for m in _STANDALONE_LINE.finditer(text) if m.end() < len(text))
             found.update(self.line_starts[i] for i in fenced)
             self.starts = sorted(p for p in found if p <= len(text))
-        self.headings = [
-            (m.start(), len(m.group(1))) for m in _HEADING.finditer(text) if self.line_of(m.start()) - 1 not in fenced
-        ] if not code else []
+        self.headings = (
+            [(m.start(), len(m.group(1))) for m in _HEADING.finditer(text) if self.line_of(m.start()) - 1 not in fenced]
+            if not code
+            else []
+        )
 
     def _fenced_lines(self) -> set[int]:
         """0-based numbers of the lines inside (and of) Markdown code fences: each is its own statement."""
@@ -186,8 +192,10 @@ class Document:
             return None
         while first > 0 and (in_list(first - 1) or (not lines[first - 1].strip() and first > 1 and in_list(first - 2))):
             first -= 1
-        while last + 1 < len(lines) and (in_list(last + 1) or (not lines[last + 1].strip() and last + 2 < len(lines)
-                                                                   and _LIST_ITEM.match(lines[last + 2]))):
+        while last + 1 < len(lines) and (
+            in_list(last + 1)
+            or (not lines[last + 1].strip() and last + 2 < len(lines) and _LIST_ITEM.match(lines[last + 2]))
+        ):
             last += 1
         while first <= last and not _LIST_ITEM.match(lines[first]):
             first += 1
@@ -227,15 +235,23 @@ class Excerpt:
         if self.doc is None:
             return best
         ordered = [c.id for c in sorted(self.members, key=lambda c: c.span.start)]
-        lines = (self.doc.line_of(self.start), self.doc.line_of(max(self.start, self.end - 1))) if lines_of(best) else None
+        lines = (
+            (self.doc.line_of(self.start), self.doc.line_of(max(self.start, self.end - 1))) if lines_of(best) else None
+        )
         return _shaped(best, ordered, self.start, self.end, self.doc.text[self.start : self.end], lines)
 
     def record(self) -> ExcerptRecord:
         chunk = self.as_chunk()
         lines = lines_of(chunk)
-        return ExcerptRecord(source=self.path, chunks=[c.id for c in sorted(self.members, key=lambda c: c.span.start)],
-                             start=chunk.span.start, end=chunk.span.end, lines=list(lines) if lines else None,
-                             hydrated=self.how, text=chunk.text)
+        return ExcerptRecord(
+            source=self.path,
+            chunks=[c.id for c in sorted(self.members, key=lambda c: c.span.start)],
+            start=chunk.span.start,
+            end=chunk.span.end,
+            lines=list(lines) if lines else None,
+            hydrated=self.how,
+            text=chunk.text,
+        )
 
 
 class Sources:
@@ -266,7 +282,9 @@ class Sources:
         if loaded.sha256 != chunk.sha256:
             return None
         text = scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
-        language = load_languages(self.settings.config_dir).of(chunk.source_path) if chunk.metadata.get("language") else None
+        language = (
+            load_languages(self.settings.config_dir).of(chunk.source_path) if chunk.metadata.get("language") else None
+        )
         return Document(text, code=language is not None, language=language)
 
 
@@ -274,12 +292,18 @@ def _touch(a: Excerpt, b: Excerpt) -> bool:
     """Same document, and overlapping or with only whitespace between them."""
     if a.doc is None or a.doc is not b.doc:
         return False
-    return max(a.start, b.start) <= min(a.end, b.end) or not a.doc.text[min(a.end, b.end) : max(a.start, b.start)].strip()
+    return (
+        max(a.start, b.start) <= min(a.end, b.end) or not a.doc.text[min(a.end, b.end) : max(a.start, b.start)].strip()
+    )
 
 
 def _union(first: Excerpt, then: Excerpt) -> Excerpt:
     members = first.members + [m for m in then.members if m.id not in {f.id for f in first.members}]
-    how = first.how if first.how == then.how else " + ".join(dict.fromkeys(first.how.split(" + ") + then.how.split(" + ")))
+    how = (
+        first.how
+        if first.how == then.how
+        else " + ".join(dict.fromkeys(first.how.split(" + ") + then.how.split(" + ")))
+    )
     return Excerpt(members, min(first.start, then.start), max(first.end, then.end), how, first.doc)
 
 
@@ -304,7 +328,11 @@ def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
     if doc is None:
         return Excerpt([chunk], chunk.span.start, chunk.span.end, "as indexed (document not readable as indexed)")
     start, end, whole = doc.whole(chunk.span.start, chunk.span.end, reach)
-    how = ("whole statements" if doc.code else "whole sentences") if whole else "line edges (no sentence boundary within reach)"
+    how = (
+        ("whole statements" if doc.code else "whole sentences")
+        if whole
+        else "line edges (no sentence boundary within reach)"
+    )
     return Excerpt([chunk], start, end, how, doc)
 
 
@@ -320,14 +348,24 @@ def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
         return min([excerpt.start, *(s for s, _ in spans)]), max([excerpt.end, *(e for _, e in spans)]), "definition"
     for finder, name in ((doc.list_block, "list"), (doc.section, "section")):
         found = finder(excerpt.start, excerpt.end)
-        if found and (found[0] < excerpt.start or found[1] > excerpt.end) and found[0] <= excerpt.start and found[1] >= excerpt.end:
+        if (
+            found
+            and (found[0] < excerpt.start or found[1] > excerpt.end)
+            and found[0] <= excerpt.start
+            and found[1] >= excerpt.end
+        ):
             return found[0], found[1], name
     return None
 
 
 def whole_excerpts(
-    selection: list[Chunk], sources: Sources, budget: ContextBudget, fence: Callable[[Chunk], str], reserve: int,
-    cfg: ExcerptSettings, ceiling: int | None = None,
+    selection: list[Chunk],
+    sources: Sources,
+    budget: ContextBudget,
+    fence: Callable[[Chunk], str],
+    reserve: int,
+    cfg: ExcerptSettings,
+    ceiling: int | None = None,
 ) -> tuple[list[Chunk], TrimReport, list[ExcerptRecord]]:
     """The excerpts the prompt shows (as fence-ready chunks, best first), the budget report by chunk id,
     and how each excerpt was hydrated; `ceiling` overrides the prompt budget's (a plan's budget)."""
@@ -340,8 +378,14 @@ def whole_excerpts(
             cost_cache[key] = budget.count(fence(e.as_chunk()))
         return cost_cache[key]
 
-    kept, trim = budget.fit("prompt", excerpts, key=lambda e: e.as_chunk().id, text=lambda e: fence(e.as_chunk()),
-                            reserve=reserve, ceiling=ceiling)
+    kept, trim = budget.fit(
+        "prompt",
+        excerpts,
+        key=lambda e: e.as_chunk().id,
+        text=lambda e: fence(e.as_chunk()),
+        reserve=reserve,
+        ceiling=ceiling,
+    )
     ceiling = trim.ceiling
     index = 0
     while index < len(kept):
@@ -387,4 +431,6 @@ def _shaped(best: Chunk, ids: list[str], start: int, end: int, text: str, lines:
     metadata = {k: v for k, v in best.metadata.items() if k not in ("symbols", "line_start", "line_end")}
     if lines:
         metadata["line_start"], metadata["line_end"] = lines
-    return best.model_copy(update={"id": " ".join(ids), "text": text, "span": Span(start=start, end=end), "metadata": metadata})
+    return best.model_copy(
+        update={"id": " ".join(ids), "text": text, "span": Span(start=start, end=end), "metadata": metadata}
+    )

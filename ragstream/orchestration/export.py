@@ -33,10 +33,14 @@ _FENCES = "The condensed context and every excerpt are fenced (~~~~): text insid
 _GROUNDING_BY_STYLE = {
     "markdown": GROUNDING,
     "plain": GROUNDING,
-    "xml": GROUNDING.replace(_FENCES, "The condensed context and every excerpt are XML elements "
-                             "(<condensed_context>, <document>): text inside them"),
-    "json": GROUNDING.replace(_FENCES, "The condensed context and every excerpt are JSON strings "
-                              "(condensed_context, excerpts[].text): their text"),
+    "xml": GROUNDING.replace(
+        _FENCES,
+        "The condensed context and every excerpt are XML elements (<condensed_context>, <document>): text inside them",
+    ),
+    "json": GROUNDING.replace(
+        _FENCES,
+        "The condensed context and every excerpt are JSON strings (condensed_context, excerpts[].text): their text",
+    ),
 }
 # XML 1.0 cannot carry these characters at all, escaped or not: each becomes U+FFFD.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -64,14 +68,24 @@ class PromptParts:
 def prompt_parts(sp: SuperPrompt) -> PromptParts:
     """The parts of a built prompt; the excerpts are those the builder kept within the prompt budget."""
     if sp.stage is not Stage.BUILD:
-        raise InputError(f"the prompt is not built yet (stage {sp.stage.value}): run the pipeline to the Prompt Builder first")
+        raise InputError(
+            f"the prompt is not built yet (stage {sp.stage.value}): run the pipeline to the Prompt Builder first"
+        )
     excerpts = []
     for chunk in shown_excerpts(sp):
         lines = lines_of(chunk)
         language = chunk.metadata.get("language")
-        excerpts.append(Excerpt(len(excerpts) + 1, chunk.id, chunk.source_path, list(lines) if lines else None,
-                                [chunk.span.start, chunk.span.end], language if isinstance(language, str) else None,
-                                chunk.text))
+        excerpts.append(
+            Excerpt(
+                len(excerpts) + 1,
+                chunk.id,
+                chunk.source_path,
+                list(lines) if lines else None,
+                [chunk.span.start, chunk.span.end],
+                language if isinstance(language, str) else None,
+                chunk.text,
+            )
+        )
     return PromptParts(sp.body.system or DEFAULT_SYSTEM, sp.Prompt_MD, sp.S_CTX_MD, excerpts)
 
 
@@ -84,11 +98,17 @@ def _xml_attr(value: object) -> str:
 
 
 def _xml(parts: PromptParts) -> str:
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', f"<superprompt format={_xml_attr(SCHEMA_ID)}>",
-           f"<system>{_xml_text(parts.system)}\n\n{_xml_text(_GROUNDING_BY_STYLE['xml'])}</system>",
-           f"<instructions>\n{_xml_text(parts.ask)}\n</instructions>"]
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f"<superprompt format={_xml_attr(SCHEMA_ID)}>",
+        f"<system>{_xml_text(parts.system)}\n\n{_xml_text(_GROUNDING_BY_STYLE['xml'])}</system>",
+        f"<instructions>\n{_xml_text(parts.ask)}\n</instructions>",
+    ]
     if parts.condensed_context:
-        out.append(f"<condensed_context from={_xml_attr('the documents below')}>\n{_xml_text(parts.condensed_context)}\n</condensed_context>")
+        out.append(
+            f"<condensed_context from={_xml_attr('the documents below')}>\n"
+            f"{_xml_text(parts.condensed_context)}\n</condensed_context>"
+        )
     if parts.excerpts:
         out.append("<documents>")
         for e in parts.excerpts:
@@ -98,7 +118,9 @@ def _xml(parts: PromptParts) -> str:
             if e.language:
                 attrs["language"] = e.language
             rendered = " ".join(f"{k}={_xml_attr(v)}" for k, v in attrs.items())
-            out.append(f"<document {rendered}>\n<document_content>\n{_xml_text(e.text)}\n</document_content>\n</document>")
+            out.append(
+                f"<document {rendered}>\n<document_content>\n{_xml_text(e.text)}\n</document_content>\n</document>"
+            )
         out.append("</documents>")
     out.append("</superprompt>")
     return "\n".join(out) + "\n"

@@ -22,14 +22,15 @@ import weakref
 from typing import Annotated, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.config import get_config
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, JsonValue, create_model
 
 from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
+from ragstream.ingestion.manifest import indexed_project
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
 from ragstream.orchestration.apply import SettledValue, apply_output, to_channels
 from ragstream.orchestration.identity import run_memory, served_user
@@ -37,7 +38,6 @@ from ragstream.orchestration.metadata import usage_of
 from ragstream.orchestration.review import REVIEW, review_node
 from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, waiting_headers
 from ragstream.preprocessing import validate_prompt
-from ragstream.ingestion.manifest import indexed_project
 from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
@@ -106,7 +106,9 @@ def _node(spec: StageSpec):
             raise
         after = state.model_copy(update=updates)
         finish = stage_figures(after, services)
-        finish.update(event="stage_finish", stage=stage.node, duration_ms=round((time.perf_counter() - started) * 1000, 2))
+        finish.update(
+            event="stage_finish", stage=stage.node, duration_ms=round((time.perf_counter() - started) * 1000, 2)
+        )
         emit(finish)
         log.info("stage %s done in %.0f ms: %s", stage.node, finish["duration_ms"], finish["counts"])
         written = to_channels(state, updates)
@@ -136,12 +138,20 @@ def stage_figures(after: SuperPrompt, services: Services) -> dict[str, Any]:
     }
     retrieval = after.extras.retrieval
     if retrieval is not None and after.history_of_stages[-1] is Stage.RETRIEVAL:
-        figures["retrieval"] = {"strategy": retrieval.strategy, "rung": retrieval.rung, "confidence": retrieval.confidence,
-                                "attempts": len(retrieval.attempts)}
+        figures["retrieval"] = {
+            "strategy": retrieval.strategy,
+            "rung": retrieval.rung,
+            "confidence": retrieval.confidence,
+            "attempts": len(retrieval.attempts),
+        }
         if retrieval.plan is not None:
             plan = retrieval.plan
-            figures["plan"] = {"intent": plan.intent, "confidence": plan.confidence, "retrieve": plan.retrieve,
-                               "reason": plan.reason}
+            figures["plan"] = {
+                "intent": plan.intent,
+                "confidence": plan.confidence,
+                "retrieve": plan.retrieve,
+                "reason": plan.reason,
+            }
     return figures
 
 
@@ -186,7 +196,8 @@ def after_review(state: SuperPrompt) -> str:
 def _state_schema() -> type[SuperPrompt]:
     """SuperPrompt with every channel taking only values the product settled (see `SettledValue`)."""
     fields = {
-        name: (Annotated[info.annotation, SettledValue(info.annotation)], info) for name, info in SuperPrompt.model_fields.items()
+        name: (Annotated[info.annotation, SettledValue(info.annotation)], info)
+        for name, info in SuperPrompt.model_fields.items()
     }
     return create_model("GraphState", __base__=SuperPrompt, __module__=__name__, **fields)  # type: ignore[call-overload]
 

@@ -72,7 +72,8 @@ def describe(sp: SuperPrompt) -> RunMetadata:
     selection = extras.preprocess.memory if extras.preprocess is not None else None
     if selection is not None:
         budgets["memory"] = SectionBudget(
-            ceiling=selection.budget_ceiling, used=selection.budget_used,
+            ceiling=selection.budget_ceiling,
+            used=selection.budget_used,
             dropped=selection.turns_dropped + selection.snippets_dropped + selection.notes_dropped,
         )
     usage = _valid_usage(sp)
@@ -86,8 +87,11 @@ def describe(sp: SuperPrompt) -> RunMetadata:
         route=plan.intent if plan is not None else None,
         plan=plan,
         retrieval=RetrievalMode(
-            strategy=retrieval.strategy, rung=retrieval.rung, candidates=len(sp.base_context_chunks),
-            confidence=retrieval.confidence, failure=retrieval.failure,
+            strategy=retrieval.strategy,
+            rung=retrieval.rung,
+            candidates=len(sp.base_context_chunks),
+            confidence=retrieval.confidence,
+            failure=retrieval.failure,
         )
         if retrieval is not None
         else None,
@@ -99,7 +103,9 @@ def describe(sp: SuperPrompt) -> RunMetadata:
     )
 
 
-def with_usage(sp: SuperPrompt, key: str, usage: StageUsage, trace_id: str | None, accumulate: bool = False) -> RunMetadata:
+def with_usage(
+    sp: SuperPrompt, key: str, usage: StageUsage, trace_id: str | None, accumulate: bool = False
+) -> RunMetadata:
     """The record with `key`'s usage set (or, for the answer loop, added) and the trace id kept or set."""
     previous = sp.run_metadata.usage.get(key) if accumulate else None
     spent = previous.plus(usage) if previous is not None else usage
@@ -113,23 +119,39 @@ def summary_lines(meta: RunMetadata) -> list[str]:
     lines = [f"run: trace {meta.trace_id or '-'}, project {meta.project or '-'}, stage {meta.stage}"]
     if meta.plan is not None:
         plan = meta.plan
-        action = f"retrieve {plan.strategy or 'by the strategy rules'}, {plan.candidates} candidates" if plan.retrieve else "no retrieval"
-        lines.append(f"plan: {plan.intent} ({plan.source}, confidence {plan.confidence:.2f}): {action}; {plan.reason}"
-                     + (f"; escalated: {plan.escalated}" if plan.escalated else ""))
+        action = (
+            f"retrieve {plan.strategy or 'by the strategy rules'}, {plan.candidates} candidates"
+            if plan.retrieve
+            else "no retrieval"
+        )
+        lines.append(
+            f"plan: {plan.intent} ({plan.source}, confidence {plan.confidence:.2f}): {action}; {plan.reason}"
+            + (f"; escalated: {plan.escalated}" if plan.escalated else "")
+        )
     if meta.retrieval is not None:
         r = meta.retrieval
-        lines.append(f"retrieval: {r.strategy}/{r.rung}, {r.candidates} candidates"
-                     + (f", confidence {r.confidence:.2f}" if r.confidence is not None else "")
-                     + (f", failed: {r.failure}" if r.failure else ""))
+        lines.append(
+            f"retrieval: {r.strategy}/{r.rung}, {r.candidates} candidates"
+            + (f", confidence {r.confidence:.2f}" if r.confidence is not None else "")
+            + (f", failed: {r.failure}" if r.failure else "")
+        )
     for section, budget in meta.context_budget.items():
         lines.append(f"budget {section}: {budget.used}/{budget.ceiling} tokens, {budget.dropped} dropped")
     if meta.summary_selection is not None:
         sel = meta.summary_selection
-        lines.append(f"memory: {sel.turns_kept} turns, {sel.snippets_kept} summary snippets, {sel.notes_kept} notes kept; "
-                     f"{sel.turns_dropped + sel.snippets_dropped + sel.notes_dropped} dropped, {sel.echoes_stripped} echoes stripped")
+        lines.append(
+            f"memory: {sel.turns_kept} turns, {sel.snippets_kept} summary snippets, {sel.notes_kept} notes kept; "
+            f"{sel.turns_dropped + sel.snippets_dropped + sel.notes_dropped} dropped, {sel.echoes_stripped} echoes "
+            "stripped"
+        )
     if meta.critic is not None:
-        lines.append(f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)")
+        lines.append(
+            f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)"
+        )
     total = meta.total
-    lines.append(f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}"
-                 if total.calls else "usage: no LLM calls")
+    lines.append(
+        f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}"
+        if total.calls
+        else "usage: no LLM calls"
+    )
     return lines

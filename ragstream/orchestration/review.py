@@ -66,7 +66,8 @@ def ask(payload: dict[str, Any], schema: type[Answer]) -> Answer:
         return interrupt(payload, response_schema=schema)
     except ValidationError as exc:
         problems = "; ".join(
-            (".".join(str(p) for p in err["loc"]) + ": " if err["loc"] else "") + err["msg"].removeprefix("Value error, ")
+            (".".join(str(p) for p in err["loc"]) + ": " if err["loc"] else "")
+            + err["msg"].removeprefix("Value error, ")
             for err in exc.errors()
         )
         raise InputError(f"the answer was refused and the question still waits for one: {problems}") from None
@@ -81,12 +82,14 @@ def review_payload(sp: SuperPrompt) -> dict[str, Any]:
         if chunk is None:
             continue
         lines = lines_of(chunk)
-        selected.append({
-            "id": cid,
-            "source": chunk.source_path,
-            "lines": f"{lines[0]}-{lines[1]}" if lines else None,
-            "preview": " ".join(chunk.text.split())[:PREVIEW_CHARS],
-        })
+        selected.append(
+            {
+                "id": cid,
+                "source": chunk.source_path,
+                "lines": f"{lines[0]}-{lines[1]}" if lines else None,
+                "preview": " ".join(chunk.text.split())[:PREVIEW_CHARS],
+            }
+        )
     return {
         "kind": "review",
         "after": sp.history_of_stages[-1].value if sp.history_of_stages else None,

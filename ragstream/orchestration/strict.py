@@ -48,8 +48,9 @@ def check_decided(sp: SuperPrompt, ctx: RunOptions, stage: Stage) -> None:
     """In strict mode a stage after PreProcessing waits until every unknown header is decided."""
     waiting = waiting_headers(sp) if ctx.strict and stage is not Stage.PREPROCESS else []
     if waiting:
-        raise StageOrderError(stage.node, sp.stage.value,
-                              f"strict mode: decide the headers PreProcessing could not map first: {waiting}")
+        raise StageOrderError(
+            stage.node, sp.stage.value, f"strict mode: decide the headers PreProcessing could not map first: {waiting}"
+        )
 
 
 def choices(services: Services) -> list[str]:
@@ -59,16 +60,29 @@ def choices(services: Services) -> list[str]:
 def headers_payload(sp: SuperPrompt, services: Services) -> dict[str, Any]:
     pre = sp.preprocessing
     entries = {e.original_header: e for e in pre.canon_entries} if pre is not None else {}
-    agent = "Agent 00 found no canonical header for it" if services.header_mapper is not None else (
-        "Agent 00 is off (preprocessing.use_agent00): only the alias table was asked")
+    agent = (
+        "Agent 00 found no canonical header for it"
+        if services.header_mapper is not None
+        else ("Agent 00 is off (preprocessing.use_agent00): only the alias table was asked")
+    )
     rows = []
     for header in waiting_headers(sp):
         entry = entries.get(header)
         body = pre.headers[entry.section_index].body if pre is not None and entry is not None else ""
-        rows.append({"header": header, "preview": " ".join(body.split())[:PREVIEW_CHARS], "suggestion": "UNKNOWN",
-                     "reason": agent, "choices": choices(services)})
-    return {"kind": "headers", "headers": rows,
-            "resume": 'Command(resume={"decisions": {"<header>": "<CANONICAL>|keep|drop", ...}})'}
+        rows.append(
+            {
+                "header": header,
+                "preview": " ".join(body.split())[:PREVIEW_CHARS],
+                "suggestion": "UNKNOWN",
+                "reason": agent,
+                "choices": choices(services),
+            }
+        )
+    return {
+        "kind": "headers",
+        "headers": rows,
+        "resume": 'Command(resume={"decisions": {"<header>": "<CANONICAL>|keep|drop", ...}})',
+    }
 
 
 def check_decisions(sp: SuperPrompt, services: Services) -> Callable[[HeaderDecisions], None]:

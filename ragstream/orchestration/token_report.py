@@ -34,8 +34,12 @@ def server_token_count(settings: Settings, text: str) -> int | None:
     root = base.rstrip("/").removesuffix("/v1")
     headers = {"Authorization": f"Bearer {settings.llm.api_key.get_secret_value()}"} if settings.llm.api_key else {}
     try:
-        reply = httpx.post(f"{root}/tokenize", json={"model": settings.send.model, "prompt": text},
-                           headers=headers, timeout=min(settings.llm.timeout_s, 10))
+        reply = httpx.post(
+            f"{root}/tokenize",
+            json={"model": settings.send.model, "prompt": text},
+            headers=headers,
+            timeout=min(settings.llm.timeout_s, 10),
+        )
         reply.raise_for_status()
         body = reply.json()
     except (httpx.HTTPError, ValueError) as exc:
@@ -60,15 +64,27 @@ def token_breakdown(sp: SuperPrompt, budget: ContextBudget, settings: Settings |
         {"section": "excerpts", "tokens": budget.count(sp.Attachments_MD)},
     ]
     report: dict[str, Any] = {
-        "model": budget.model, "tokenizer": budget.tokenizer, "exact": budget.exact, "label": budget.label,
-        "total": budget.count(sp.prompt_ready), "sections": sections, "excerpts": excerpts,
+        "model": budget.model,
+        "tokenizer": budget.tokenizer,
+        "exact": budget.exact,
+        "label": budget.label,
+        "total": budget.count(sp.prompt_ready),
+        "sections": sections,
+        "excerpts": excerpts,
     }
     server = server_token_count(settings, sp.prompt_ready) if settings is not None else None
     if server is not None:
-        report["server"] = {"total": server, "exact": True, "label": f"exact for {settings.send.model} (the server's /tokenize)"}
+        report["server"] = {
+            "total": server,
+            "exact": True,
+            "label": f"exact for {settings.send.model} (the server's /tokenize)",
+        }
     if sp.answer is not None and sp.answer.usage.input_tokens:
-        report["sent"] = {"total": sp.answer.usage.input_tokens, "exact": True,
-                          "label": "exact: the prompt tokens the server reported for the sent request"}
+        report["sent"] = {
+            "total": sp.answer.usage.input_tokens,
+            "exact": True,
+            "label": "exact: the prompt tokens the server reported for the sent request",
+        }
     return report
 
 

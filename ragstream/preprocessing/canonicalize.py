@@ -177,7 +177,9 @@ def canonicalize(
     return Canonicalized(_with_user_role(prompt, parsed, entries, schema), rule, task_section)
 
 
-def _with_user_role(prompt: str, parsed: ParsedPrompt, entries: list[CanonEntry], schema: PromptSchema) -> list[CanonEntry]:
+def _with_user_role(
+    prompt: str, parsed: ParsedPrompt, entries: list[CanonEntry], schema: PromptSchema
+) -> list[CanonEntry]:
     """A role the user wrote as the ask's opening sentence becomes the SYSTEM section, verbatim.
 
     Only when no SYSTEM section was given, only in the first section with text (the ask or the
@@ -200,7 +202,9 @@ def _with_user_role(prompt: str, parsed: ParsedPrompt, entries: list[CanonEntry]
     if rest.end <= rest.start:  # the whole section is the role: a preamble before the ask becomes SYSTEM
         if entry.canon != schema.preamble_canon or match.end() != len(text):
             return entries
-        system = entry.model_copy(update={"canon": "SYSTEM", "role": schema.role_of("SYSTEM"), "mapped_by": "user_role"})
+        system = entry.model_copy(
+            update={"canon": "SYSTEM", "role": schema.role_of("SYSTEM"), "mapped_by": "user_role"}
+        )
         return [*entries[:first], system, *entries[first + 1 :]]
     role = CanonEntry(
         section_index=entry.section_index,

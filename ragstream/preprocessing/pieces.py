@@ -28,5 +28,7 @@ def build_pieces(segments: list[Segment], chunker: Chunker, max_pieces: int | No
             )
     if max_pieces is not None and len(pieces) > max_pieces:
         searched = set(sorted(range(len(pieces)), key=lambda i: (-pieces[i].weight, i))[:max_pieces])
-        pieces = [p if i in searched else p.model_copy(update={"kept_for_retrieval": False}) for i, p in enumerate(pieces)]
+        pieces = [
+            p if i in searched else p.model_copy(update={"kept_for_retrieval": False}) for i, p in enumerate(pieces)
+        ]
     return pieces

@@ -29,7 +29,11 @@ def validate_prompt(user_text: object, settings: Settings, served: bool = False)
         raise InputError(f"the prompt must be text (a JSON string), not {type(user_text).__name__}")
     if not user_text.strip():
         raise EmptyPromptError("the prompt is empty: type what you want the LLM to do")
-    limit, name = (settings.server.max_prompt_chars, "server.max_prompt_chars") if served else (settings.max_prompt_chars, "max_prompt_chars")
+    limit, name = (
+        (settings.server.max_prompt_chars, "server.max_prompt_chars")
+        if served
+        else (settings.max_prompt_chars, "max_prompt_chars")
+    )
     if len(user_text) > limit:
         raise PromptTooLargeError(f"the prompt has {len(user_text):,} characters; the limit is {limit:,} ({name})")
     return user_text
@@ -85,7 +89,9 @@ def preprocess(
         must_headers=must_header_status(canon, schema),
         normalized_map=result.canon_map,
         unknown_attributes=unknown_headers(canon),
-        decisions={e.original_header or "": (decisions or {})[e.normalized] for e in canon.entries if e.mapped_by == "person"},
+        decisions={
+            e.original_header or "": (decisions or {})[e.normalized] for e in canon.entries if e.mapped_by == "person"
+        },
         source_spans={k: [(s.start, s.end) for s in v] for k, v in source_spans(canon).items()},
     )
     return Preprocessed(user_text, PromptBody(**body_fields(user_text, parsed, canon)), result, report)

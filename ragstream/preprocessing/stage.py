@@ -32,10 +32,13 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     memory, selection = [], None
     if project and ctx.history_profile != "none":
         ask = "\n".join(t for t in (done.body.task, done.body.purpose) if t)
-        memory, selection = select_memory(env.memory, project, ask, services.embedder, services.budget,
-                                          services.settings.memory)
+        memory, selection = select_memory(
+            env.memory, project, ask, services.embedder, services.budget, services.settings.memory
+        )
     secrets = [f.to_dict() for f in redacted_in(done.raw_prompt)]
-    report = done.report.model_copy(update={"memory_turns": len(memory), "secrets_redacted": secrets, "memory": selection})
+    report = done.report.model_copy(
+        update={"memory_turns": len(memory), "secrets_redacted": secrets, "memory": selection}
+    )
     return StageOutput(
         updates={
             "raw_prompt": done.raw_prompt,

@@ -14,9 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-
-import numpy as np
+from datetime import UTC, datetime
 
 from ragstream.embedding import Embedder
 from ragstream.errors import RetrievalError
@@ -84,20 +82,26 @@ class RetrievalController:
     # -- sub-retrievers: each returns one ranked list per query piece -------------------------
 
     def _vector(self, queries: list[Query], probes: Probes) -> list[RankedList]:
-        return [RankedList("vector", hits, self.settings.weights["vector"] * q.weight) for q, hits in zip(queries, probes.dense)]
+        return [
+            RankedList("vector", hits, self.settings.weights["vector"] * q.weight)
+            for q, hits in zip(queries, probes.dense, strict=False)
+        ]
 
     def _bm25(self, queries: list[Query], probes: Probes) -> list[RankedList]:
-        return [RankedList("bm25", hits, self.settings.weights["bm25"] * q.weight) for q, hits in zip(queries, probes.bm25)]
+        return [
+            RankedList("bm25", hits, self.settings.weights["bm25"] * q.weight)
+            for q, hits in zip(queries, probes.bm25, strict=False)
+        ]
 
     def _temporal(self, queries: list[Query], base: list[RetrievedChunk], snap: Snapshot) -> list[RankedList]:
         """Hybrid candidates ordered by fused score times recency decay; years named in the query filter."""
         years = set().union(*(years_in(q.text) for q in queries))
-        now = datetime.now(timezone.utc).timestamp()
+        now = datetime.now(UTC).timestamp()
         half_life = self.settings.temporal_half_life_days * 86400.0
         scored = []
         for item in base:
             when = _timestamp(snap.chunk(item.chunk_id).metadata)
-            if years and (when is None or datetime.fromtimestamp(when, timezone.utc).year not in years):
+            if years and (when is None or datetime.fromtimestamp(when, UTC).year not in years):
                 continue
             decay = 0.5 ** (max(now - when, 0.0) / half_life) if when is not None else 0.0
             scored.append((item.chunk_id, item.score * decay))
@@ -149,7 +153,10 @@ class RetrievalController:
         return lists
 
     def retrieve(
-        self, queries: list[Query] | list[str], strategy: Strategy | None = None, rerun: bool | None = None,
+        self,
+        queries: list[Query] | list[str],
+        strategy: Strategy | None = None,
+        rerun: bool | None = None,
         limit: int | None = None,
     ) -> MergedResultSet:
         """The fused result set (at most `limit` candidates, `max_candidates` when not given), with its
@@ -161,7 +168,9 @@ class RetrievalController:
         if not pieces:
             raise RetrievalError("no query text to retrieve with")
         chosen_here = strategy is None
-        strategy, reason = (strategy, "chosen by the caller") if strategy else choose_strategy(" ".join(q.text for q in pieces))
+        strategy, reason = (
+            (strategy, "chosen by the caller") if strategy else choose_strategy(" ".join(q.text for q in pieces))
+        )
         snap = self.snapshot()
         probing = MergedResultSet(results=[], strategy=strategy, rung="direct")
         probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.SEMANTIC)
@@ -175,8 +184,9 @@ class RetrievalController:
             if other is strategy:
                 continue
             try:
-                candidate = self._retrieve_once(pieces, other, f"re-run: {strategy.value} confidence was low", snap, probes,
-                                                probing, limit)
+                candidate = self._retrieve_once(
+                    pieces, other, f"re-run: {strategy.value} confidence was low", snap, probes, probing, limit
+                )
             except RetrievalError:  # the other strategy's retrievers failed: keep what we have
                 continue
             report.attempts.append(Attempt(other.value, candidate.confidence.score))
@@ -200,17 +210,33 @@ class RetrievalController:
             vectors = None
         probing.timings_ms["embed"] = (time.perf_counter() - started) * 1000
         k = self.settings.top_k
-        dense = [] if vectors is None else self._run("vector", lambda: [RankedList("vector", snap.vector_search(v, k)) for v in vectors], probing)
+        dense = (
+            []
+            if vectors is None
+            else self._run("vector", lambda: [RankedList("vector", snap.vector_search(v, k)) for v in vectors], probing)
+        )
         bm25 = self._run("bm25", lambda: [RankedList("bm25", snap.bm25_search(q.text, k)) for q in pieces], probing)
-        return Probes(dense=[rl.hits for rl in dense], bm25=[rl.hits for rl in bm25], vectors=vectors,
-                      terms=content_terms([q.text for q in pieces]))
+        return Probes(
+            dense=[rl.hits for rl in dense],
+            bm25=[rl.hits for rl in bm25],
+            vectors=vectors,
+            terms=content_terms([q.text for q in pieces]),
+        )
 
     def _retrieve_once(
-        self, pieces: list[Query], strategy: Strategy, reason: str, snap: Snapshot, probes: Probes, probing: MergedResultSet,
+        self,
+        pieces: list[Query],
+        strategy: Strategy,
+        reason: str,
+        snap: Snapshot,
+        probes: Probes,
+        probing: MergedResultSet,
         limit: int | None = None,
     ) -> MergedResultSet:
         """One strategy over the probes' lists (the probes' timings, counts and failures are its own)."""
-        report = MergedResultSet(results=[], strategy=strategy, rung="direct", strategy_reason=reason, generation=snap.generation)
+        report = MergedResultSet(
+            results=[], strategy=strategy, rung="direct", strategy_reason=reason, generation=snap.generation
+        )
         report.timings_ms["embed"] = probing.timings_ms["embed"]
         lists: list[RankedList] = []
         for name, wanted, build in (
@@ -257,7 +283,9 @@ class RetrievalController:
             passing = {cid for cid, score in similarity.items() if score >= floor}
             if len(passing) >= self.settings.min_results:
                 filtered = [
-                    RankedList(rl.retriever, [h for h in rl.hits if h[0] in passing], rl.weight) if rl.retriever == "vector" else rl
+                    RankedList(rl.retriever, [h for h in rl.hits if h[0] in passing], rl.weight)
+                    if rl.retriever == "vector"
+                    else rl
                     for rl in lists
                 ]
                 return filtered, rung, similarity
@@ -269,7 +297,7 @@ def _timestamp(metadata: dict[str, str | int | float | bool | None]) -> float | 
     date = metadata.get("date")
     if isinstance(date, str):
         try:
-            return datetime.fromisoformat(date).replace(tzinfo=timezone.utc).timestamp()
+            return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
         except ValueError:
             pass
     mtime = metadata.get("mtime")

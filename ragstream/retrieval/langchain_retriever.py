@@ -24,7 +24,6 @@ from ragstream.retrieval.factory import build_controller
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, default_settings
 
-
 _PASSED_ON = ("line_start", "line_end", "language", "title", "heading")  # ingestion metadata a reader can cite
 
 
@@ -54,14 +53,23 @@ class RagstreamRetriever(BaseRetriever):
         for item in result.results[: k or self.top_k]:
             chunk = snapshot.chunk(item.chunk_id)
             scores = {f"score_{name}": value for name, value in item.scores.items()}
-            documents.append(Document(
-                page_content=chunk.text,
-                id=chunk.id,
-                metadata={
-                    "chunk_id": chunk.id, "source": chunk.source_path, "sha256": chunk.sha256,
-                    "start": chunk.span.start, "end": chunk.span.end, "score": item.score, **scores,
-                    "strategy": result.strategy.value, "rung": result.rung, "confidence": result.confidence.score,
-                    **{k: v for k, v in chunk.metadata.items() if k in _PASSED_ON},
-                },
-            ))
+            documents.append(
+                Document(
+                    page_content=chunk.text,
+                    id=chunk.id,
+                    metadata={
+                        "chunk_id": chunk.id,
+                        "source": chunk.source_path,
+                        "sha256": chunk.sha256,
+                        "start": chunk.span.start,
+                        "end": chunk.span.end,
+                        "score": item.score,
+                        **scores,
+                        "strategy": result.strategy.value,
+                        "rung": result.rung,
+                        "confidence": result.confidence.score,
+                        **{k: v for k, v in chunk.metadata.items() if k in _PASSED_ON},
+                    },
+                )
+            )
         return documents

@@ -53,7 +53,9 @@ class EmbeddingReranker:
 
     name = "embedding"
 
-    def __init__(self, weights: dict[str, float], top_n: int, kind_weights: dict[str, dict[str, float]] | None = None) -> None:
+    def __init__(
+        self, weights: dict[str, float], top_n: int, kind_weights: dict[str, dict[str, float]] | None = None
+    ) -> None:
         self.weights = weights
         self.kind_weights = kind_weights or {}
         self.top_n = top_n
@@ -66,7 +68,13 @@ class EmbeddingReranker:
         qvec = controller.embedder.embed([query])[0]
         stored = snapshot.vectors_of(ids)
         foreign = [c for c in chunks if c.id not in stored]  # another project's or the web's: embedded here
-        stored.update(zip((c.id for c in foreign), controller.embedder.embed([c.text for c in foreign]) if foreign else []))
+        stored.update(
+            zip(
+                (c.id for c in foreign),
+                controller.embedder.embed([c.text for c in foreign]) if foreign else [],
+                strict=False,
+            )
+        )
         signals = {
             "dense": np.asarray([float(np.dot(stored[cid], qvec)) if cid in stored else 0.0 for cid in ids]),
             "chunk_bm25": snapshot.chunk_bm25(query, ids),
@@ -74,7 +82,9 @@ class EmbeddingReranker:
         }
         normalized = {name: _minmax(values) for name, values in signals.items()}
         weights = [self.kind_weights.get(chunk_kind(c), self.weights) for c in chunks]
-        mixed = np.asarray([sum(w.get(name, 0.0) * normalized[name][i] for name in normalized) for i, w in enumerate(weights)])
+        mixed = np.asarray(
+            [sum(w.get(name, 0.0) * normalized[name][i] for name in normalized) for i, w in enumerate(weights)]
+        )
         order = sorted(range(len(ids)), key=lambda i: (-mixed[i], ids[i]))
         return [(ids[i], float(mixed[i])) for i in order]
 
@@ -115,7 +125,10 @@ class LLMReranker:
 
     def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
         calls = self.runner.run_many("RR", [{"query": query, "passage": c.text} for c in chunks], self.version)
-        graded = [(c.id, self._GRADE[call.output["relevance"]] - i * 1e-6) for i, (c, call) in enumerate(zip(chunks, calls))]
+        graded = [
+            (c.id, self._GRADE[call.output["relevance"]] - i * 1e-6)
+            for i, (c, call) in enumerate(zip(chunks, calls, strict=False))
+        ]
         return sorted(graded, key=lambda g: -g[1])
 
 

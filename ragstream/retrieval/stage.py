@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ragstream.agents.planner import decide
 from ragstream.errors import RetrievalError
+from ragstream.ingestion.manifest import indexed_project
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.controller import Query, RetrievalController
 from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
-from ragstream.ingestion.manifest import indexed_project
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
 from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
@@ -21,8 +21,12 @@ def query_pieces(sp: SuperPrompt) -> list[Query]:
 
 
 def retrieve(
-    pieces: list[Query], controller: RetrievalController, strategy: Strategy | None = None, history: list[Chunk] | None = None,
-    limit: int | None = None, rerun: bool | None = None,
+    pieces: list[Query],
+    controller: RetrievalController,
+    strategy: Strategy | None = None,
+    history: list[Chunk] | None = None,
+    limit: int | None = None,
+    rerun: bool | None = None,
 ) -> tuple[list[Chunk], RetrievalReport]:
     """Documents first, then (when the history profile asks for it) relevant past turns."""
     if not pieces:
@@ -55,7 +59,9 @@ def retrieve(
     return chunks, report
 
 
-def rerank(ask: str, chunks: list[Chunk], reranker: Reranker, controller: RetrievalController) -> tuple[list[Chunk], RerankReport]:
+def rerank(
+    ask: str, chunks: list[Chunk], reranker: Reranker, controller: RetrievalController
+) -> tuple[list[Chunk], RerankReport]:
     """The first `top_n` chunks reordered (and scored) by the reranker; the rest keep their order behind them."""
     head, tail = chunks[: reranker.top_n], chunks[reranker.top_n :]
     ranked = reranker.rerank(ask, head, controller)
@@ -113,13 +119,23 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     plan = decide(sp, services.settings, services.runner, services.offline, ctx.strategy)
     updates = {"extras": sp.extras.model_copy(update={"project": controller.paths.name})}
     if not plan.retrieve:
-        report = RetrievalReport(project=controller.paths.name, strategy="NONE", strategy_reason=plan.reason,
-                                 rung="skipped_by_plan", pieces=len(query_pieces(sp)), plan=plan)
+        report = RetrievalReport(
+            project=controller.paths.name,
+            strategy="NONE",
+            strategy_reason=plan.reason,
+            rung="skipped_by_plan",
+            pieces=len(query_pieces(sp)),
+            plan=plan,
+        )
         return StageOutput(updates={**updates, "base_context_chunks": []}, report=report, selection=[])
     history: list[Chunk] = []
     if ctx.history_profile == "relevant":
         history = env.memory.relevant_chunks(
-            controller.paths.name, normalized_ask(sp), controller.embedder, 3, services.settings.retrieval.fallback_min_score
+            controller.paths.name,
+            normalized_ask(sp),
+            controller.embedder,
+            3,
+            services.settings.retrieval.fallback_min_score,
         )
     strategy = Strategy(plan.strategy) if plan.strategy else None
     rerun = plan.source != "user"  # the confidence loop may widen a strategy the plan chose, never one the user forced
@@ -129,16 +145,25 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     except RetrievalError as exc:
         if services.settings.plan.on_retrieval_failure == "fail":
             raise
-        report = RetrievalReport(project=controller.paths.name, strategy=plan.strategy or "NONE", rung="failed",
-                                 pieces=len(query_pieces(sp)), failure=str(exc))
+        report = RetrievalReport(
+            project=controller.paths.name,
+            strategy=plan.strategy or "NONE",
+            rung="failed",
+            pieces=len(query_pieces(sp)),
+            failure=str(exc),
+        )
         chunks = []
     if tools:
-        runs = [ToolRun(controller.paths.name, chunks)] + [tool.search(query_pieces(sp), plan.candidates) for tool in tools]
+        runs = [ToolRun(controller.paths.name, chunks)] + [
+            tool.search(query_pieces(sp), plan.candidates) for tool in tools
+        ]
         chunks = fuse(runs, services.settings.retrieval.rrf_k, plan.candidates)
-        report = report.model_copy(update={
-            "tools": {run.name: len(run.chunks) for run in runs},
-            "failures": {**report.failures, **{f"tool {run.name}": run.failure for run in runs if run.failure}},
-        })
+        report = report.model_copy(
+            update={
+                "tools": {run.name: len(run.chunks) for run in runs},
+                "failures": {**report.failures, **{f"tool {run.name}": run.failure for run in runs if run.failure}},
+            }
+        )
     chunks += history
     report = report.model_copy(update={"history_chunks": len(history)})
     return StageOutput(

@@ -17,10 +17,10 @@ The chooser's rules, in order (the first that applies wins, and is reported as t
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 
 
-class Strategy(str, Enum):
+class Strategy(StrEnum):
     PRECISE = "PRECISE"  # dense vectors only
     SEMANTIC = "SEMANTIC"  # BM25 only
     HYBRID = "HYBRID"  # both, fused
@@ -28,10 +28,15 @@ class Strategy(str, Enum):
     EXPLORATORY = "EXPLORATORY"  # hybrid seeds expanded along neighbouring chunks and linked files
 
 
-_MONTHS = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+_MONTHS = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+)
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?\b")
-_YEAR_AFTER_PREPOSITION = re.compile(r"\b(?:in|since|before|after|during|from|until|till|as of)\s+((?:19|20)\d{2})\b", re.I)
+_YEAR_AFTER_PREPOSITION = re.compile(
+    r"\b(?:in|since|before|after|during|from|until|till|as of)\s+((?:19|20)\d{2})\b", re.I
+)
 _SINCE_A_TIME = re.compile(
     rf"\bsince\s+(?:the\s+)?(?:last|yesterday|today|this|{_MONTHS}|{_WEEKDAYS}|v\d|version|release|launch|migration|upgrade)\b",
     re.I,
@@ -53,7 +58,9 @@ _EXPLORE = re.compile(
 
 def years_in(text: str) -> set[int]:
     """Years the query names as dates (ISO dates, or 'in/since/before … YYYY')."""
-    return {int(m.group()[:4]) for m in _ISO_DATE.finditer(text)} | {int(m.group(1)) for m in _YEAR_AFTER_PREPOSITION.finditer(text)}
+    return {int(m.group()[:4]) for m in _ISO_DATE.finditer(text)} | {
+        int(m.group(1)) for m in _YEAR_AFTER_PREPOSITION.finditer(text)
+    }
 
 
 def choose_strategy(query: str) -> tuple[Strategy, str]:

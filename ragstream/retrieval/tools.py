@@ -74,7 +74,9 @@ class WebSearchTool:
 
 def web_chunk(item: dict, rank: int) -> Chunk:
     """A search result as a chunk whose id cites like a document's (`source@sha10#n`)."""
-    text = "\n".join(part for part in (str(item.get("title") or "").strip(), str(item.get("content") or "").strip()) if part)
+    text = "\n".join(
+        part for part in (str(item.get("title") or "").strip(), str(item.get("content") or "").strip()) if part
+    )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     source = _ID_UNSAFE.sub("", str(item["url"]))[:200]
     return Chunk(
@@ -84,7 +86,12 @@ def web_chunk(item: dict, rank: int) -> Chunk:
         chunk_index=rank,
         text=text,
         span=Span(start=0, end=len(text)),
-        metadata={"kind": "web", "tool": "web", "title": str(item.get("title") or ""), "engine": str(item.get("engine") or "")},
+        metadata={
+            "kind": "web",
+            "tool": "web",
+            "title": str(item.get("title") or ""),
+            "engine": str(item.get("engine") or ""),
+        },
         scores={"web_rank": float(rank + 1)},
     )
 
@@ -98,5 +105,7 @@ def fuse(runs: list[ToolRun], rrf_k: float, limit: int) -> list[Chunk]:
             by_id.setdefault(chunk.id, chunk)
         lists.append(RankedList(run.name, [(c.id, 1.0 / (i + 1)) for i, c in enumerate(run.chunks)]))
     fused = rrf_fuse(lists, rrf_k)[:limit]
-    return [by_id[item.chunk_id].model_copy(update={"scores": {**by_id[item.chunk_id].scores, "tools_fused": item.score}})
-            for item in fused]
+    return [
+        by_id[item.chunk_id].model_copy(update={"scores": {**by_id[item.chunk_id].scores, "tools_fused": item.score}})
+        for item in fused
+    ]

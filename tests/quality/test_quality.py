@@ -75,7 +75,10 @@ def _files(ids: list[str]) -> set[str]:
 # narration or cross-reference, no lead-in without its items; a Constraint is a rule, not an example.
 _MARKUP = re.compile(r"<!--|-->|^\W*---|^\s*\.\. |^:\w+:|^\W*(?:https?://\S+|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?:>>>|\$ )")
 _DANGLING = re.compile(r"^(?:it|this|that|these|those|they|here|see)\b", re.IGNORECASE)
-_NARRATION = re.compile(r"\b(?:in the next (?:chapter|section)|as we saw|as you saw|let's say|let us say|you'll see|we'll see)\b", re.IGNORECASE)
+_NARRATION = re.compile(
+    r"\b(?:in the next (?:chapter|section)|as we saw|as you saw|let's say|let us say|you'll see|we'll see)\b",
+    re.IGNORECASE,
+)
 _EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.g\.|let's say|suppose|imagine)\b", re.IGNORECASE)
 
 
@@ -106,7 +109,9 @@ def _invariants(sp: SuperPrompt) -> None:
                 references = {" ".join(Reference(chunk, s).text.split()) for s in symbols_of(chunk)}
                 assert text in references, f"a condensed line names no definition of the chunk it cites: {line}"
             else:
-                assert text in " ".join(chunk.text.split()), f"a condensed line is not verbatim from the chunk it cites: {line}"
+                assert text in " ".join(chunk.text.split()), (
+                    f"a condensed line is not verbatim from the chunk it cites: {line}"
+                )
     assert sp.S_CTX_MD == "" or "~~~~condensed-context" in sp.prompt_ready
     for chunk_id in selected:
         assert f'chunk="{chunk_id}"' in sp.prompt_ready, f"{chunk_id} is selected but not attached as a fenced excerpt"

@@ -184,16 +184,22 @@ class LocalChatModel(BaseChatModel):
         return text, UsageMetadata(input_tokens=words_in, output_tokens=words_out, total_tokens=words_in + words_out)
 
     def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
     ) -> ChatResult:
         text, usage = self._reply(messages, kwargs.get("response_format"))
         message = AIMessage(content=text, usage_metadata=usage, response_metadata={"model_name": self._reported_model})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
-        self, messages: list[BaseMessage], stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any,
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         text, usage = self._reply(messages, kwargs.get("response_format"))
         pieces = [text] if kwargs.get("response_format") else re.findall(r"\S+\s*", text) or [text]
@@ -211,8 +217,13 @@ class LocalChatModel(BaseChatModel):
             yield chunk
 
     def with_structured_output(
-        self, schema: dict[str, Any] | type, *, include_raw: bool = False, method: str = "json_schema",
-        strict: bool | None = None, **kwargs: Any,
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        include_raw: bool = False,
+        method: str = "json_schema",
+        strict: bool | None = None,
+        **kwargs: Any,
     ) -> Runnable:
         """A runnable whose output is the parsed object: a model for a pydantic class, else a dict.
 
@@ -224,7 +235,10 @@ class LocalChatModel(BaseChatModel):
         json_schema = schema if isinstance(schema, dict) else convert_to_json_schema(schema)  # a dict is one already
         is_model = isinstance(schema, type) and is_basemodel_subclass(schema)
         bound = self.bind(
-            response_format={"type": "json_schema", "json_schema": {"name": json_schema.get("title", "output"), "schema": json_schema}},
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": json_schema.get("title", "output"), "schema": json_schema},
+            },
             ls_structured_output_format={"kwargs": {"method": method}, "schema": schema},
         )
         parser = PydanticOutputParser(pydantic_object=schema) if is_model else JsonOutputParser()
@@ -257,7 +271,9 @@ class SchemaFiller:
             elif "x-cues" in prop:
                 out[name] = _cued_sentences(prop, payload, taken)
             elif "x-explains" in prop:
-                out[name] = {field: evidence.get(field, "no keyword rule applies") for field in prop.get("properties", {})}
+                out[name] = {
+                    field: evidence.get(field, "no keyword rule applies") for field in prop.get("properties", {})
+                }
             else:
                 out[name] = self._fill(name, prop, payload, units, unit_vectors, doc_vector)
         return out

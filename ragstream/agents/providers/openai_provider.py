@@ -2,7 +2,8 @@
 
 Retries are ours, not the SDK's, and the only retry layer in RAGstream (graph nodes do not retry):
 their number, jittered exponential backoff and Retry-After handling follow settings, and every
-attempt has a deadline. Calls pass an endpoint gate shared by the process (see `endpoint_gate`). Error messages are redacted: the key never leaves.
+attempt has a deadline. Calls pass an endpoint gate shared by the process (see `endpoint_gate`). Error messages are
+redacted: the key never leaves.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from langchain_openai import ChatOpenAI
 
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
 from ragstream.agents.providers.endpoint_gate import gate_for
-from ragstream.agents.providers.structured_mode import PROBE_MESSAGES, ModeCache, probe, response_format_for, with_schema_in_prompt
+from ragstream.agents.providers.structured_mode import (
+    PROBE_MESSAGES,
+    ModeCache,
+    probe,
+    response_format_for,
+    with_schema_in_prompt,
+)
 from ragstream.errors import LLMCallError, LLMTimeoutError
 from ragstream.redact import redact
 from ragstream.settings import LLMSettings
@@ -75,8 +82,10 @@ class OpenAIProvider:
         """The probe's reply text, or None when the server refuses this response format."""
         chat = self._model(model, 0.0, 24).model_copy(update={"disable_streaming": True})
         try:
-            reply = self._with_retries(model, lambda: chat.invoke(PROBE_MESSAGES, config={"tags": ["nostream"]},
-                                                                  response_format=response_format))
+            reply = self._with_retries(
+                model,
+                lambda: chat.invoke(PROBE_MESSAGES, config={"tags": ["nostream"]}, response_format=response_format),
+            )
         except LLMCallError as exc:
             if exc.status is not None and 400 <= exc.status < 600 and exc.status != 429:
                 return None
@@ -181,7 +190,9 @@ class OpenAIProvider:
                 error.args = (f"{error.args[0]} (gave up after {allowed} attempt{'s' if allowed > 1 else ''})",)
                 raise error
             delay = self._backoff(failures - 1, hint)
-            log.info("llm retry %d/%d in %.2fs: %s", failures, allowed - 1, delay, error)  # the final error says how many
+            log.info(
+                "llm retry %d/%d in %.2fs: %s", failures, allowed - 1, delay, error
+            )  # the final error says how many
             time.sleep(delay)
 
     def _attempt(
@@ -194,7 +205,9 @@ class OpenAIProvider:
         except openai.APITimeoutError:
             return LLMTimeoutError(f"{model}: no answer within {self.settings.timeout_s:g}s", attempts=attempt), None
         except openai.APIConnectionError as exc:
-            return LLMCallError(f"{model}: cannot connect to {self.endpoint}: {self._safe(str(exc))}", attempts=attempt), None
+            return LLMCallError(
+                f"{model}: cannot connect to {self.endpoint}: {self._safe(str(exc))}", attempts=attempt
+            ), None
         except openai.APIStatusError as exc:
             status = exc.status_code
             error = LLMCallError(self._safe(f"{model}: HTTP {status}: {exc.message}"), status=status, attempts=attempt)
@@ -208,9 +221,17 @@ class OpenAIProvider:
             usage = exc.completion.usage if exc.completion else None
             return AIMessage(
                 content=text,
-                usage_metadata={"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
-                                "total_tokens": usage.total_tokens} if usage else None,
-                response_metadata={"model_name": exc.completion.model if exc.completion else model, "finish_reason": "length"},
+                usage_metadata={
+                    "input_tokens": usage.prompt_tokens,
+                    "output_tokens": usage.completion_tokens,
+                    "total_tokens": usage.total_tokens,
+                }
+                if usage
+                else None,
+                response_metadata={
+                    "model_name": exc.completion.model if exc.completion else model,
+                    "finish_reason": "length",
+                },
             ), None
         except openai.ContentFilterFinishReasonError as exc:
             raise LLMCallError(f"{model}: {self._safe(str(exc))}", attempts=attempt) from None
@@ -220,8 +241,10 @@ class OpenAIProvider:
             return LLMCallError(f"{model}: malformed response ({detail})", attempts=attempt), None
 
     def _response(self, reply: AIMessage, model: str, attempts: int, latency: float) -> LLMResponse:
-        content = reply.content if isinstance(reply.content, str) else "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content
+        content = (
+            reply.content
+            if isinstance(reply.content, str)
+            else "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
         )
         usage = reply.usage_metadata or {}
         return LLMResponse(

@@ -47,7 +47,9 @@ def response_format_for(mode: str, response_format: dict[str, Any] | None) -> di
 
 def with_schema_in_prompt(messages: list[dict[str, str]], schema: dict[str, Any]) -> list[dict[str, str]]:
     """The messages with the schema appended to the last user message (for servers that do not enforce it)."""
-    note = "\n\nThe reply must be one JSON object valid against this JSON schema:\n" + json.dumps(schema, ensure_ascii=False)
+    note = "\n\nThe reply must be one JSON object valid against this JSON schema:\n" + json.dumps(
+        schema, ensure_ascii=False
+    )
     last = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=None)
     if last is None:
         return [*messages, {"role": "user", "content": note.strip()}]
@@ -84,7 +86,8 @@ class ModeCache:
 
 
 def probe(send: Callable[[dict[str, Any]], str | None]) -> str:
-    """The first mode the endpoint accepts and answers with JSON; `send` returns the reply text, or None when refused."""
+    """The first mode the endpoint accepts and answers with JSON; `send` returns the reply text, or None when
+    refused."""
     for mode in ("json_schema", "json_object"):
         text = send(probe_format(mode))
         if text is None:
