@@ -6,7 +6,11 @@ per configuration, nDCG@10, recall@100 and p50/p95 query latency, all at the shi
 last line is the shipped default (HYBRID + the default reranker). `--peers` measures LangChain's
 EnsembleRetriever (BM25Retriever + Chroma over the same collection and MiniLM) in the same run.
 
+`--backends onnx onnx-int8 ...` compares embedder variants side by side in one run: each ingests the
+corpus into its own data root and prints chunks/s and nDCG@10 (dense SEMANTIC and the shipped default).
+
 Run: python bench/retrieval_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench] [--peers]
+     python bench/retrieval_eval.py --backends onnx onnx-int8 onnx-w8 onnx-w8-int8
 """
 
 from __future__ import annotations
@@ -26,7 +30,17 @@ from ragstream.retrieval.stage import rerank
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+
+def _default_data() -> Path:
+    """shared/data/scifact beside the repository, from a checkout or a worktree nested below it."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "shared" / "data" / "scifact").is_dir():
+            return parent / "shared" / "data" / "scifact"
+    return here.parents[2] / "shared" / "data" / "scifact"
+
+
+DEFAULT_DATA = _default_data()
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -149,18 +163,39 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="a settings override for every configuration, e.g. embedding.backend=onnx",
     )
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        default=[],
+        metavar="BACKEND",
+        help="embedding.backend variants to compare side by side (each in WORK/BACKEND)",
+    )
     args = parser.parse_args()
-
-    project = args.data.name
     overrides = dict(item.split("=", 1) for item in args.set)
-    settings: Settings = load_settings(overrides={**overrides, "data_dir": str(args.work)})
+    if not args.backends:
+        run(args, overrides, args.work, full=True)
+        return
+    table = []
+    for backend in args.backends:
+        print(f"== embedding.backend={backend}", flush=True)
+        rate, figures = run(args, {**overrides, "embedding.backend": backend}, args.work / backend, full=False)
+        table.append((backend, rate, figures))
+    print(f"\n{'backend':14s} {'chunks/s':>9s} {'nDCG@10 dense':>14s} {'nDCG@10 shipped':>16s}")
+    for backend, rate, figures in table:
+        print(f"{backend:14s} {rate:9.1f} {figures['PRECISE']:14.4f} {figures['shipped']:16.4f}")
+
+
+def run(args: argparse.Namespace, overrides: dict[str, str], work: Path, full: bool) -> tuple[float, dict[str, float]]:
+    """Ingest, then evaluate; `full` measures every strategy (and the peers when asked), else dense and shipped."""
+    project = args.data.name
+    settings: Settings = load_settings(overrides={**overrides, "data_dir": str(work)})
     n_docs = write_corpus(args.data, settings.data_dir / "doc_raw" / project, args.max_docs)
 
     manager = IngestionManager(settings)
     stats = manager.ingest(project)
     print(stats.summary())
+    rate = stats.chunks_written / stats.seconds if stats.chunks_written else 0.0
     if stats.chunks_written:
-        rate = stats.chunks_written / stats.seconds
         print(
             f"ingestion: {n_docs} docs, {stats.chunks_written} chunks embedded in {stats.seconds:.1f}s = {rate:.1f} "
             "chunks/s"
@@ -177,17 +212,23 @@ def main() -> None:
 
     controller = build_controller(settings, project)
     reranker = build_reranker(settings)
-    if args.peers:
+    if args.peers and full:
         evaluate("LangChain EnsembleRetriever (BM25 + Chroma)", langchain_ensemble(settings, project), queries, qrels)
-    for strategy in (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.EXPLORATORY, Strategy.HYBRID):
-        evaluate(strategy.value, lambda text, s=strategy: controller.retrieve([text], s).ids, queries, qrels)
+    figures = {}
+    strategies = (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.EXPLORATORY, Strategy.HYBRID)
+    for strategy in strategies if full else (Strategy.PRECISE,):  # PRECISE: dense vectors only
+        result = evaluate(strategy.value, lambda text, s=strategy: controller.retrieve([text], s).ids, queries, qrels)
+        figures[strategy.value] = result["ndcg"]
 
     def shipped(text: str) -> list[str]:
         result = controller.retrieve([text], Strategy.HYBRID)
         chunks = [controller.snapshot().chunk(cid) for cid in result.ids]
         return [c.id for c in rerank(text, chunks, reranker, controller)[0]]
 
-    evaluate(f"shipped defaults: HYBRID + {reranker.name} reranker", shipped, queries, qrels)
+    figures["shipped"] = evaluate(f"shipped defaults: HYBRID + {reranker.name} reranker", shipped, queries, qrels)[
+        "ndcg"
+    ]
+    return rate, figures
 
 
 if __name__ == "__main__":

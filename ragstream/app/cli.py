@@ -563,13 +563,13 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
-    """Export the embedding model to ONNX now, instead of on the first run that embeds."""
-    from ragstream.model_files import resolve_model_dir
+    """Build the embedding model's ONNX graph now, instead of on the first run that embeds."""
+    from ragstream.embedding import backend_variant
+    from ragstream.model_files import weights_source
     from ragstream.onnx_model import ensure_model
 
-    model_dir = resolve_model_dir(settings.embedding)
-    for variant in args.variants:
-        path = ensure_model(model_dir, settings.models_dir, variant)
+    for variant in args.variants or [backend_variant(settings.embedding.backend)]:
+        path = ensure_model(weights_source(settings.embedding, variant), settings.models_dir, variant)
         print(f"{variant}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
@@ -733,7 +733,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = sub.add_parser("models", help="prepare the embedding model's ONNX export (otherwise done on first use)")
     models.add_argument("action", choices=["prepare"])
-    models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
+    models.add_argument(
+        "--variants",
+        nargs="+",
+        choices=["fp32", "int8", "w8", "w8-int8"],
+        help="ONNX variants to build (default: the configured embedding.backend's)",
+    )
     models.set_defaults(handler=cmd_models)
 
     mcp = sub.add_parser(
