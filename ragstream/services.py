@@ -16,14 +16,14 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
-from ragstream.context.budget import ContextBudget
-from ragstream.context.memory import LOCAL_USER, ConversationMemory, local_store
 from ragstream.embedding import Embedder, query_embedder
+from ragstream.memory.conversation import LOCAL_USER, ConversationMemory, local_store
 from ragstream.preprocessing import HeaderMapper
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.factory import build_controller, build_reranker
 from ragstream.retrieval.reranker import Reranker
 from ragstream.settings import Settings, default_settings
+from ragstream.token_budget import ContextBudget
 
 
 @dataclass

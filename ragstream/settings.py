@@ -215,7 +215,7 @@ class MemorySettings(BaseModel):
     summary_budget: int = Field(gt=0)
     salience_half_life_turns: float = Field(gt=0)
     max_notes: int = Field(ge=0)
-    # what goes into the prompt (context/memory_selection.py): budgets in tokens, similarity to the ask
+    # what goes into the prompt (memory/selection.py): budgets in tokens, similarity to the ask
     recent_budget: int = Field(gt=0)
     snippet_budget: int = Field(gt=0)
     notes_budget: int = Field(gt=0)

@@ -19,7 +19,7 @@ from ragstream.stages import pause_points, validate_skip
 from ragstream.state import Report
 
 if TYPE_CHECKING:
-    from ragstream.context.memory import ConversationMemory
+    from ragstream.memory.conversation import ConversationMemory
     from ragstream.services import Services
 
 HistoryProfile = Literal["none", "recent", "relevant"]

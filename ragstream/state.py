@@ -272,7 +272,7 @@ class RetrievalMode(Report):
 
 
 class SummarySelection(Report):
-    """Which memory items the prompt carries and which it left out, with why (see context/memory.py)."""
+    """Which memory items the prompt carries and which it left out, with why (see memory/conversation.py)."""
 
     turns_kept: int = 0
     turns_dropped: int = 0

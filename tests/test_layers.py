@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
         "users",
     },
     {"embedding", "chunking", "code", "prompt_view", "stage_io", "retrieval.strategy"},
-    {"context"},
+    {"memory", "telemetry", "token_budget"},
     {"preprocessing", "ingestion", "retrieval", "agents"},
     {"services", "orchestration"},
     {"app"},

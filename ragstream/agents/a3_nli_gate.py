@@ -28,7 +28,6 @@ import re
 import numpy as np
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
-from ragstream.context.telemetry import emit
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.preprocessing.canonicalize import asks
 from ragstream.preprocessing.schema import load_prompt_schema
@@ -38,6 +37,7 @@ from ragstream.settings import GateSettings
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import Stage
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
+from ragstream.telemetry.events import emit
 
 AGENT = "A3"
 SHINGLE = 5
