@@ -19,7 +19,7 @@ from ragstream.embedding import get_embedder
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.prompt_builder import fence
 from ragstream.projects import project_paths
-from ragstream.retrieval.controller import RetrievalController
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk
@@ -204,8 +204,8 @@ def code_project(settings: Settings) -> str:
     return "codebase"
 
 
-def _retriever(settings: Settings, project: str) -> RetrievalController:
-    return RetrievalController(
+def _retriever(settings: Settings, project: str) -> ProjectSearcher:
+    return ProjectSearcher(
         project_paths(settings, project), settings.retrieval, get_embedder(settings.embedding, settings.models_dir)
     )
 

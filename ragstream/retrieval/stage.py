@@ -6,7 +6,7 @@ from ragstream.agents.planner import decide
 from ragstream.errors import RetrievalError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.prompt_view import normalized_ask
-from ragstream.retrieval.controller import Query, RetrievalController
+from ragstream.retrieval.search import Query, ProjectSearcher
 from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
@@ -22,7 +22,7 @@ def query_pieces(sp: SuperPrompt) -> list[Query]:
 
 def retrieve(
     pieces: list[Query],
-    controller: RetrievalController,
+    searcher: ProjectSearcher,
     strategy: Strategy | None = None,
     history: list[Chunk] | None = None,
     limit: int | None = None,
@@ -31,8 +31,8 @@ def retrieve(
     """Documents first, then (when the history profile asks for it) relevant past turns."""
     if not pieces:
         raise RetrievalError("the prompt has no content kept for retrieval (only META or unknown sections)")
-    result = controller.retrieve(pieces, strategy, rerun=rerun, limit=limit)
-    snapshot = controller.snapshot()
+    result = searcher.retrieve(pieces, strategy, rerun=rerun, limit=limit)
+    snapshot = searcher.snapshot()
     chunks: list[Chunk] = []
     for item in result.results:
         chunk = snapshot.chunk(item.chunk_id)
@@ -42,7 +42,7 @@ def retrieve(
         chunks.append(chunk.model_copy(update={"scores": scores}))
     chunks += history or []
     report = RetrievalReport(
-        project=controller.paths.name,
+        project=searcher.paths.name,
         strategy=result.strategy.value,
         strategy_reason=result.strategy_reason,
         rung=result.rung,
@@ -60,11 +60,11 @@ def retrieve(
 
 
 def rerank(
-    ask: str, chunks: list[Chunk], reranker: Reranker, controller: RetrievalController
+    ask: str, chunks: list[Chunk], reranker: Reranker, searcher: ProjectSearcher
 ) -> tuple[list[Chunk], RerankReport]:
     """The first `top_n` chunks reordered (and scored) by the reranker; the rest keep their order behind them."""
     head, tail = chunks[: reranker.top_n], chunks[reranker.top_n :]
-    ranked = reranker.rerank(ask, head, controller)
+    ranked = reranker.rerank(ask, head, searcher)
     by_id = {c.id: c for c in head}
     key = f"rerank_{reranker.name}"
     rescored = [by_id[cid].model_copy(update={"scores": {**by_id[cid].scores, key: score}}) for cid, score in ranked]
@@ -74,13 +74,13 @@ def rerank(
 class ProjectTool:
     """Another project's index as a tool: its chunks carry the project's name (the fence shows it)."""
 
-    def __init__(self, controller: RetrievalController, strategy: Strategy | None, rerun: bool) -> None:
-        self.controller, self.strategy, self.rerun = controller, strategy, rerun
-        self.name = controller.paths.name
+    def __init__(self, searcher: ProjectSearcher, strategy: Strategy | None, rerun: bool) -> None:
+        self.searcher, self.strategy, self.rerun = searcher, strategy, rerun
+        self.name = searcher.paths.name
 
     def search(self, pieces: list[Query], limit: int) -> ToolRun:
         try:
-            chunks, _ = retrieve(pieces, self.controller, self.strategy, None, limit, self.rerun)
+            chunks, _ = retrieve(pieces, self.searcher, self.strategy, None, limit, self.rerun)
         except RetrievalError as exc:
             return ToolRun(self.name, failure=str(exc))
         tagged = [c.model_copy(update={"metadata": {**c.metadata, "project": self.name}}) for c in chunks]
@@ -94,7 +94,7 @@ def other_tools(env: StageEnv, main: str, strategy: Strategy | None, rerun: bool
     for name in dict.fromkeys(ctx.projects):
         if name != main:
             indexed_project(services.settings, name)
-            tools.append(ProjectTool(services.retrieval(name), strategy, rerun))
+            tools.append(ProjectTool(services.searcher(name), strategy, rerun))
     web = services.settings.tools.web_search
     if ctx.web_search if ctx.web_search is not None else web.enabled:
         tools.append(WebSearchTool(web))
@@ -115,12 +115,12 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     without excerpts and says why (the report, the run metadata, and an Open issue from A4).
     """
     services, ctx = env.services, env.context
-    controller = services.retrieval(_project(sp, env))
+    searcher = services.searcher(_project(sp, env))
     plan = decide(sp, services.settings, services.runner, services.offline, ctx.strategy)
-    updates = {"extras": sp.extras.model_copy(update={"project": controller.paths.name})}
+    updates = {"extras": sp.extras.model_copy(update={"project": searcher.paths.name})}
     if not plan.retrieve:
         report = RetrievalReport(
-            project=controller.paths.name,
+            project=searcher.paths.name,
             strategy="NONE",
             strategy_reason=plan.reason,
             rung="skipped_by_plan",
@@ -131,22 +131,22 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     history: list[Chunk] = []
     if ctx.history_profile == "relevant":
         history = env.memory.relevant_chunks(
-            controller.paths.name,
+            searcher.paths.name,
             normalized_ask(sp),
-            controller.embedder,
+            searcher.embedder,
             3,
             services.settings.retrieval.fallback_min_score,
         )
     strategy = Strategy(plan.strategy) if plan.strategy else None
     rerun = plan.source != "user"  # the confidence loop may widen a strategy the plan chose, never one the user forced
-    tools = other_tools(env, controller.paths.name, strategy, rerun)
+    tools = other_tools(env, searcher.paths.name, strategy, rerun)
     try:
-        chunks, report = retrieve(query_pieces(sp), controller, strategy, None, plan.candidates, rerun)
+        chunks, report = retrieve(query_pieces(sp), searcher, strategy, None, plan.candidates, rerun)
     except RetrievalError as exc:
         if services.settings.plan.on_retrieval_failure == "fail":
             raise
         report = RetrievalReport(
-            project=controller.paths.name,
+            project=searcher.paths.name,
             strategy=plan.strategy or "NONE",
             rung="failed",
             pieces=len(query_pieces(sp)),
@@ -154,7 +154,7 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         )
         chunks = []
     if tools:
-        runs = [ToolRun(controller.paths.name, chunks)] + [
+        runs = [ToolRun(searcher.paths.name, chunks)] + [
             tool.search(query_pieces(sp), plan.candidates) for tool in tools
         ]
         chunks = fuse(runs, services.settings.retrieval.rrf_k, plan.candidates)
@@ -176,8 +176,8 @@ def retrieval_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
 def rerank_stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
     view = [by_id[cid] for cid in sp.selection_before(Stage.RERANK) if cid in by_id]
-    controller = env.services.retrieval(_project(sp, env))
-    ranked, report = rerank(normalized_ask(sp), view, env.services.reranker, controller)
+    searcher = env.services.searcher(_project(sp, env))
+    ranked, report = rerank(normalized_ask(sp), view, env.services.reranker, searcher)
     rescored = {c.id: c for c in ranked}
     return StageOutput(
         updates={"base_context_chunks": [rescored.get(c.id, c) for c in sp.base_context_chunks]},

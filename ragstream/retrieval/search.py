@@ -1,4 +1,5 @@
-"""RetrievalController: query pieces + strategy -> one merged, deduplicated, fused result set.
+"""ProjectSearcher: one project's index, searched with query pieces + a strategy -> one merged,
+deduplicated, fused result set.
 
 Every query piece is searched by every retriever the strategy needs; the ranked lists are fused with
 weighted reciprocal-rank fusion. A failing retriever is logged and skipped; all failing raises
@@ -64,7 +65,7 @@ class MergedResultSet:
         return [r.chunk_id for r in self.results]
 
 
-class RetrievalController:
+class ProjectSearcher:
     def __init__(self, paths: ProjectPaths, settings: RetrievalSettings, embedder: Embedder) -> None:
         self.paths = paths
         self.settings = settings
