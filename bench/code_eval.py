@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.retrieval.factory import build_searcher, build_reranker
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.stage import rerank
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import load_settings
@@ -135,7 +135,7 @@ def main() -> None:
     def chunks(ids: list[str]) -> list[Chunk]:
         return [searcher.snapshot().chunk(cid) for cid in ids]
 
-    for strategy in (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.HYBRID):
+    for strategy in (Strategy.DENSE, Strategy.KEYWORD, Strategy.HYBRID):
         evaluate(
             strategy.value,
             lambda text, s=strategy: chunks(searcher.retrieve([text], s).ids),

@@ -33,8 +33,8 @@ from retrieval_eval import DEFAULT_DATA, doc_ranking, read_jsonl, read_qrels, wr
 
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.confidence import SIGNALS, calibrated
-from ragstream.retrieval.search import ProjectSearcher
 from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import ConfidenceSettings, Settings, load_settings
 

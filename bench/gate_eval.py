@@ -21,8 +21,8 @@ import numpy as np
 from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
 from ragstream.agents.a3_nli_gate import _terms, rarity_of, weigh
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.search import Query
-from ragstream.retrieval.factory import build_searcher, build_reranker
 from ragstream.retrieval.stage import rerank, retrieve
 from ragstream.settings import load_settings
 

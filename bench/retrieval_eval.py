@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.retrieval.factory import build_searcher, build_reranker
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.stage import rerank
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
@@ -179,7 +179,7 @@ def main() -> None:
     reranker = build_reranker(settings)
     if args.peers:
         evaluate("LangChain EnsembleRetriever (BM25 + Chroma)", langchain_ensemble(settings, project), queries, qrels)
-    for strategy in (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.EXPLORATORY, Strategy.HYBRID):
+    for strategy in (Strategy.DENSE, Strategy.KEYWORD, Strategy.EXPLORATORY, Strategy.HYBRID):
         evaluate(strategy.value, lambda text, s=strategy: searcher.retrieve([text], s).ids, queries, qrels)
 
     def shipped(text: str) -> list[str]:

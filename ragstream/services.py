@@ -19,9 +19,9 @@ from ragstream.chunking import Chunker
 from ragstream.embedding import Embedder, query_embedder
 from ragstream.memory.conversation import LOCAL_USER, ConversationMemory, local_store
 from ragstream.preprocessing import HeaderMapper
-from ragstream.retrieval.search import ProjectSearcher
-from ragstream.retrieval.factory import build_searcher, build_reranker
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.reranker import Reranker
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, default_settings
 from ragstream.token_budget import ContextBudget
 

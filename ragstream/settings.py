@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from ragstream.errors import ConfigError
+from ragstream.retrieval.strategy import Strategy
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -80,9 +81,7 @@ class ConfidenceSettings(BaseModel):
     top: int = Field(gt=0)
     near: int = Field(gt=0)
     coverage_top: int = Field(gt=0)
-    rerun_strategies: list[Literal["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"]] = Field(
-        default_factory=list
-    )
+    rerun_strategies: list[Strategy] = Field(default_factory=list)  # the seed's SEMANTIC, PRECISE still read
 
 
 class SecretsSettings(BaseModel):

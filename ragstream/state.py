@@ -6,10 +6,11 @@ checkpoints written by earlier versions name it as `ragstream.state.Stage`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
+from ragstream.retrieval.strategy import strategy_name
 from ragstream.stages import LEGACY_NAMES, REGISTRY, SELECTING, Stage, rank
 
 __all__ = ["Stage"]
@@ -36,6 +37,9 @@ class Span(BaseModel):
         return Span(start=self.start + offset, end=self.end + offset)
 
 
+# A strategy's name as a report records it (or "NONE"); a checkpoint written with the seed's names reads
+# them in today's (an old SEMANTIC is KEYWORD, BM25).
+StrategyText = Annotated[str, BeforeValidator(strategy_name)]
 PromptFormat = Literal["plain", "markdown", "json"]
 Role = Literal["META", "CONTENT", "UNKNOWN"]
 SegmentNote = Literal[
@@ -215,7 +219,7 @@ class LLMOutcomes(Report):
 class RetrievalAttempt(Report):
     """One strategy retrieval tried, and the calibrated confidence of its result set."""
 
-    strategy: str
+    strategy: StrategyText
     confidence: float
 
 
@@ -233,7 +237,7 @@ class Plan(Report):
     evidence: list[str] = Field(default_factory=list)
     source: Literal["rules", "llm", "user"]
     retrieve: bool
-    strategy: str | None = None  # None: chosen by the retrieval strategy rules
+    strategy: StrategyText | None = None  # None: chosen by the retrieval strategy rules
     candidates: int = 0
     budget: int = 0  # token ceiling of the prompt's excerpts
     escalated: str = ""  # why a low-confidence decision was widened, empty when it was not
@@ -263,7 +267,7 @@ class SectionBudget(Report):
 
 
 class RetrievalMode(Report):
-    strategy: str
+    strategy: StrategyText
     rung: str
     candidates: int
     confidence: float | None = None  # the kept result's calibrated confidence
@@ -349,7 +353,7 @@ class RetrievalReport(Report):
     confidence re-runs retrieval with other strategies and keeps the most confident)."""
 
     project: str
-    strategy: str
+    strategy: StrategyText
     strategy_reason: str = ""
     rung: str
     generation: int = 0
@@ -458,7 +462,7 @@ class CriticRetrieval(Report):
     of those it kept, which the regeneration's request holds."""
 
     query: str
-    strategy: str = ""
+    strategy: StrategyText = ""
     confidence: float | None = None
     candidates: list[str] = Field(default_factory=list)
     decisions: dict[str, str] = Field(default_factory=dict)

@@ -214,7 +214,7 @@ def _chunks(settings: Settings, project: str) -> list[Chunk]:
     return _retriever(settings, project).snapshot().chunks
 
 
-@pytest.mark.parametrize("strategy", [Strategy.PRECISE, Strategy.SEMANTIC, Strategy.HYBRID])
+@pytest.mark.parametrize("strategy", [Strategy.DENSE, Strategy.KEYWORD, Strategy.HYBRID])
 def test_a_question_in_words_finds_the_function_named_by_them(settings, code_project, strategy) -> None:
     retriever = _retriever(settings, code_project)
     results = retriever.retrieve(["which function picks the best match for a query"], strategy)

@@ -11,8 +11,8 @@ import streamlit
 
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.confidence import SIGNALS
-from ragstream.retrieval.search import Query
 from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import Query
 from ragstream.retrieval.stage import retrieve
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
@@ -69,9 +69,7 @@ def test_a_low_confidence_ask_re_runs_with_other_strategies_and_records_both(doc
 
 def test_a_confident_ask_and_a_caller_chosen_strategy_do_not_re_run(docs: Settings) -> None:
     searcher = build_searcher(docs, "st")
-    _, confident = retrieve(
-        [Query("How do I pass command line arguments to my script with streamlit run?")], searcher
-    )
+    _, confident = retrieve([Query("How do I pass command line arguments to my script with streamlit run?")], searcher)
     assert confident.confidence >= docs.retrieval.confidence.low and len(confident.attempts) == 1
     _, forced = retrieve([Query("migration routes of arctic terns over the Atlantic")], searcher, Strategy.HYBRID)
     assert [a.strategy for a in forced.attempts] == ["HYBRID"] and forced.strategy == "HYBRID"
@@ -79,7 +77,7 @@ def test_a_confident_ask_and_a_caller_chosen_strategy_do_not_re_run(docs: Settin
 
 def test_an_empty_result_has_no_confidence_and_never_wins_a_re_run(docs: Settings) -> None:
     searcher = build_searcher(docs, "st")
-    nothing = searcher.retrieve(["qqqzzzx"], Strategy.SEMANTIC)
+    nothing = searcher.retrieve(["qqqzzzx"], Strategy.KEYWORD)
     assert nothing.ids == [] and nothing.confidence.score == 0.0
     rerun = searcher.retrieve(["qqqzzzx"])
     assert rerun.ids, "the re-run keeps a result that found something"

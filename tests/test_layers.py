@@ -22,8 +22,9 @@ LAYERS: list[set[str]] = [
         "onnx_model",
         "lines",
         "users",
+        "retrieval.strategy",  # the strategies' names, which the state's reports validate with
     },
-    {"embedding", "chunking", "code", "prompt_view", "stage_io", "retrieval.strategy"},
+    {"embedding", "chunking", "code", "prompt_view", "stage_io"},
     {"memory", "telemetry", "token_budget"},
     {"preprocessing", "ingestion", "retrieval", "agents"},
     {"services", "orchestration"},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ragstream.errors import RetrievalError
-from ragstream.retrieval.search import Query
 from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import Query
 from ragstream.retrieval.strategy import Strategy
 from ragstream.services import Services
 from ragstream.settings import Settings
@@ -18,17 +18,17 @@ def _files(result) -> list[str]:
     return [cid.split("@")[0] for cid in result.ids]
 
 
-def test_precise_finds_a_paraphrase_without_shared_words(indexed: Settings) -> None:
+def test_dense_finds_a_paraphrase_without_shared_words(indexed: Settings) -> None:
     result = build_searcher(indexed, "demo").retrieve(
-        ["how are stale embeddings of deleted documents cleaned up"], Strategy.PRECISE
+        ["how are stale embeddings of deleted documents cleaned up"], Strategy.DENSE
     )
     assert _files(result)[0] == "ingestion.md"
     assert set(result.counts) == {"vector"}
     assert result.rung == "direct"
 
 
-def test_semantic_bm25_finds_an_exact_rare_token(indexed: Settings) -> None:
-    result = build_searcher(indexed, "demo").retrieve(["ERR_BUDGET_4711"], Strategy.SEMANTIC)
+def test_keyword_bm25_finds_an_exact_rare_token(indexed: Settings) -> None:
+    result = build_searcher(indexed, "demo").retrieve(["ERR_BUDGET_4711"], Strategy.KEYWORD)
     assert _files(result) == ["budget.py"]
     assert set(result.counts) == {"bm25"}
 
@@ -83,7 +83,7 @@ def test_the_floor_never_removes_a_lexical_hit(indexed: Settings) -> None:
     searcher = build_searcher(indexed, "demo")
     base = searcher.settings
     query = "ERR_BUDGET_4711"
-    lexical = searcher.retrieve([query], Strategy.SEMANTIC).ids[0]
+    lexical = searcher.retrieve([query], Strategy.KEYWORD).ids[0]
     searcher.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.2, "min_results": 1})
     hybrid = searcher.retrieve([query], Strategy.HYBRID)
     assert lexical in hybrid.ids
@@ -152,7 +152,7 @@ def test_openai_embeddings_option_against_a_local_server(tmp_path) -> None:
         make_project(settings.data_dir / "doc_raw" / "oa", awkward=False)
         stats = IngestionManager(settings).ingest("oa")
         assert stats.chunks_written == 6
-        result = build_searcher(settings, "oa").retrieve(["ERR_BUDGET_4711 token budget ceiling"], Strategy.PRECISE)
+        result = build_searcher(settings, "oa").retrieve(["ERR_BUDGET_4711 token budget ceiling"], Strategy.DENSE)
         assert _files(result)[0] == "budget.py"
         embedding_requests = [r for r in server.requests if "input" in r]
         assert embedding_requests and all(r["model"] == "text-embedding-3-small" for r in embedding_requests)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.errors import InputError, RagstreamError
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.strategy import Strategy, strategy_name
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE, Stage
 from ragstream.state import Answer, SuperPrompt
@@ -643,7 +643,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HEADER=CHOICE",
         help="with --strict: decide an unknown header (a canonical name, keep or drop); repeatable",
     )
-    run.add_argument("--strategy", choices=list(Strategy.__members__))
+    run.add_argument(
+        "--strategy",
+        choices=list(Strategy.__members__),
+        type=strategy_name,  # the seed's names (SEMANTIC, PRECISE) still read
+        help="force a retrieval strategy: KEYWORD (BM25), DENSE (vectors), HYBRID, TEMPORAL, EXPLORATORY",
+    )
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.add_argument(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ragstream.embedding import query_embedder
 from ragstream.projects import project_paths
-from ragstream.retrieval.search import ProjectSearcher
 from ragstream.retrieval.reranker import Reranker, reranker_from_settings
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings
 
 

@@ -19,8 +19,8 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from ragstream.errors import InputError
 from ragstream.ingestion.manifest import indexed_project
-from ragstream.retrieval.search import ProjectSearcher
 from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, default_settings
 

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragstream.errors import ConfigError
-from ragstream.retrieval.search import ProjectSearcher
 from ragstream.retrieval.kinds import chunk_kind
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings
 from ragstream.state import Chunk
 

@@ -174,14 +174,13 @@ class ProjectSearcher:
         )
         snap = self.snapshot()
         probing = MergedResultSet(results=[], strategy=strategy, rung="direct")
-        probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.SEMANTIC)
+        probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.KEYWORD)
         report = self._retrieve_once(pieces, strategy, reason, snap, probes, probing, limit)
         cfg = self.settings.confidence
         if not (chosen_here if rerun is None else rerun) or not report.confidence.is_low(cfg):
             return report
         best = report
-        for name in cfg.rerun_strategies:
-            other = Strategy(name)
+        for other in cfg.rerun_strategies:
             if other is strategy:
                 continue
             try:
@@ -241,8 +240,8 @@ class ProjectSearcher:
         report.timings_ms["embed"] = probing.timings_ms["embed"]
         lists: list[RankedList] = []
         for name, wanted, build in (
-            ("vector", strategy is not Strategy.SEMANTIC, lambda: self._vector(pieces, probes)),
-            ("bm25", strategy is not Strategy.PRECISE, lambda: self._bm25(pieces, probes)),
+            ("vector", strategy is not Strategy.KEYWORD, lambda: self._vector(pieces, probes)),
+            ("bm25", strategy is not Strategy.DENSE, lambda: self._bm25(pieces, probes)),
         ):
             if not wanted:
                 continue
@@ -252,11 +251,11 @@ class ProjectSearcher:
             lists += build()
             report.timings_ms[name] = probing.timings_ms[name]
             report.counts[name] = probing.counts[name]
-        expected = 1 if strategy in (Strategy.PRECISE, Strategy.SEMANTIC) else 2
+        expected = 1 if strategy in (Strategy.DENSE, Strategy.KEYWORD) else 2
         if len(report.failures) >= expected:
             raise RetrievalError(f"every retriever failed: {report.failures}")
 
-        if strategy not in (Strategy.PRECISE, Strategy.SEMANTIC) and "vector" not in report.failures:
+        if strategy not in (Strategy.DENSE, Strategy.KEYWORD) and "vector" not in report.failures:
             lists, report.rung, report.similarity = self._ladder(lists)
         base = rrf_fuse(lists, self.settings.rrf_k)
         if strategy is Strategy.TEMPORAL:

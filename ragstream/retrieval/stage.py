@@ -6,8 +6,8 @@ from ragstream.agents.planner import decide
 from ragstream.errors import RetrievalError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.prompt_view import normalized_ask
-from ragstream.retrieval.search import Query, ProjectSearcher
 from ragstream.retrieval.reranker import Reranker
+from ragstream.retrieval.search import ProjectSearcher, Query
 from ragstream.retrieval.strategy import Strategy
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
 from ragstream.stage_io import StageEnv, StageOutput
