@@ -14,7 +14,7 @@ from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.errors import LLMCallError
 from ragstream.settings import Settings, load_settings
-from ragstream.telemetry.events import cost_estimate
+from ragstream.telemetry.cost import cost_estimate
 from tests.openai_server import FakeOpenAIServer, Reply, completion
 from tests.servers import free_port
 

@@ -18,7 +18,7 @@ from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
 from ragstream.stages import NAMES, ORDER
 from ragstream.state import SuperPrompt
-from ragstream.telemetry.events import summarize
+from ragstream.telemetry.trace import summarize
 from tests.conftest import FAKE_KEY
 from tests.openai_server import FakeOpenAIServer, schema_responder
 

@@ -11,7 +11,7 @@ from ragstream.app.controller import AppController
 from ragstream.orchestration.token_report import token_breakdown
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.telemetry.events import summarize
+from ragstream.telemetry.trace import summarize
 from ragstream.token_budget import ContextBudget
 from tests.openai_server import FakeOpenAIServer, schema_responder
 from tests.servers import link_indexed_project

@@ -523,7 +523,7 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.telemetry.events import summarize
+    from ragstream.telemetry.trace import summarize
 
     ctl = _controller(settings, args.thread, None)
     events = ctl.trace()

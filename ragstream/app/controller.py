@@ -34,8 +34,8 @@ from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
 from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
-from ragstream.telemetry.events import TraceStore
 from ragstream.telemetry.otel import OtelSpans
+from ragstream.telemetry.trace import TraceStore
 
 if TYPE_CHECKING:
     from ragstream.ingestion.manager import IngestionStats, Progress

@@ -24,7 +24,7 @@ from ragstream.projects import list_projects, project_paths, validate_project_na
 from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
-from ragstream.telemetry.events import summarize
+from ragstream.telemetry.trace import summarize
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)
