@@ -33,7 +33,6 @@ from ragstream.stages import (
     FORMAT,
     LABELS,
     REGISTRY,
-    SELECTING,
     SELECTION,
     Stage,
     check_stage_allowed,
@@ -42,6 +41,7 @@ from ragstream.stages import (
     spec_of,
 )
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
+from ragstream.state.stage import SELECTING
 from ragstream.telemetry.events import collect_llm_calls
 
 CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
