@@ -26,9 +26,9 @@ from pathlib import Path
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.chunks import rerank
 from ragstream.retrieval.factory import build_reranker, build_searcher
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import load_settings
 from ragstream.state import Chunk
+from ragstream.strategies import Strategy
 
 QUESTIONS = Path(__file__).resolve().parent / "corpora" / "httpx-code.json"
 

@@ -35,8 +35,8 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.confidence import SIGNALS, calibrated
 from ragstream.retrieval.factory import build_searcher
 from ragstream.retrieval.search import ProjectSearcher
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import ConfidenceSettings, Settings, load_settings
+from ragstream.strategies import Strategy
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
 DOCS_SET = CORPORA / "streamlit-docs.json"

@@ -21,8 +21,8 @@ import numpy as np
 from retrieval_eval import DEFAULT_DATA, doc_ranking, ndcg_at, read_jsonl, read_qrels
 
 from ragstream.retrieval.factory import build_searcher
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import load_settings
+from ragstream.strategies import Strategy
 
 SIGNALS = ("dense", "chunk_bm25", "file_bm25")
 FOLDS = 5

@@ -23,8 +23,8 @@ from pathlib import Path
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.chunks import rerank
 from ragstream.retrieval.factory import build_reranker, build_searcher
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
+from ragstream.strategies import Strategy
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 

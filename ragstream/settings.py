@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from ragstream.errors import ConfigError
-from ragstream.retrieval.strategy import Strategy
+from ragstream.strategies import Strategy
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ragstream.errors import InputError, RagstreamError
-from ragstream.retrieval.strategy import Strategy, strategy_name
 from ragstream.stages import pause_points, validate_skip
 from ragstream.state import Report
+from ragstream.strategies import Strategy, strategy_name
 
 if TYPE_CHECKING:
     from ragstream.memory.conversation import ConversationMemory

@@ -20,9 +20,9 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.projects import project_paths
 from ragstream.rendering.prompt import fence
 from ragstream.retrieval.search import ProjectSearcher
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk
+from ragstream.strategies import Strategy
 
 REPO = Path(__file__).resolve().parents[1]
 

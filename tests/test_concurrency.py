@@ -13,9 +13,9 @@ from ragstream.ingestion.snapshot import load_snapshot
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.projects import project_paths
 from ragstream.retrieval.factory import build_searcher
-from ragstream.retrieval.strategy import Strategy
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.strategies import Strategy
 from tests.fixtures_docs import make_project
 
 TOPICS = [

@@ -14,8 +14,8 @@ from ragstream.retrieval.chunks import retrieve
 from ragstream.retrieval.confidence import SIGNALS
 from ragstream.retrieval.factory import build_searcher
 from ragstream.retrieval.search import Query
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
+from ragstream.strategies import Strategy
 
 DOCS = Path(streamlit.__file__).parent / ".agents" / "skills" / "developing-with-streamlit" / "references"
 FILES = ("authentication.md", "chat-ui.md", "cli.md", "media-display.md", "session-state.md", "theme.md")

@@ -12,8 +12,8 @@ from langchain_core.tools import create_retriever_tool
 from ragstream import RagstreamEmbeddings, RagstreamRetriever
 from ragstream.errors import InputError, ProjectError
 from ragstream.projects import project_paths
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings
+from ragstream.strategies import Strategy
 
 
 def test_the_retriever_returns_traceable_documents(indexed: Settings) -> None:

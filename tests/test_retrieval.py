@@ -7,10 +7,10 @@ import pytest
 from ragstream.errors import RetrievalError
 from ragstream.retrieval.factory import build_searcher
 from ragstream.retrieval.search import Query
-from ragstream.retrieval.strategy import Strategy
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Stage
+from ragstream.strategies import Strategy
 from tests.helpers import preprocessed, run_stage
 
 

@@ -10,9 +10,9 @@ import pytest
 
 from ragstream.app.cli import main
 from ragstream.errors import InputError
-from ragstream.retrieval.strategy import SEED_NAMES, Strategy
 from ragstream.settings import ConfidenceSettings, Settings
 from ragstream.stage_io import RunOptions
+from ragstream.strategies import SEED_NAMES, Strategy
 
 
 def test_a_seed_name_means_what_it_meant_and_never_a_current_strategy() -> None:

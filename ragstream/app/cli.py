@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.errors import InputError, RagstreamError
-from ragstream.retrieval.strategy import Strategy, strategy_name
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE, Stage
 from ragstream.state import Answer, SuperPrompt
+from ragstream.strategies import Strategy, strategy_name
 
 
 def _read_prompt(args: argparse.Namespace) -> str:

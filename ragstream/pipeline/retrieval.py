@@ -7,10 +7,10 @@ from ragstream.errors import RetrievalError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.chunks import ProjectTool, query_pieces, retrieve
-from ragstream.retrieval.strategy import Strategy
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import Chunk, RetrievalReport, SuperPrompt
+from ragstream.strategies import Strategy
 
 
 def other_tools(env: StageEnv, main: str, strategy: Strategy | None, rerun: bool) -> list[ProjectTool | WebSearchTool]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from ragstream.errors import RetrievalError
 from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.search import ProjectSearcher, Query
-from ragstream.retrieval.strategy import Strategy
 from ragstream.retrieval.tools import ToolRun
 from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
+from ragstream.strategies import Strategy
 
 
 def query_pieces(sp: SuperPrompt) -> list[Query]:

@@ -21,8 +21,8 @@ from ragstream.errors import InputError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.retrieval.factory import build_searcher
 from ragstream.retrieval.search import ProjectSearcher
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, default_settings
+from ragstream.strategies import Strategy
 
 _PASSED_ON = ("line_start", "line_end", "language", "title", "heading")  # ingestion metadata a reader can cite
 

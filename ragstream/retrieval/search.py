@@ -24,8 +24,9 @@ from ragstream.ingestion.snapshot import Snapshot, load_snapshot
 from ragstream.projects import ProjectPaths
 from ragstream.retrieval.confidence import Confidence, Probes, assess, content_terms
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
-from ragstream.retrieval.strategy import Strategy, choose_strategy, years_in
+from ragstream.retrieval.strategy import choose_strategy, years_in
 from ragstream.settings import RetrievalSettings
+from ragstream.strategies import Strategy
 
 log = logging.getLogger("ragstream.retrieval")
 

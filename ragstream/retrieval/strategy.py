@@ -1,4 +1,4 @@
-"""Retrieval strategies and the deterministic chooser that picks one from the query.
+"""The deterministic chooser that picks a retrieval strategy (ragstream/strategies.py) from the query.
 
 The chooser's rules, in order (the first that applies wins, and is reported as the reason):
 
@@ -17,33 +17,8 @@ The chooser's rules, in order (the first that applies wins, and is reported as t
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 
-
-class Strategy(StrEnum):
-    """Named for what each searches with; the seed's names still parse (`_missing_`, `SEED_NAMES`)."""
-
-    DENSE = "DENSE"  # dense vectors only
-    KEYWORD = "KEYWORD"  # BM25 only
-    HYBRID = "HYBRID"  # both, fused
-    TEMPORAL = "TEMPORAL"  # hybrid, re-ranked by recency / filtered by dates named in the query
-    EXPLORATORY = "EXPLORATORY"  # hybrid seeds expanded along neighbouring chunks and linked files
-
-    @classmethod
-    def _missing_(cls, value: object) -> Strategy | None:
-        return cls.__members__.get(strategy_name(value)) if isinstance(value, str) else None
-
-
-# The seed's names, which read backwards (SEMANTIC was BM25, PRECISE was dense vectors). They keep their
-# meaning wherever one arrives: the CLI, run options, config, and the reports of old checkpoints.
-SEED_NAMES = {"SEMANTIC": Strategy.KEYWORD.value, "PRECISE": Strategy.DENSE.value}
-
-
-def strategy_name(name: str) -> str:
-    """The current name for a strategy named the seed's way; any other text (a current name, "NONE")
-    unchanged, so a validator can put it in front of a field that also holds non-strategies."""
-    return SEED_NAMES.get(name, name)
-
+from ragstream.strategies import Strategy
 
 _MONTHS = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november|december"

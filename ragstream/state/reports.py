@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
-from ragstream.retrieval.strategy import strategy_name
 from ragstream.state.parts import PromptFormat
+from ragstream.strategies import strategy_name
 
 # A strategy's name as a report records it (or "NONE"); a checkpoint written with the seed's names reads
 # them in today's (an old SEMANTIC is KEYWORD, BM25).
