@@ -1,7 +1,7 @@
 """Retrieval quality and speed on a BEIR-format folder (default: SciFact train split).
 
 Ingests the corpus through the real IngestionManager (one file per document: title, blank line,
-text), runs every query through the real RetrievalController, and prints ingestion throughput and,
+text), runs every query through the real ProjectSearcher, and prints ingestion throughput and,
 per configuration, nDCG@10, recall@100 and p50/p95 query latency, all at the shipped settings; the
 last line is the shipped default (HYBRID + the default reranker). `--peers` measures LangChain's
 EnsembleRetriever (BM25Retriever + Chroma over the same collection and MiniLM) in the same run.
@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.retrieval.factory import build_controller, build_reranker
-from ragstream.retrieval.stage import rerank
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.chunks import rerank
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.settings import Settings, load_settings
+from ragstream.strategies import Strategy
 
 
 def _default_data() -> Path:
@@ -185,7 +185,7 @@ def main() -> None:
         table.append((backend, rate, figures))
     print(f"\n{'backend':14s} {'chunks/s':>9s} {'nDCG@10 dense':>14s} {'nDCG@10 shipped':>16s}")
     for backend, rate, figures in table:
-        print(f"{backend:14s} {rate:9.1f} {figures['PRECISE']:14.4f} {figures['shipped']:16.4f}")
+        print(f"{backend:14s} {rate:9.1f} {figures['DENSE']:14.4f} {figures['shipped']:16.4f}")
 
 
 def run(args: argparse.Namespace, overrides: dict[str, str], work: Path, full: bool) -> tuple[float, dict[str, float]]:
@@ -217,20 +217,20 @@ def run(args: argparse.Namespace, overrides: dict[str, str], work: Path, full: b
     if args.limit:
         queries = queries[: args.limit]
 
-    controller = build_controller(settings, project)
+    searcher = build_searcher(settings, project)
     reranker = build_reranker(settings)
     if args.peers and full:
         evaluate("LangChain EnsembleRetriever (BM25 + Chroma)", langchain_ensemble(settings, project), queries, qrels)
     figures = {}
-    strategies = (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.EXPLORATORY, Strategy.HYBRID)
-    for strategy in strategies if full else (Strategy.PRECISE,):  # PRECISE: dense vectors only
-        result = evaluate(strategy.value, lambda text, s=strategy: controller.retrieve([text], s).ids, queries, qrels)
+    strategies = (Strategy.DENSE, Strategy.KEYWORD, Strategy.EXPLORATORY, Strategy.HYBRID)
+    for strategy in strategies if full else (Strategy.DENSE,):
+        result = evaluate(strategy.value, lambda text, s=strategy: searcher.retrieve([text], s).ids, queries, qrels)
         figures[strategy.value] = result["ndcg"]
 
     def shipped(text: str) -> list[str]:
-        result = controller.retrieve([text], Strategy.HYBRID)
-        chunks = [controller.snapshot().chunk(cid) for cid in result.ids]
-        return [c.id for c in rerank(text, chunks, reranker, controller)[0]]
+        result = searcher.retrieve([text], Strategy.HYBRID)
+        chunks = [searcher.snapshot().chunk(cid) for cid in result.ids]
+        return [c.id for c in rerank(text, chunks, reranker, searcher)[0]]
 
     figures["shipped"] = evaluate(f"shipped defaults: HYBRID + {reranker.name} reranker", shipped, queries, qrels)[
         "ndcg"

@@ -1,176 +1,17 @@
-"""The typed SuperPrompt state, its parts, and the typed reports each stage records in `extras`.
-
-The stage list and its rules live in `ragstream.stages`; `Stage` is re-exported here because
-checkpoints written by earlier versions name it as `ragstream.state.Stage`.
-"""
+"""The typed reports each stage records in `extras`, and the run's metadata derived from them."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
-from ragstream.stages import LEGACY_NAMES, REGISTRY, SELECTING, Stage, rank
+from ragstream.state.parts import PromptFormat
+from ragstream.strategies import strategy_name
 
-__all__ = ["Stage"]
-
-
-class Span(BaseModel):
-    """Half-open character range [start, end) in a named text (the prompt or a document)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Span:
-        if self.end < self.start:
-            raise ValueError(f"span end {self.end} is before start {self.start}")
-        return self
-
-    def slice(self, text: str) -> str:
-        return text[self.start : self.end]
-
-    def shifted(self, offset: int) -> Span:
-        return Span(start=self.start + offset, end=self.end + offset)
-
-
-PromptFormat = Literal["plain", "markdown", "json"]
-Role = Literal["META", "CONTENT", "UNKNOWN"]
-SegmentNote = Literal[
-    "KEPT_CONTENT",
-    "DROPPED_META",
-    "DROPPED_EMPTY",
-    "UNDECIDED",
-    "KEPT_UNDECIDED",
-    "KEPT_BY_PERSON",
-    "DROPPED_BY_PERSON",
-]
-
-
-class Header(BaseModel):
-    """Task 1 output: one top-level header (or label) and its body, with exact spans.
-
-    `body == prompt[body_span]` always holds; `value` carries the decoded JSON string when the
-    raw slice contains escapes, so the body fields read naturally while spans stay exact.
-    """
-
-    name: str | None
-    level: int = 0
-    header_span: Span | None = None
-    body: str
-    body_span: Span
-    value: str | None = None
-
-
-class CanonEntry(BaseModel):
-    """Task 2 output for one section: how its header was mapped and which role it plays."""
-
-    section_index: int
-    original_header: str | None
-    normalized: str
-    canon: str | None
-    role: Role
-    mapped_by: Literal["alias", "agent00", "person", "preamble", "plain_text", "task_fallback", "user_role", "none"]
-    body_span: Span
-
-
-class Segment(BaseModel):
-    """Task 3 output: one row of the segment table."""
-
-    id: str
-    canon_type: str
-    original_header: str | None
-    text: str
-    weight: float = 1.0
-    span: Span
-    line_start: int
-    line_end: int
-    kept_for_retrieval: bool
-    source_note: SegmentNote
-
-
-class QueryPiece(BaseModel):
-    """Task 4 output: a retrieval-ready piece of a kept segment, chunked like ingestion."""
-
-    piece_id: str
-    parent_text_id: str
-    canon_type: str
-    text_piece: str
-    weight: float = 1.0
-    parent_span: Span
-    piece_span: Span
-    retrieval_filters: dict[str, Any] = Field(default_factory=dict)
-    kept_for_retrieval: bool = True
-
-    @property
-    def prompt_span(self) -> Span:
-        """Where the piece lies in the original prompt."""
-        return self.piece_span.shifted(self.parent_span.start)
-
-
-class Preprocessing(BaseModel):
-    """Everything Tasks 1-4 produced, kept typed for inspection and traceability."""
-
-    format: PromptFormat
-    format_note: str | None = None
-    headers: list[Header] = Field(default_factory=list)
-    canon_entries: list[CanonEntry] = Field(default_factory=list)
-    task_rule: Literal[
-        "TASK_PRESENT",
-        "FROM_USER_PROMPT",
-        "FROM_ASKING_SECTION",
-        "FROM_FIRST_CONTENT",
-        "FROM_FIRST_SECTION",
-        "PLAIN_TEXT",
-        "NO_CONTENT",
-    ]
-    segments: list[Segment] = Field(default_factory=list)
-    pieces: list[QueryPiece] = Field(default_factory=list)
-    include_undecided: bool = False
-
-    @property
-    def canon_map(self) -> dict[str, str]:
-        """original header name -> canon name or UNKNOWN (the spec's canonicalized header map)."""
-        return {e.original_header: e.canon or "UNKNOWN" for e in self.canon_entries if e.original_header is not None}
-
-
-class PromptBody(BaseModel):
-    """Canonical prompt fields. Content fields come from PreProcessing; labels from A2."""
-
-    system: str | None = None
-    task: str | None = None
-    context: str | None = None
-    purpose: str | None = None
-    constraints: str | None = None  # what the user says must hold (Constraints, Requirements, Rules, ...)
-    user_prompt: str | None = None
-    audience: str | None = None
-    format: str | None = None
-    depth: str | None = None
-    tone: str | None = None
-    confidence: str | None = None
-
-
-class Chunk(BaseModel):
-    """A document excerpt, traceable to its file (path + sha256) and character span."""
-
-    id: str
-    source_path: str
-    sha256: str
-    chunk_index: int = Field(ge=0)
-    text: str
-    span: Span
-    metadata: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
-    scores: dict[str, float] = Field(default_factory=dict)
-
-
-class ConversationTurn(BaseModel):
-    role: Literal["user", "assistant", "summary", "note"]
-    content: str
-
-
-# -- typed stage reports: what each stage records in `extras` ------------------------------------
+# A strategy's name as a report records it (or "NONE"); a checkpoint written with the seed's names reads
+# them in today's (an old SEMANTIC is KEYWORD, BM25).
+StrategyText = Annotated[str, BeforeValidator(strategy_name)]
 
 
 class Report(BaseModel):
@@ -215,7 +56,7 @@ class LLMOutcomes(Report):
 class RetrievalAttempt(Report):
     """One strategy retrieval tried, and the calibrated confidence of its result set."""
 
-    strategy: str
+    strategy: StrategyText
     confidence: float
 
 
@@ -233,7 +74,7 @@ class Plan(Report):
     evidence: list[str] = Field(default_factory=list)
     source: Literal["rules", "llm", "user"]
     retrieve: bool
-    strategy: str | None = None  # None: chosen by the retrieval strategy rules
+    strategy: StrategyText | None = None  # None: chosen by the retrieval strategy rules
     candidates: int = 0
     budget: int = 0  # token ceiling of the prompt's excerpts
     escalated: str = ""  # why a low-confidence decision was widened, empty when it was not
@@ -263,7 +104,7 @@ class SectionBudget(Report):
 
 
 class RetrievalMode(Report):
-    strategy: str
+    strategy: StrategyText
     rung: str
     candidates: int
     confidence: float | None = None  # the kept result's calibrated confidence
@@ -272,7 +113,7 @@ class RetrievalMode(Report):
 
 
 class SummarySelection(Report):
-    """Which memory items the prompt carries and which it left out, with why (see context/memory.py)."""
+    """Which memory items the prompt carries and which it left out, with why (see memory/conversation.py)."""
 
     turns_kept: int = 0
     turns_dropped: int = 0
@@ -349,7 +190,7 @@ class RetrievalReport(Report):
     confidence re-runs retrieval with other strategies and keeps the most confident)."""
 
     project: str
-    strategy: str
+    strategy: StrategyText
     strategy_reason: str = ""
     rung: str
     generation: int = 0
@@ -429,7 +270,7 @@ class A5Report(Report):
 
 class ExcerptRecord(Report):
     """One excerpt of the final prompt: its document, the chunks it holds (in file order), its span and
-    lines in the indexed text, how it was hydrated (orchestration/excerpts.py), and its text (read back
+    lines in the indexed text, how it was hydrated (rendering/excerpts.py), and its text (read back
     from the document at build time, so exports show exactly what the prompt shows)."""
 
     source: str
@@ -458,7 +299,7 @@ class CriticRetrieval(Report):
     of those it kept, which the regeneration's request holds."""
 
     query: str
-    strategy: str = ""
+    strategy: StrategyText = ""
     confidence: float | None = None
     candidates: list[str] = Field(default_factory=list)
     decisions: dict[str, str] = Field(default_factory=dict)
@@ -494,120 +335,3 @@ class Answer(Report):
     @property
     def retries(self) -> int:
         return max(len(self.attempts) - 1, 0)
-
-
-class RunRecords(BaseModel):
-    """What `extras` holds besides the stage reports: the run's project and a person's edits."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    project: str | None = None
-    edits: list[EditRecord] = Field(default_factory=list)
-
-    def edited_fields(self) -> set[str]:
-        """Fields a person edited since the last PreProcessing."""
-        return {name for record in self.edits for name in record.fields}
-
-    @model_validator(mode="before")
-    @classmethod
-    def _legacy(cls, data: Any) -> Any:
-        """Checkpoints of version 0.1 held an untyped dict with other key names: map them."""
-        if not isinstance(data, dict) or not ({"decisions", "reranker", "format_enforcer", "builder"} & set(data)):
-            return data
-        old = dict(data)
-        decisions = old.get("decisions", {})
-        new: dict[str, Any] = {"project": old.get("project"), "edits": old.get("edits", [])}
-        if decisions:
-            new["preprocess"] = {
-                "format": decisions.get("format", "plain"),
-                "format_note": decisions.get("format_note"),
-                "task_rule": decisions.get("task_rule", ""),
-                "must_headers": decisions.get("must_headers", {}),
-                "normalized_map": old.get("normalized_map", {}),
-                "unknown_attributes": old.get("unknown_headers", []),
-                "source_spans": old.get("source_spans", {}),
-            }
-        renamed = {
-            "a2": "a2",
-            "retrieval": "retrieval",
-            "reranker": "rerank",
-            "a3": "a3",
-            "a4": "a4",
-            "format_enforcer": "a5",
-            "builder": "build",
-        }
-        for key, target in renamed.items():
-            if isinstance(old.get(key), dict):
-                allowed = cls.model_fields[target].annotation.__args__[0].model_fields  # type: ignore[union-attr]
-                new[target] = {k: v for k, v in old[key].items() if k in allowed}
-        if "a2" in new:
-            new["a2"].setdefault("agent", "A2/v1")
-            new["a2"].setdefault("provider", "")
-        if "a3" in new:
-            new["a3"].setdefault("agent", "A3/v1")
-        if "a4" in new:
-            new["a4"].setdefault("agent", "A4/v1")
-        return new
-
-
-Extras = create_model(
-    "Extras",
-    __base__=RunRecords,
-    __module__=__name__,
-    __doc__="Per-stage reports (one field per registered stage, written only by that stage) plus run records.\n\n"
-    "Serialized under `extras` as the controller spec names it; the fields derive from the stage registry.",
-    **{spec.name: (globals()[spec.report] | None, None) for spec in REGISTRY},
-)
-
-
-class SuperPrompt(BaseModel):
-    """The single state that flows through all eight stages and every checkpointer.
-
-    `stage` is the furthest stage whose output is valid; `history_of_stages` lists what ran.
-    """
-
-    stage: Stage = Stage.RAW
-    history_of_stages: list[Stage] = Field(default_factory=list)
-    raw_prompt: str = ""
-    body: PromptBody = Field(default_factory=PromptBody)
-    extras: Extras = Field(default_factory=Extras)
-    preprocessing: Preprocessing | None = None
-    base_context_chunks: list[Chunk] = Field(default_factory=list)
-    views_by_stage: dict[str, list[str]] = Field(default_factory=dict)
-    final_selection_ids: list[str] = Field(default_factory=list)
-    S_CTX_MD: str = ""
-    System_MD: str = ""
-    Prompt_MD: str = ""
-    Attachments_MD: str = ""
-    prompt_ready: str = ""
-    recentConversation: list[ConversationTurn] = Field(default_factory=list)
-    answer: Answer | None = None  # what the model answered to prompt_ready, when the run was asked to send
-    run_metadata: RunMetadata = Field(default_factory=RunMetadata)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _legacy_views(cls, data: Any) -> Any:
-        """Views keyed by another name of their stage ('rerank', as an earlier version wrote) move to the state's
-        name."""
-        if isinstance(data, dict) and isinstance(data.get("views_by_stage"), dict):
-            views = data["views_by_stage"]
-            if any(k in LEGACY_NAMES for k in views):
-                data = {**data, "views_by_stage": {LEGACY_NAMES.get(k, k): v for k, v in views.items()}}
-        return data
-
-    def chunk_by_id(self) -> dict[str, Chunk]:
-        return {c.id: c for c in self.base_context_chunks}
-
-    def current_view(self) -> tuple[str, list[str]] | None:
-        """The selection of the latest valid selecting stage, with that stage's name."""
-        for name in reversed(SELECTING):
-            if name in self.views_by_stage and rank(name) <= rank(self.stage):
-                return name, self.views_by_stage[name]
-        return None
-
-    def selection_before(self, stage: Stage) -> list[str]:
-        """The selection a selecting stage starts from: the latest valid view of a stage before it."""
-        for name in reversed(SELECTING):
-            if rank(name) < rank(stage) and rank(name) <= rank(self.stage) and name in self.views_by_stage:
-                return list(self.views_by_stage[name])
-        return []
