@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import ragstream
 from ragstream.app.controller import AppController
 from ragstream.pipeline import RUNS
 from ragstream.stages import REGISTRY, SELECTION, SPECS
@@ -48,3 +51,17 @@ def test_every_manual_stage_has_its_controller_method() -> None:
     assert SPECS["preprocess"].method == "preprocess"
     for spec in REGISTRY:
         assert callable(getattr(AppController, spec.method)), spec.method
+
+
+def test_nothing_on_the_registry_path_is_loaded_by_name_or_built_at_run_time() -> None:
+    """Go-to-definition finds every stage, its function, its report and its controller method."""
+    root = Path(ragstream.__file__).parent
+    paths = [root / "stages.py", root / "app" / "controller.py", *(root / "pipeline").glob("*.py")]
+    paths += [*(root / "state").glob("*.py")]
+    found = [
+        f"{word} in {path.relative_to(root)}"
+        for path in paths
+        for word in ("importlib", "setattr(", "create_model", "globals()", "Enum(")
+        if word in path.read_text(encoding="utf-8")
+    ]
+    assert found == []
