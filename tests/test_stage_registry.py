@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 import pytest
 
@@ -19,10 +20,12 @@ def test_the_enum_lists_the_registry_in_order_after_raw() -> None:
     assert [stage.node for stage in ORDER[1:]] == [spec.name for spec in REGISTRY] == list(NAMES)
 
 
-def test_every_stage_has_one_adapter_run_by_the_registry() -> None:
+def test_every_stage_has_one_adapter_whose_report_is_its_extras_field() -> None:
     assert list(RUNS) == list(ORDER[1:])
     for stage, run in RUNS.items():
         assert run.__name__ == "run" and run.__module__ == f"ragstream.pipeline.{stage.node}"
+        (report,) = get_args(get_type_hints(run)["return"])
+        assert Extras.model_fields[stage.node].annotation == report | None
 
 
 def test_extras_holds_one_report_per_stage_besides_the_run_records() -> None:
