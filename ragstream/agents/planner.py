@@ -126,7 +126,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
         return "research", 0.75, f"{questions} questions in one prompt", [f"{questions} question marks"]
     asking = _ASKING.search(task)
     if questions or asking:
-        what = "a question mark" if questions else f"it opens with '{asking.group(0).strip()}'"
+        what = "a question mark" if questions or asking is None else f"it opens with '{asking.group(0).strip()}'"
         return "factual", 0.8, f"a request to look something up: {what}", [what]
     return "factual", 0.5, "no rule applies: looking it up is the default", []
 

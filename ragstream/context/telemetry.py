@@ -16,11 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_stream_writer
 
 from ragstream.redact import redact
+
+if TYPE_CHECKING:
+    from ragstream.settings import Prices
 
 _COLLECTING: ContextVar[list[dict[str, Any]] | None] = ContextVar("ragstream_collecting", default=None)
 
@@ -52,7 +55,7 @@ def emit(event: dict[str, Any]) -> None:
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
-def price_key(prices: dict[str, dict[str, float]], model: str) -> str | None:
+def price_key(prices: Prices, model: str) -> str | None:
     """The price-table entry for a model the server reports: the name itself, a fine-tune's base model,
     or a dated snapshot's model (`gpt-4.1-mini-2025-04-14`). None: not priced (a local server's model)."""
     base = model.split(":")[1] if model.startswith("ft:") and ":" in model else model
@@ -62,7 +65,7 @@ def price_key(prices: dict[str, dict[str, float]], model: str) -> str | None:
     return None
 
 
-def cost_estimate(prices: dict[str, dict[str, float]], model: str, tokens_in: int, tokens_out: int) -> float | None:
+def cost_estimate(prices: Prices, model: str, tokens_in: int, tokens_out: int) -> float | None:
     """USD from the price table (per 1M tokens) for the model the server reported; None when unpriced."""
     key = price_key(prices, model)
     if key is None:
