@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from ragstream.context.memory import ConversationMemory
+from ragstream.memory.conversation import ConversationMemory
 from ragstream.services import Services
 
 
