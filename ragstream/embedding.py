@@ -24,15 +24,17 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from ragstream.errors import ConfigError
 from ragstream.model_files import resolve_model_dir, weights_source
-from ragstream.onnx_model import Variant
 from ragstream.settings import EmbeddingSettings, Settings
+
+if TYPE_CHECKING:
+    from ragstream.onnx_model import Variant
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -45,7 +47,8 @@ MAX_ATTENTION_CELLS = 32 * 64 * 64
 
 
 class Embedder(Protocol):
-    dimension: int
+    @property
+    def dimension(self) -> int: ...
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Each text's vector, independent of the others in the call."""
@@ -190,11 +193,13 @@ class OpenAIEmbedder:
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, batch_size: int) -> None:
         from langchain_openai import OpenAIEmbeddings
+        from pydantic import SecretStr
 
+        # Fields by their names (the model populates by name; api_key and base_url are their aliases).
         self._client = OpenAIEmbeddings(
             model=model,
-            api_key=api_key or "not-needed",
-            base_url=base_url,
+            openai_api_key=SecretStr(api_key or "not-needed"),
+            openai_api_base=base_url,
             chunk_size=batch_size,
             check_embedding_ctx_length=False,
             max_retries=2,
@@ -233,7 +238,7 @@ def _cached(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
 
 def backend_variant(backend: str) -> Variant:
     """The ONNX variant of an `embedding.backend` (`onnx` is fp32; `torch` computes what fp32 does)."""
-    return "fp32" if backend in ("onnx", "torch") else cast(Variant, backend.removeprefix("onnx-"))
+    return "fp32" if backend in ("onnx", "torch") else cast("Variant", backend.removeprefix("onnx-"))
 
 
 _LOADING = threading.Lock()
