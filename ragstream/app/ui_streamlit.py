@@ -7,7 +7,6 @@ draws widgets and forwards clicks.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -17,13 +16,11 @@ from ragstream.agents.a2_prompt_shaper import LABEL_TO_BODY
 from ragstream.app.controller import AppController
 from ragstream.context.telemetry import summarize
 from ragstream.errors import RagstreamError
-from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES, unsafe_name_reason
-from ragstream.ingestion.manifest import Manifest
+from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.orchestration.metadata import summary_lines
-from ragstream.projects import list_projects, project_paths, validate_project_name
-from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import describe
+from ragstream.stage_io import RunOptions
 from ragstream.stages import REGISTRY, Stage, allowed_stages
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
@@ -47,11 +44,12 @@ def attempt(action, *args, **kwargs) -> bool:
 
 
 def sidebar(ctl: AppController) -> None:
-    ctl.config["strict"] = st.sidebar.toggle(
+    strict = st.sidebar.toggle(
         "Strict mode", key="strict", help="Headers PreProcessing cannot map wait for your decision before retrieval."
     )
+    ctl.options = RunOptions(strict=strict)  # what the widgets choose: the runs, steps and resumes of this session
     st.sidebar.header("Project")
-    projects = list_projects(ctl.settings)
+    projects = ctl.project_names()
     if projects:
         current = ctl.active_project if ctl.active_project in projects else projects[0]
         choice = st.sidebar.selectbox("Active project", projects, index=projects.index(current), key="project")
@@ -59,29 +57,17 @@ def sidebar(ctl: AppController) -> None:
             ctl.select_project(choice)
     new_name = st.sidebar.text_input("New project name", key="new_project")
     if st.sidebar.button("Create project", key="create_project") and new_name:
-        try:
-            paths = project_paths(ctl.settings, validate_project_name(new_name.strip()))
-            paths.raw_dir.mkdir(parents=True, exist_ok=True)
-            ctl.select_project(paths.name)
+        if attempt(ctl.create_project, new_name):
             st.rerun()
-        except RagstreamError as exc:
-            st.session_state.flash = str(exc)
     if not ctl.active_project:
         st.sidebar.info("Create a project, upload documents, then ingest.")
         return
-    paths = project_paths(ctl.settings, ctl.active_project)
     uploads = st.sidebar.file_uploader("Add documents", type=UPLOAD_TYPES, accept_multiple_files=True, key="uploads")
     for upload in uploads or []:
-        name = Path(upload.name).name
-        unsafe = unsafe_name_reason(name)
-        if unsafe is not None:
-            st.sidebar.warning(f"{escape_attr(name)}: {unsafe}, not saved")
-            continue
-        if upload.size > ctl.settings.ingestion.max_file_bytes:
-            st.sidebar.warning(f"{name}: larger than {ctl.settings.ingestion.max_file_bytes:,} bytes, not saved")
-            continue
-        paths.raw_dir.mkdir(parents=True, exist_ok=True)
-        (paths.raw_dir / name).write_bytes(upload.getvalue())
+        try:
+            ctl.save_document(upload.name, upload.getvalue())
+        except RagstreamError as exc:
+            st.sidebar.warning(str(exc))
     if st.sidebar.button("Ingest", key="ingest"):
         bar = st.sidebar.progress(0.0, text="scanning")
 
@@ -98,22 +84,18 @@ def sidebar(ctl: AppController) -> None:
         st.sidebar.success(st.session_state.ingest_summary)
         for path, reason in st.session_state.get("ingest_skipped", {}).items():
             st.sidebar.caption(f"skipped {path}: {reason}")
-    manifest = Manifest.load(paths.manifest_path)
-    if manifest.files:
+    project = ctl.project_overview(ctl.active_project)
+    if project["files"]:
         st.sidebar.dataframe(
             pd.DataFrame(
-                [
-                    {"file": p, "chunks": len(f.chunk_ids), "secrets redacted": len(f.secrets)}
-                    for p, f in sorted(manifest.files.items())
-                ]
+                [{"file": f["file"], "chunks": f["chunks"], "secrets redacted": f["secrets"]} for f in project["files"]]
             ),
             hide_index=True,
         )
-    secrets = manifest.secret_lines()
-    if secrets:
+    if project["secrets"]:
         st.sidebar.warning(
             "Secrets found (redacted before indexing; values never kept):\n\n"
-            + "\n".join(f"- {line}" for line in secrets)
+            + "\n".join(f"- {line}" for line in project["secrets"])
         )
 
 
