@@ -20,13 +20,14 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from ragstream.context.otel import OtelSpans
-from ragstream.context.telemetry import TraceStore
+from ragstream.context.telemetry import TraceStore, summarize
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
 from ragstream.ingestion.loader import unsafe_name_reason
 from ragstream.ingestion.manifest import Manifest, manifest_summary
 from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
+from ragstream.orchestration.export import export_prompt
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER, REVIEW
 from ragstream.orchestration.strict import DECIDE
@@ -37,12 +38,14 @@ from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import Stage, next_stage, stage_named
+from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
 
 if TYPE_CHECKING:
+    from ragstream.agents.agent_factory import AgentConfig
     from ragstream.context.memory import ConversationMemory
     from ragstream.ingestion.manager import IngestionStats, Progress
+    from ragstream.users import UserRegistry
 
 log = logging.getLogger("ragstream.controller")
 
@@ -184,6 +187,10 @@ class AppController:
     def trace(self) -> list[dict[str, Any]]:
         """Every event recorded for this thread (stages, LLM calls, errors), oldest first."""
         return self.traces.read(self.thread_id)
+
+    def trace_summary(self) -> dict[str, Any]:
+        """The thread's trace summed up: time and counts per stage, LLM calls, tokens and cost, errors."""
+        return summarize(self.trace())
 
     def _execute(self, label: str, run: Callable[[], None]) -> SuperPrompt:
         started = time.perf_counter()
@@ -384,6 +391,21 @@ class AppController:
 
         return self._execute("decide", run)
 
+    def allowed_stages(self) -> list[Stage]:
+        """The stages that may run next on this thread, in order (the GUI enables their buttons)."""
+        return allowed_stages(self.sp)
+
+    def label_choices(self) -> dict[str, list[str]]:
+        """What a person may set each label to at the review (A2's config enums), per SuperPrompt body field."""
+        from ragstream.agents.a2_prompt_shaper import AGENT, LABEL_TO_BODY
+
+        enums = self.services.factory.load_config(AGENT, "v1").enums
+        return {body: enums.get(name, []) for name, body in {**LABEL_TO_BODY, "confidence": "confidence"}.items()}
+
+    def export_prompt(self, style: str, sp: SuperPrompt | None = None) -> str:
+        """The built prompt written in a style (markdown, xml, json, plain); a run not built yet is an InputError."""
+        return export_prompt(sp or self.sp, style)
+
     # -- send and memory ------------------------------------------------------------------
 
     def send(self, on_token: Callable[[str], None] | None = None) -> Answer:
@@ -542,3 +564,30 @@ class AppController:
         if not token or not user:
             raise InputError("a server's memory needs the user and their token (from `ragstream users add`)")
         return self.services.memory_of(user, RemoteStore(server, token))
+
+    # -- what the pipeline runs with ------------------------------------------------------
+
+    def agent_configs(self) -> list[tuple[str, str, AgentConfig]]:
+        """Every agent config (name, version and the config, validated), as the stages load them."""
+        factory = self.services.factory
+        return [(name, version, factory.load_config(name, version)) for name, version in factory.list_agents()]
+
+    def agent_config(self, agent_name: str, version: str = "v1") -> tuple[Path, AgentConfig]:
+        """One agent config, validated, and the file it was read from (an unknown one is a typed error)."""
+        factory = self.services.factory
+        config = factory.load_config(agent_name, version)
+        return factory.config_path(agent_name, version), config
+
+    def prepare_models(self, variants: list[str]) -> list[Path]:
+        """Export the embedding model to ONNX now (each variant: fp32, int8), not on the first run that embeds."""
+        from ragstream.model_files import resolve_model_dir
+        from ragstream.onnx_model import ensure_model
+
+        model_dir = resolve_model_dir(self.settings.embedding)
+        return [ensure_model(model_dir, self.settings.models_dir, variant) for variant in variants]
+
+    def users(self) -> UserRegistry:
+        """The users of a shared LangGraph server on this data root, each with their projects and token."""
+        from ragstream.users import UserRegistry
+
+        return UserRegistry.of(self.settings)

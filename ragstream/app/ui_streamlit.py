@@ -11,17 +11,14 @@ import re
 import pandas as pd
 import streamlit as st
 
-from ragstream.agents.a2_prompt_shaper import AGENT as A2_AGENT
-from ragstream.agents.a2_prompt_shaper import LABEL_TO_BODY
 from ragstream.app.controller import AppController
-from ragstream.context.telemetry import summarize
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
-from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
+from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES
 from ragstream.orchestration.metadata import summary_lines
 from ragstream.secret_scan import describe
 from ragstream.stage_io import RunOptions
-from ragstream.stages import REGISTRY, Stage, allowed_stages
+from ragstream.stages import REGISTRY, Stage
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)
@@ -117,8 +114,7 @@ def waiting_for(ctl: AppController, kind: str) -> dict | None:
 
 
 def stage_buttons(ctl: AppController, prompt: str) -> None:
-    sp = ctl.sp
-    legal = set(allowed_stages(sp))
+    legal = set(ctl.allowed_stages())
     per_row = -(-len(STAGE_BUTTONS) // BUTTON_ROWS)
     for start in range(0, len(STAGE_BUTTONS), per_row):
         row = STAGE_BUTTONS[start : start + per_row]
@@ -142,12 +138,6 @@ def stage_buttons(ctl: AppController, prompt: str) -> None:
 
 
 REVIEW_KEYS = ("sctx_edit", "keep_", "label_", "format_edit")
-
-
-def label_options(ctl: AppController) -> dict[str, list[str]]:
-    """The labels A2 chooses from (its config's enums), per SuperPrompt body field."""
-    enums = ctl.services.factory.load_config(A2_AGENT, "v1").enums
-    return {body: enums.get(field, []) for field, body in {**LABEL_TO_BODY, "confidence": "confidence"}.items()}
 
 
 def review_answer(ctl: AppController, review: dict) -> dict:
@@ -183,7 +173,7 @@ def review_panel(ctl: AppController) -> None:
         st.caption(plain(chunk["preview"]))
     if review["S_CTX_MD"]:
         st.text_area("Condensed context (editable)", review["S_CTX_MD"], height=260, key="sctx_edit")
-    options = label_options(ctl)
+    options = ctl.label_choices()
     columns = st.columns(len(review["labels"]))
     for column, (name, value) in zip(columns, review["labels"].items(), strict=False):
         choices = ["", *dict.fromkeys([*([value] if value else []), *options.get(name, [])])]
@@ -261,7 +251,7 @@ def metadata_panel(ctl: AppController) -> None:
 
 
 def telemetry_panel(ctl: AppController) -> None:
-    summary = summarize(ctl.trace())
+    summary = ctl.trace_summary()
     if not summary["stages"]:
         return
     st.subheader("Stages")
@@ -313,7 +303,7 @@ def main() -> None:
         style = st.selectbox("Download style", STYLES, key="download_style")
         st.download_button(
             "Download prompt",
-            export_prompt(sp, style),
+            ctl.export_prompt(style),
             file_name=f"superprompt{SUFFIXES[style]}",
             mime=MEDIA_TYPES[style],
             key="download",

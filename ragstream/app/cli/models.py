@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from ragstream.app.cli.common import open_controller
 from ragstream.errors import InputError
 from ragstream.settings import Settings
 
@@ -25,28 +26,20 @@ def register(sub: Any) -> None:
 
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     """Export the embedding model to ONNX now, instead of on the first run that embeds."""
-    from ragstream.model_files import resolve_model_dir
-    from ragstream.onnx_model import ensure_model
-
-    model_dir = resolve_model_dir(settings.embedding)
-    for variant in args.variants:
-        path = ensure_model(model_dir, settings.models_dir, variant)
+    for variant, path in zip(args.variants, open_controller(settings).prepare_models(args.variants), strict=True):
         print(f"{variant}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
 def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.agents.agent_factory import AgentFactory
-
-    factory = AgentFactory(settings.agents_dir)
+    ctl = open_controller(settings)
     if args.action == "list":
-        for name, version in factory.list_agents():
-            cfg = factory.load_config(name, version)
+        for name, version, cfg in ctl.agent_configs():
             print(f"{name:6s} {version:4s} {cfg.mode:9s} {cfg.model_name:14s} {cfg.description}")
         return 0
     if not args.name:
         raise InputError("agents show needs an agent name, e.g. `ragstream agents show A2`")
-    cfg = factory.load_config(args.name, args.version)
-    print(f"# {factory.config_path(args.name, args.version)} (valid)")
+    path, cfg = ctl.agent_config(args.name, args.version)
+    print(f"# {path} (valid)")
     print(json.dumps(cfg.model_dump(), indent=2, ensure_ascii=False))
     return 0

@@ -208,9 +208,7 @@ def _run(ctl: AppController, args: argparse.Namespace) -> int:
 
 def _export(ctl: AppController, sp: SuperPrompt, style: str, output: str | None) -> None:
     """The built prompt in a style, to a file or stdout (a paused run has no built prompt: a clear error)."""
-    from ragstream.orchestration.export import export_prompt
-
-    text = export_prompt(sp, style)
+    text = ctl.export_prompt(style, sp)
     print(f"thread {ctl.thread_id}: stage {sp.stage.value}", file=sys.stderr)
     if output is None:
         print(text, end="")

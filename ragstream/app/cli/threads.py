@@ -63,8 +63,6 @@ def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.context.telemetry import summarize
-
     ctl = open_controller(settings, args.thread)
     events = ctl.trace()
     if not events:
@@ -79,7 +77,7 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
 
     for line in summary_lines(ctl.sp.run_metadata):
         print(line)
-    summary = summarize(events)
+    summary = ctl.trace_summary()
     for stage, info in summary["stages"].items():
         print(
             f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens"
