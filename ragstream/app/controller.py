@@ -10,17 +10,16 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 from langgraph.types import Command
 
-from ragstream.context.otel import OtelSpans
-from ragstream.context.telemetry import TraceStore, summarize
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
 from ragstream.ingestion.loader import unsafe_name_reason
 from ragstream.ingestion.manifest import Manifest, manifest_summary
@@ -40,11 +39,14 @@ from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
+from ragstream.telemetry.otel import OtelSpans
+from ragstream.telemetry.trace import TraceStore, summarize
 
 if TYPE_CHECKING:
     from ragstream.agents.agent_factory import AgentConfig
-    from ragstream.context.memory import ConversationMemory
     from ragstream.ingestion.manager import IngestionStats, Progress
+    from ragstream.memory.conversation import ConversationMemory
+    from ragstream.onnx_model import Variant
     from ragstream.users import UserRegistry
 
 log = logging.getLogger("ragstream.controller")
@@ -80,7 +82,7 @@ class AppController:
     # -- state ----------------------------------------------------------------------------
 
     @property
-    def _cfg(self) -> dict[str, Any]:
+    def _cfg(self) -> RunnableConfig:
         return {"configurable": {"thread_id": self.thread_id}}
 
     @property
@@ -162,9 +164,11 @@ class AppController:
         stop_after: list[str] | None,
     ) -> None:
         try:
-            for mode, data in self.graph.stream(
+            stream = self.graph.stream(
                 graph_input, self._cfg, context=context, interrupt_after=stop_after, stream_mode=["custom", "messages"]
-            ):
+            )
+            # With a list of modes LangGraph yields (mode, data) pairs; its annotation does not say so.
+            for mode, data in cast("Iterator[tuple[str, Any]]", stream):
                 if mode == "messages":
                     chunk, metadata = data
                     if (
@@ -578,7 +582,7 @@ class AppController:
         config = factory.load_config(agent_name, version)
         return factory.config_path(agent_name, version), config
 
-    def prepare_models(self, variants: list[str]) -> list[Path]:
+    def prepare_models(self, variants: list[Variant]) -> list[Path]:
         """Export the embedding model to ONNX now (each variant: fp32, int8), not on the first run that embeds."""
         from ragstream.model_files import resolve_model_dir
         from ragstream.onnx_model import ensure_model

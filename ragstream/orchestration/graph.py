@@ -28,7 +28,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, JsonValue, create_model
 
-from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
@@ -43,6 +42,7 @@ from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
 from ragstream.state import SuperPrompt
+from ragstream.telemetry.events import collect_llm_calls, emit
 from ragstream.users import require_project
 
 log = logging.getLogger("ragstream.graph")
@@ -206,7 +206,7 @@ def _state_schema() -> type[SuperPrompt]:
 GraphState = _state_schema()
 
 
-def graph_builder() -> StateGraph:
+def graph_builder() -> StateGraph[Any, RunOptions, GraphInput, SuperPrompt]:
     builder = StateGraph(GraphState, context_schema=RunOptions, input_schema=GraphInput, output_schema=SuperPrompt)
     for spec in REGISTRY:
         stage = Stage(spec.name)
@@ -226,17 +226,21 @@ def graph_builder() -> StateGraph:
     return builder
 
 
+# The compiled graph's type: its state, run options (the context), input and output.
+RagstreamGraph = CompiledStateGraph[Any, RunOptions, GraphInput, SuperPrompt]
+
+
 def build_graph(
     checkpointer: BaseCheckpointSaver | None = None, interrupt_after: list[str] | None = None
-) -> CompiledStateGraph:
+) -> RagstreamGraph:
     return graph_builder().compile(checkpointer=checkpointer, interrupt_after=interrupt_after or None, name="ragstream")
 
 
-_GRAPHS: weakref.WeakKeyDictionary[BaseCheckpointSaver, CompiledStateGraph] = weakref.WeakKeyDictionary()
+_GRAPHS: weakref.WeakKeyDictionary[BaseCheckpointSaver, RagstreamGraph] = weakref.WeakKeyDictionary()
 _GRAPHS_LOCK = threading.Lock()
 
 
-def graph_for(checkpointer: BaseCheckpointSaver) -> CompiledStateGraph:
+def graph_for(checkpointer: BaseCheckpointSaver) -> RagstreamGraph:
     """The compiled graph on this checkpointer, compiled once and shared by every controller using it
     (a session per request, as the GUI and servers make, would otherwise compile it each time)."""
     with _GRAPHS_LOCK:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ragstream.state.parts import PromptFormat
+from ragstream.strategies import strategy_name
+
+# A strategy's name as a report records it (or "NONE"); a checkpoint written with the seed's names reads
+# them in today's (an old SEMANTIC is KEYWORD, BM25).
+StrategyText = Annotated[str, BeforeValidator(strategy_name)]
+
+Intent = Literal["factual", "research", "conversational", "transform"]
+PlanSource = Literal["rules", "llm", "user"]  # who decided the plan
 
 
 class Report(BaseModel):
@@ -51,7 +59,7 @@ class LLMOutcomes(Report):
 class RetrievalAttempt(Report):
     """One strategy retrieval tried, and the calibrated confidence of its result set."""
 
-    strategy: str
+    strategy: StrategyText
     confidence: float
 
 
@@ -63,13 +71,13 @@ class Plan(Report):
     reason), or `user` (an explicit strategy, which always wins).
     """
 
-    intent: Literal["factual", "research", "conversational", "transform"]
+    intent: Intent
     confidence: float = Field(ge=0.0, le=1.0)
     reason: str
     evidence: list[str] = Field(default_factory=list)
-    source: Literal["rules", "llm", "user"]
+    source: PlanSource
     retrieve: bool
-    strategy: str | None = None  # None: chosen by the retrieval strategy rules
+    strategy: StrategyText | None = None  # None: chosen by the retrieval strategy rules
     candidates: int = 0
     budget: int = 0  # token ceiling of the prompt's excerpts
     escalated: str = ""  # why a low-confidence decision was widened, empty when it was not
@@ -99,7 +107,7 @@ class SectionBudget(Report):
 
 
 class RetrievalMode(Report):
-    strategy: str
+    strategy: StrategyText
     rung: str
     candidates: int
     confidence: float | None = None  # the kept result's calibrated confidence
@@ -108,7 +116,7 @@ class RetrievalMode(Report):
 
 
 class SummarySelection(Report):
-    """Which memory items the prompt carries and which it left out, with why (see context/memory.py)."""
+    """Which memory items the prompt carries and which it left out, with why (see memory/conversation.py)."""
 
     turns_kept: int = 0
     turns_dropped: int = 0
@@ -185,7 +193,7 @@ class RetrievalReport(Report):
     confidence re-runs retrieval with other strategies and keeps the most confident)."""
 
     project: str
-    strategy: str
+    strategy: StrategyText
     strategy_reason: str = ""
     rung: str
     generation: int = 0
@@ -294,7 +302,7 @@ class CriticRetrieval(Report):
     of those it kept, which the regeneration's request holds."""
 
     query: str
-    strategy: str = ""
+    strategy: StrategyText = ""
     confidence: float | None = None
     candidates: list[str] = Field(default_factory=list)
     decisions: dict[str, str] = Field(default_factory=dict)

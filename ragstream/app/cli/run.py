@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from ragstream.app.cli.common import Once, open_controller, print_token, read_prompt, report, report_answer
 from ragstream.errors import InputError
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings
 from ragstream.stage_io import RunOptions
 from ragstream.stages import SKIPPABLE, Stage
 from ragstream.state import SuperPrompt
+from ragstream.strategies import Strategy, strategy_name
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
@@ -39,7 +39,12 @@ def register(sub: Any) -> None:
         metavar="HEADER=CHOICE",
         help="with --strict: decide an unknown header (a canonical name, keep or drop); repeatable",
     )
-    run.add_argument("--strategy", choices=list(Strategy.__members__))
+    run.add_argument(
+        "--strategy",
+        choices=list(Strategy.__members__),
+        type=strategy_name,  # the seed's names (SEMANTIC, PRECISE) still read
+        help="force a retrieval strategy: KEYWORD (BM25), DENSE (vectors), HYBRID, TEMPORAL, EXPLORATORY",
+    )
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.add_argument(
