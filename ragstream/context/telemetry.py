@@ -21,6 +21,7 @@ from typing import Any
 from langgraph.config import get_stream_writer
 
 from ragstream.redact import redact
+from ragstream.text.dates import SNAPSHOT_SUFFIX
 
 _COLLECTING: ContextVar[list[dict[str, Any]] | None] = ContextVar("ragstream_collecting", default=None)
 
@@ -49,14 +50,11 @@ def emit(event: dict[str, Any]) -> None:
     writer({"ts": round(time.time(), 3), **event})
 
 
-_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
-
-
 def price_key(prices: dict[str, dict[str, float]], model: str) -> str | None:
     """The price-table entry for a model the server reports: the name itself, a fine-tune's base model,
     or a dated snapshot's model (`gpt-4.1-mini-2025-04-14`). None: not priced (a local server's model)."""
     base = model.split(":")[1] if model.startswith("ft:") and ":" in model else model
-    for name in (model, base, _SNAPSHOT.sub("", base)):
+    for name in (model, base, SNAPSHOT_SUFFIX.sub("", base)):
         if name in prices:
             return name
     return None

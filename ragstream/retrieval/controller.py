@@ -25,6 +25,7 @@ from ragstream.retrieval.confidence import Confidence, Probes, assess, content_t
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
 from ragstream.retrieval.strategy import Strategy, choose_strategy, years_in
 from ragstream.settings import RetrievalSettings
+from ragstream.text.dates import timestamp
 
 log = logging.getLogger("ragstream.retrieval")
 
@@ -295,10 +296,8 @@ class RetrievalController:
 def _timestamp(metadata: dict[str, str | int | float | bool | None]) -> float | None:
     """A chunk's date: an ISO date found in the document, else the file's mtime."""
     date = metadata.get("date")
-    if isinstance(date, str):
-        try:
-            return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
-        except ValueError:
-            pass
+    when = timestamp(date) if isinstance(date, str) else None
+    if when is not None:
+        return when
     mtime = metadata.get("mtime")
     return float(mtime) if isinstance(mtime, (int, float)) and math.isfinite(mtime) else None

@@ -20,11 +20,11 @@ from ragstream.app.controller import AppController
 from ragstream.code.symbols import symbols_of
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.orchestration.apply import CITATION
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
+from ragstream.text.chunk_ids import CITATION
 from tests.helpers import unfenced
 
 HERE = Path(__file__).parent
