@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
         "onnx_model",
         "lines",
         "users",
+        "text",
     },
     {"embedding", "chunking", "code", "prompt_view", "stage_io", "retrieval.strategy"},
     {"context"},
