@@ -22,6 +22,7 @@ import numpy as np
 from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
+from ragstream.text.fences import FENCE_LINE
 
 _BREAK = re.compile(
     r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)"
@@ -36,7 +37,6 @@ _MARKUP = re.compile(
     r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)",
     re.MULTILINE,
 )
-_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 # A paragraph that introduces literal text (reStructuredText "::", or a code directive): what follows is code.
 _LITERAL_INTRO = re.compile(r"::\s*$|^\.\.\s+(?:code|code-block|sourcecode|literalinclude|doctest)\b")
 _LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
@@ -85,7 +85,7 @@ class Line:
 
 def _fenced(text: str) -> list[tuple[int, int]]:
     """Spans of the text inside fenced code blocks (an unclosed fence runs to the end)."""
-    marks = [m.start() for m in _FENCE.finditer(text)]
+    marks = [m.start() for m in FENCE_LINE.finditer(text)]
     marks += [len(text)] if len(marks) % 2 else []
     return list(zip(marks[::2], marks[1::2], strict=False))
 

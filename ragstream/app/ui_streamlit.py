@@ -22,9 +22,9 @@ from ragstream.ingestion.manifest import Manifest
 from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
 from ragstream.orchestration.metadata import summary_lines
 from ragstream.projects import list_projects, project_paths, validate_project_name
-from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
+from ragstream.text.fences import escape_attr
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)

@@ -40,7 +40,6 @@ from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generati
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
 from ragstream.secret_scan import identity as secrets_identity
 from ragstream.secret_scan import scan as scan_secrets
@@ -48,6 +47,7 @@ from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
 from ragstream.state import Chunk, Span
 from ragstream.text.chunk_ids import chunk_id
 from ragstream.text.dates import first_day
+from ragstream.text.fences import escape_attr
 
 log = logging.getLogger("ragstream.ingestion")
 

@@ -21,9 +21,9 @@ from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
 from ragstream.orchestration.excerpts import shown_excerpts
 from ragstream.orchestration.prompt_builder import DEFAULT_SYSTEM, GROUNDING, fence
-from ragstream.prompt_view import CONDENSED_FENCE_INFO, fence_block
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
+from ragstream.text.fences import CONDENSED_FENCE_INFO, fence_block
 
 STYLES = ("markdown", "xml", "json", "plain")
 SCHEMA_ID = "ragstream.superprompt/1"
