@@ -7,8 +7,7 @@ SuperPrompt always renders to the same text.
 
 from __future__ import annotations
 
-from ragstream.stages import Stage
-from ragstream.state import A5Report, SuperPrompt
+from ragstream.state import A5Report, Stage, SuperPrompt
 from ragstream.text.fences import CONDENSED_FENCE_INFO, CONVERSATION_FENCE_INFO, escape_attr, fence_block
 
 _CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"), ("constraints", "Constraints"))

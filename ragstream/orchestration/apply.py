@@ -33,7 +33,6 @@ from ragstream.stages import (
     FORMAT,
     LABELS,
     REGISTRY,
-    SELECTING,
     SELECTION,
     Stage,
     check_stage_allowed,
@@ -42,6 +41,7 @@ from ragstream.stages import (
     spec_of,
 )
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
+from ragstream.state.stage import SELECTING
 from ragstream.text.chunk_ids import citations, uncite
 
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")

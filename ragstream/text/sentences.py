@@ -37,9 +37,7 @@ WRAPPED = SentenceRule(re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])"), wrappe
 MARKDOWN = SentenceRule(
     re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)")
 )
-EXCERPT = SentenceRule(
-    re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]*_]*\s+(?=[\"'\u201c\u2018(\[*_`]?[A-Z0-9#>|`*\-])")
-)
+EXCERPT = SentenceRule(re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]*_]*\s+(?=[\"'\u201c\u2018(\[*_`]?[A-Z0-9#>|`*\-])"))
 
 
 def spans(text: str, rule: SentenceRule) -> list[tuple[int, int]]:
