@@ -30,19 +30,18 @@ import numpy as np
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.context.telemetry import emit
 from ragstream.ingestion.snapshot import bm25_tokens
-from ragstream.preprocessing.canonicalize import asks
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
 from ragstream.settings import GateSettings
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, Stage, SuperPrompt
+from ragstream.text.asking import asking_sentences
 
 AGENT = "A3"
 SHINGLE = 5
 DUPLICATE_JACCARD = 0.8
 _WORD = re.compile(r"\w+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
 
 
@@ -261,7 +260,7 @@ def asking_parts(sp: SuperPrompt, env: StageEnv) -> list[str]:
     """The sentences of the task that ask for something (each judged for coverage); the task when none does."""
     task = sp.body.task or normalized_ask(sp)
     openers = load_prompt_schema(env.services.settings.prompt_schema_path).ask_openers
-    found = [s.strip() for s in _SENTENCE.split(task) if s.strip() and asks(s, openers)]
+    found = asking_sentences(task, openers)
     return found or [" ".join(task.split())]
 
 

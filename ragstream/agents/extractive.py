@@ -23,10 +23,8 @@ from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE
+from ragstream.text.sentences import MARKDOWN, spans
 
-_BREAK = re.compile(
-    r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)"
-)
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
 _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
@@ -102,12 +100,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         return []  # source code is never flattened into sentences
     text = chunk.text
     fenced = _fenced(text)
-    pieces: list[tuple[int, int]] = []
-    start = 0
-    for match in _BREAK.finditer(text):
-        pieces.append((start, match.start()))
-        start = match.end()
-    pieces.append((start, len(text)))
+    pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
     consumed = literal = 0
     for index, (a, b) in enumerate(pieces):

@@ -23,8 +23,8 @@ Rules, in order (the cue lists are in `config/ragstream.json`, section `plan`):
 2. conversational: the prompt is social phrases only ("Thanks, that helped!"), with no question;
    one word besides them makes it a guess.
 3. research: a research cue ("compare", "trade-offs", "in depth") or two questions or more.
-4. factual: a question, or an imperative asking to explain, list or show; otherwise factual as the
-   default, a guess.
+4. factual: a question, or a sentence that asks by the one rule of ragstream/text/asking.py (it opens
+   with one of the prompt schema's `ask_openers`); otherwise factual as the default, a guess.
 """
 
 from __future__ import annotations
@@ -32,17 +32,15 @@ from __future__ import annotations
 import re
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
+from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.retrieval.strategy import Strategy, choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
+from ragstream.text.asking import ask_of
+from ragstream.text.sentences import TYPED, split
 
 AGENT = "PLAN"
 _OPENER = r"(?:^|(?<=[.!?:\n])\s*|(?<=^\W))\s*(?:please\s+|kindly\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
-_ASKING = re.compile(
-    r"^\W*(?:how|what|which|where|when|who|whom|whose|why|is|are|does|do|did|can|could|should|would|will|"
-    r"explain|describe|list|show|tell|give|find|summarize|summarise|outline|walk)\b",
-    re.I,
-)
 _QUOTED = re.compile(r"(?:\"[^\"]{20,}\"|“[^”]{20,}”|^>\s?.{20,}|~~~|```)", re.M)
 _WORD = re.compile(r"[\w'’-]+")
 
@@ -124,9 +122,10 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
         return "research", 0.8, f"a research cue: '{cue.group(0)}'", [cue.group(0)]
     if questions >= 2:
         return "research", 0.75, f"{questions} questions in one prompt", [f"{questions} question marks"]
-    asking = _ASKING.search(task)
+    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
+    asking = next((found for s in split(task, TYPED) if (found := ask_of(s, openers))), None)
     if questions or asking:
-        what = "a question mark" if questions else f"it opens with '{asking.group(0).strip()}'"
+        what = "a question mark" if questions else f"a sentence opens with '{asking}'"
         return "factual", 0.8, f"a request to look something up: {what}", [what]
     return "factual", 0.5, "no rule applies: looking it up is the default", []
 

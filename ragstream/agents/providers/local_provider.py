@@ -44,30 +44,17 @@ from ragstream.agents.agent_prompt import parse_payload_block
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
 from ragstream.embedding import Embedder, query_embedder
 from ragstream.settings import EmbeddingSettings
+from ragstream.text.sentences import WRAPPED, split
 
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _MIN_WORDS = 3
 _STRING_CHARS = 600
 _LIST_ITEMS = 5
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of `text` in order, without duplicates.
-
-    Lines of a paragraph are joined first (documents wrap sentences across lines); Markdown
-    heading lines and fragments under three words are not sentences.
-    """
-    seen: set[str] = set()
-    out: list[str] = []
-    for paragraph in _PARAGRAPH.split(text):
-        lines = [line for line in paragraph.splitlines() if not line.lstrip().startswith("#")]
-        for piece in _SENTENCE_END.split(" ".join(" ".join(lines).split())):
-            sentence = piece.strip()
-            if len(sentence.split()) >= _MIN_WORDS and sentence not in seen:
-                seen.add(sentence)
-                out.append(sentence)
-    return out
+    """Sentences of `text` (split as wrapped prose: see ragstream/text/sentences.py) in order, without
+    duplicates; fragments under three words are not sentences."""
+    return list(dict.fromkeys(s for s in split(text, WRAPPED) if len(s.split()) >= _MIN_WORDS))
 
 
 def _flatten(value: Any) -> str:
