@@ -23,6 +23,7 @@ from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE
+from ragstream.text.phrases import phrase
 from ragstream.text.sentences import MARKDOWN, spans
 
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+")
@@ -149,7 +150,7 @@ def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
 
 def _cue(sentence: str, cues: list[str]) -> str:
     lowered = sentence.lower()
-    return next((cue for cue in cues if re.search(r"(?<![\w])" + re.escape(cue) + r"(?![\w])", lowered)), "")
+    return next((cue for cue in cues if phrase(cue).search(lowered)), "")
 
 
 def classify(sentence: str, settings: CondenserSettings) -> tuple[str, str]:

@@ -37,18 +37,13 @@ from ragstream.retrieval.strategy import Strategy, choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
 from ragstream.text.asking import ask_of
+from ragstream.text.phrases import any_phrase
 from ragstream.text.sentences import TYPED, split
 
 AGENT = "PLAN"
 _OPENER = r"(?:^|(?<=[.!?:\n])\s*|(?<=^\W))\s*(?:please\s+|kindly\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
 _QUOTED = re.compile(r"(?:\"[^\"]{20,}\"|“[^”]{20,}”|^>\s?.{20,}|~~~|```)", re.M)
 _WORD = re.compile(r"[\w'’-]+")
-
-
-def _phrases(phrases: list[str]) -> re.Pattern[str]:
-    """Any of `phrases` as whole words, longest first (so 'thank you' wins over 'you')."""
-    ordered = sorted({p.lower() for p in phrases}, key=len, reverse=True)
-    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w])", re.I)
 
 
 def _words(text: str) -> list[str]:
@@ -76,11 +71,11 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
     rules = settings.plan
     task = sp.body.task or sp.raw_prompt
     context = sp.body.context or ""
-    verbs = _phrases(rules.transform_verbs)
+    verbs = any_phrase(rules.transform_verbs)
     for match in re.finditer(_OPENER + r"(" + verbs.pattern + r")", task, re.I | re.M):
         verb = match.group(1)
         given = _given_text(task, match.end(), context)
-        deictic = _phrases(rules.deictic_targets).search(task[match.end() : match.end() + 60])
+        deictic = any_phrase(rules.deictic_targets).search(task[match.end() : match.end() + 60])
         if given:
             evidence = [f"'{verb}'", given] + ([f"'{deictic.group(0)}'"] if deictic else [])
             return (
@@ -98,7 +93,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
                 [f"'{verb}'", f"'{deictic.group(0)}'"],
             )
     whole = sp.raw_prompt
-    social = _phrases(rules.social_phrases)
+    social = any_phrase(rules.social_phrases)
     found = [m.group(0) for m in social.finditer(whole)]
     if found and "?" not in whole:
         left = [w for w in _words(social.sub(" ", whole)) if w not in settings.gate.function_words]
@@ -116,7 +111,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
                 f"social phrases ({', '.join(repr(f) for f in found)}) and one other word ('{left[0]}')",
                 found,
             )
-    cue = _phrases(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
+    cue = any_phrase(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
     questions = task.count("?")
     if cue:
         return "research", 0.8, f"a research cue: '{cue.group(0)}'", [cue.group(0)]
