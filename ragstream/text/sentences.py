@@ -8,11 +8,11 @@ splitter takes the shape as an explicit rule instead of guessing:
 - `WRAPPED`, prose whose lines wrap sentences (a document as the offline provider reads it): the lines
   of a paragraph are joined first and Markdown heading lines dropped, and a sentence ends at `.`, `!`
   or `?` only when the next one opens with a capital, a digit or an opening quote or bracket;
-- `MARKDOWN`, a chunk of a Markdown document cut as offline A4 condenses it: closing quotes and
-  brackets stay with their sentence, and a blank line, a list item, a heading or a code fence starts
-  a new piece, whatever punctuation came before;
+- `MARKDOWN`, a chunk of a Markdown document cut as offline A4 condenses it: a sentence ends at
+  `.`, `!` or `?` whatever follows (closing quotes and brackets after it are part of the gap), and a
+  blank line, a list item, a heading or a code fence starts a new piece whatever came before;
 - `EXCERPT`, where an excerpt may begin in a document: after a sentence end (closing quotes,
-  brackets and emphasis kept with it) that a capital, a digit or a Markdown block opens.
+  brackets and emphasis after it skipped) that a capital, a digit or a Markdown block opens.
 
 The offline A3 gate and A4 condenser depend on these exact boundaries (the quality suite measures
 them), which is why they are four rules and not one compromise.
