@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import re
 
-from ragstream.agents.a2_prompt_shaper import fixed_fields
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.prompt_view import CITE_RULE
-from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import A5Report, LLMOutcomes, PromptBody, SuperPrompt
+from ragstream.state import A5Report, LLMOutcomes, PromptBody
 from ragstream.text.phrases import phrase
 
 AGENT = "A5"
@@ -127,7 +125,3 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", depth_gi
         source=source,
         llm=llm,
     )
-
-
-def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    return StageOutput(report=enforce(sp.body, env.services.runner, depth_given="depth" in fixed_fields(sp)))

@@ -265,7 +265,7 @@ class A5Report(Report):
 
 class ExcerptRecord(Report):
     """One excerpt of the final prompt: its document, the chunks it holds (in file order), its span and
-    lines in the indexed text, how it was hydrated (orchestration/excerpts.py), and its text (read back
+    lines in the indexed text, how it was hydrated (rendering/excerpts.py), and its text (read back
     from the document at build time, so exports show exactly what the prompt shows)."""
 
     source: str
