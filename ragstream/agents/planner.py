@@ -33,9 +33,10 @@ import re
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.preprocessing.schema import load_prompt_schema
-from ragstream.retrieval.strategy import Strategy, choose_strategy
+from ragstream.retrieval.strategy import choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
+from ragstream.strategies import Strategy
 from ragstream.text.asking import ask_of
 from ragstream.text.phrases import any_phrase
 from ragstream.text.sentences import TYPED, split

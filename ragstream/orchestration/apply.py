@@ -23,7 +23,6 @@ from typing import Any
 
 from langgraph.channels import LastValue
 
-from ragstream.context.telemetry import collect_llm_calls
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.pipeline import RUNS
@@ -42,6 +41,7 @@ from ragstream.stages import (
 )
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 from ragstream.state.stage import SELECTING
+from ragstream.telemetry.events import collect_llm_calls
 from ragstream.text.chunk_ids import citations, uncite
 
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")

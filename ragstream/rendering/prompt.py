@@ -10,12 +10,12 @@ says so explicitly.
 from __future__ import annotations
 
 from ragstream.code.symbols import lines_of
-from ragstream.context.budget import ContextBudget
 from ragstream.prompt_view import render_ask, render_condensed, render_format
 from ragstream.rendering.excerpts import Sources, whole_excerpts
 from ragstream.stage_io import StageOutput
 from ragstream.state import BudgetReport, BuildReport, Chunk, SuperPrompt
 from ragstream.text.fences import excerpt_fence
+from ragstream.token_budget import ContextBudget
 
 DEFAULT_SYSTEM = "You are a careful assistant."
 GROUNDING = (
