@@ -36,6 +36,7 @@ from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.retrieval.strategy import choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
+from ragstream.state.reports import Intent, PlanSource
 from ragstream.strategies import Strategy
 from ragstream.text.asking import ask_of
 from ragstream.text.phrases import any_phrase
@@ -67,7 +68,7 @@ def _given_text(task: str, verb_end: int, context: str) -> str:
     return ""
 
 
-def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list[str]]:
+def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, list[str]]:
     """(intent, confidence, reason, evidence) by the rules in the module docstring."""
     rules = settings.plan
     task = sp.body.task or sp.raw_prompt
@@ -119,9 +120,9 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
     if questions >= 2:
         return "research", 0.75, f"{questions} questions in one prompt", [f"{questions} question marks"]
     openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
-    asking = next((found for s in split(task, TYPED) if (found := ask_of(s, openers))), None)
+    asking = next((opener for s in split(task, TYPED) if (opener := ask_of(s, openers))), None)
     if questions or asking:
-        what = "a question mark" if questions else f"a sentence opens with '{asking}'"
+        what = "a question mark" if questions or asking is None else f"a sentence opens with '{asking}'"
         return "factual", 0.8, f"a request to look something up: {what}", [what]
     return "factual", 0.5, "no rule applies: looking it up is the default", []
 
@@ -129,7 +130,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
 def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None) -> Plan:
     """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure."""
     intent, confidence, reason, evidence = classify(sp, settings)
-    source = "rules"
+    source: PlanSource = "rules"
     if not offline:  # a reply that stays invalid falls back to the rules' decision, recorded as theirs
         payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
         ruled = {"intent": intent, "confidence": confidence, "reason": reason}
@@ -144,11 +145,11 @@ def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bo
 def plan_for(
     sp: SuperPrompt,
     settings: Settings,
-    intent: str,
+    intent: Intent,
     confidence: float,
     reason: str,
     evidence: list[str],
-    source: str,
+    source: PlanSource,
     forced: str | None = None,
 ) -> Plan:
     rules = settings.plan

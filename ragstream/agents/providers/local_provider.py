@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -29,6 +29,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
 from langchain_core.utils.function_calling import convert_to_json_schema
 from langchain_core.utils.pydantic import is_basemodel_subclass
+from pydantic import BaseModel
 
 from ragstream.agents.agent_prompt import parse_payload_block
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
@@ -58,12 +59,14 @@ class LocalProvider:
         started = time.monotonic()
         chat = LocalChatModel(embedding=self._embedding, models_dir=self._models_dir, model_name=model)
         reply = chat.invoke(messages, response_format=response_format)
-        usage = reply.usage_metadata or {}
+        usage = reply.usage_metadata
         return LLMResponse(
             text=str(reply.content),
             model=f"local:{model}",
             provider=self.name,
-            usage=TokenUsage(input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0)),
+            usage=TokenUsage(
+                input_tokens=usage["input_tokens"] if usage else 0, output_tokens=usage["output_tokens"] if usage else 0
+            ),
             latency_s=time.monotonic() - started,
         )
 
@@ -167,7 +170,9 @@ class LocalChatModel(BaseChatModel):
             },
             ls_structured_output_format={"kwargs": {"method": method}, "schema": schema},
         )
-        parser = PydanticOutputParser(pydantic_object=schema) if is_model else JsonOutputParser()
+        parser = (
+            PydanticOutputParser(pydantic_object=cast("type[BaseModel]", schema)) if is_model else JsonOutputParser()
+        )
         if not include_raw:
             return bound | parser
         parsed = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
