@@ -29,6 +29,7 @@ from ragstream.retrieval.chunks import rerank
 from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.settings import Settings, load_settings
 from ragstream.strategies import Strategy
+from ragstream.text.chunk_ids import source_of
 
 
 def _default_data() -> Path:
@@ -77,7 +78,7 @@ def doc_ranking(ids: list[str]) -> list[str]:
     """Chunk ids to distinct document ids, first occurrence wins."""
     seen: dict[str, None] = {}
     for cid in ids:
-        seen.setdefault(Path(cid.split("@", 1)[0]).stem, None)
+        seen.setdefault(Path(source_of(cid)).stem, None)
     return list(seen)
 
 

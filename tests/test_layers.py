@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
         "bert_graph",
         "lines",
         "users",
+        "text",
         "strategies",
     },
     {"state"},
