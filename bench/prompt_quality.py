@@ -1,11 +1,12 @@
-"""Final-prompt quality on the documentation sets nobody tuned for (tests/quality cases on attrs and click).
+"""Final-prompt quality on the documentation sets nobody tuned for (tests/quality cases on attrs and click,
+or other corpora: --corpora attrs,click,streamlit).
 
 For every case with expectations on those corpora it runs the whole pipeline offline (the `local`
 provider), as the quality suite does, and prints per case and in total: condensed lines, useful
 condensed lines (lines containing one of the case's `useful` terms, the words an answer needs,
 written before tuning), prompt tokens, excerpt tokens, and whether the answering file was selected.
 
-Run: python bench/prompt_quality.py [--work /tmp/prompt_quality]
+Run: python bench/prompt_quality.py [--work /tmp/prompt_quality] [--corpora attrs,click]
 """
 
 from __future__ import annotations
@@ -20,18 +21,17 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from tests.quality.test_quality import CASES, _condensed, _files, _project
 
-CORPORA = {"attrs", "click"}
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/prompt_quality"))
+    parser.add_argument("--corpora", default="attrs,click", help="the cases whose corpora are all among these")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     total = useful_total = found = answerable = 0
     ratios: list[float] = []
     for case in CASES:
-        if not set(case["corpora"]) <= CORPORA:
+        if not set(case["corpora"]) <= set(args.corpora.split(",")):
             continue
         shared, project = _project(args.work, case["corpora"])
         ctl = AppController(shared, checkpointer=memory_checkpointer(), services=Services(shared))

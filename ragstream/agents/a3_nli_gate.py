@@ -24,13 +24,16 @@ covers: A4 turns them into Open issues and the Prompt Builder tells the model to
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import numpy as np
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.context.telemetry import emit
 from ragstream.ingestion.snapshot import bm25_tokens
-from ragstream.preprocessing.canonicalize import asks
+from ragstream.preprocessing.canonicalize import clauses
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
@@ -75,16 +78,19 @@ def gate(
     candidates: list[Chunk],
     runner: AgentRunner,
     evidence: A3Report,
-    best: str | None = None,
+    ranked: list[str] = (),
+    strong: list[str] = (),
     version: str = "v1",
 ) -> tuple[list[str], A3Report]:
-    """The candidates the model keeps for the ask (in their order), each decision with the model's reason.
+    """The candidates the model keeps for the ask (those the offline evidence keeps first, best first), each
+    decision with the model's reason.
 
-    `evidence` is the offline gate's report on the same candidates and `best` the candidate it rates
-    closest to the ask. A candidate whose reply stays invalid takes the offline decision. Two stated
-    rules overrule the model, and the report says when: if it drops every candidate the offline
-    evidence keeps, those are kept; and the best candidate is not dropped as merely irrelevant (a
-    conflict the model names stands). A weak judge alone never leaves the prompt without its best
+    `evidence` is the offline gate's report on the same candidates, `ranked` the candidates it keeps, best
+    first, and `strong` those whose offline evidence is strong (`gate.strong_evidence`). A candidate whose reply
+    stays invalid takes the offline decision. Two stated rules overrule the model, and the report says
+    when: if it drops every candidate the offline evidence keeps, those are kept; and a candidate with
+    strong evidence is not dropped as merely irrelevant (a conflict the model names stands; weaker
+    evidence never outvotes the model). A weak judge alone never leaves the prompt without its best
     grounding.
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
@@ -110,12 +116,13 @@ def gate(
             f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
             "rule: those are kept, so the prompt is not left without grounding on the model's word alone"
         )
-    elif best in relevant and decisions[best].decision == "drop_irrelevant":
-        relevant = [best]
-        overruled = (
-            f"the model called {best}, the candidate the offline evidence rates closest to the ask, "
-            "irrelevant; rule: the best candidate is kept unless the model names a conflict"
-        )
+    else:
+        relevant = [cid for cid in relevant if cid in strong and decisions[cid].decision == "drop_irrelevant"]
+        if relevant:
+            overruled = (
+                f"the model called {', '.join(relevant)}, with strong offline evidence for the ask, irrelevant; "
+                "rule: a candidate with strong evidence is kept unless the model names a conflict"
+            )
     if overruled:
         for cid in relevant:
             if decisions[cid].decision != "keep":
@@ -125,7 +132,12 @@ def gate(
                     f"offline evidence: {evidence.decisions[cid].reason}",
                 )
         emit({"event": "stage_warning", "stage": "a3", "message": overruled})
-    kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
+    order = {cid: i for i, cid in enumerate(ranked)}
+    position = {c.id: i for i, c in enumerate(candidates)}
+    kept = sorted(
+        (c.id for c in candidates if decisions[c.id].decision == "keep"),
+        key=lambda cid: (order.get(cid, len(order)), position[cid]),
+    )
     counts: dict[str, int] = {}
     for d in decisions.values():
         counts[d.decision] = counts.get(d.decision, 0) + 1
@@ -166,44 +178,66 @@ def _judge(cosine: float, words: float, settings: GateSettings) -> tuple[bool, s
     return False, f"evidence {evidence:.2f} under {settings.min_evidence:g}"
 
 
-def weigh(
+@dataclass(frozen=True)
+class Weighed:
+    """The offline gate's finding: kept ids (closest first), the report, and per judged candidate its evidence
+    and the cosine to the piece that earned it."""
+
+    kept: list[str]
+    report: A3Report
+    evidence: dict[str, float]
+    cosine: dict[str, float]
+
+
+def weigh_all(
     pieces: list[str],
     candidates: list[Chunk],
     vectors: np.ndarray,
     piece_vectors: np.ndarray,
     settings: GateSettings,
     rarity: dict[str, float] | None = None,
-) -> tuple[list[str], A3Report]:
+) -> Weighed:
     """The offline gate: keep/drop each candidate from absolute evidence, the same for every corpus.
 
-    `pieces` are the prompt's query pieces (what retrieval searched with): meaning is a chunk's best
-    cosine to any of them; words are the largest share of one piece's content-term weight the chunk
-    holds, each term weighted by its rarity in the project (`Snapshot.rarity`; equal weights without one). Neither
-    is relative to the best candidate, so when nothing is relevant nothing is kept.
+    `pieces` are what the chunk may answer: the prompt's query pieces (what retrieval searched with) and
+    each asking clause. A chunk's evidence for a piece is its cosine to it plus `gate.words_weight` x the
+    share of the piece's content-term weight the chunk holds, each term weighted by its rarity in the
+    project (`Snapshot.rarity`; equal weights without one); its evidence is that of its best piece, so a
+    chunk that answers one clause of a multi-part ask is kept for that clause. Neither measure is
+    relative to the best candidate, so when nothing is relevant nothing is kept. Kept ids come closest
+    first (the cosine to the piece that earned the keep), since A4 and the Prompt Builder fill their
+    budgets in that order: the word share decides whether a chunk is on topic, but it saturates (every
+    chunk naming the ask's rare words holds all of it), so meaning ranks (on the quality suite's docs,
+    the answering file is first for 30 of 35 covered asks this way, 29 by evidence, 26 by retrieval's order).
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
     piece_terms = [_terms(p, settings) for p in pieces]
     ask_terms = set().union(*piece_terms)
     rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
-    cosine = (
-        (vectors @ piece_vectors.T).max(axis=1) if len(candidates) and len(piece_vectors) else np.zeros(len(candidates))
-    )
+    cosine = vectors @ piece_vectors.T if len(candidates) and len(piece_vectors) else np.zeros((len(candidates), 1))
     decisions = {
         cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}")
         for cid, other in dupes.items()
     }
+    scores: dict[str, float] = {}
+    meaning: dict[str, float] = {}
     for i in judged:
         shared = sorted(ask_terms & set(bm25_tokens([candidates[i].text])[0]))
-        words = max((_word_share(terms, set(shared), rarity) for terms in piece_terms), default=0.0)
-        keep, why = _judge(float(cosine[i]), words, settings)
-        evidence = f"cosine {float(cosine[i]):.2f}, {words:.2f} of the ask's word weight" + (
+        words = [_word_share(terms, set(shared), rarity) for terms in piece_terms] or [0.0]
+        score = [float(cosine[i, p]) + settings.words_weight * words[p] for p in range(len(words))]
+        valid = [p for p in range(len(words)) if cosine[i, p] >= settings.min_similarity]
+        best = max(valid, key=lambda p: score[p]) if valid else int(np.argmax(cosine[i, : len(words)]))
+        keep, why = _judge(float(cosine[i, best]), words[best], settings)
+        scores[candidates[i].id], meaning[candidates[i].id] = score[best], float(cosine[i, best])
+        evidence = f"cosine {float(cosine[i, best]):.2f}, {words[best]:.2f} of the ask's word weight" + (
             f" ({', '.join(shared[:6])})" if shared else ""
         )
+        part = f" for '{_shorten(pieces[best])}'" if len(pieces) > 1 else ""
         decisions[candidates[i].id] = ChunkDecision(
-            decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}: {why}"
+            decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}{part}: {why}"
         )
-    kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
+    kept = sorted((c.id for c in candidates if decisions[c.id].decision == "keep"), key=lambda cid: -meaning[cid])
     counts: dict[str, int] = {}
     for d in decisions.values():
         counts[d.decision] = counts.get(d.decision, 0) + 1
@@ -213,7 +247,25 @@ def weigh(
         decisions={c.id: decisions[c.id] for c in candidates},
         counts=counts,
     )
-    return kept, report
+    return Weighed(kept, report, scores, meaning)
+
+
+def weigh(
+    pieces: list[str],
+    candidates: list[Chunk],
+    vectors: np.ndarray,
+    piece_vectors: np.ndarray,
+    settings: GateSettings,
+    rarity: dict[str, float] | None = None,
+) -> tuple[list[str], A3Report]:
+    """`weigh_all`'s kept ids (best evidence first) and report."""
+    found = weigh_all(pieces, candidates, vectors, piece_vectors, settings, rarity)
+    return found.kept, found.report
+
+
+def _shorten(text: str, words: int = 12) -> str:
+    split = text.split()
+    return " ".join(split[:words]) + (" ..." if len(split) > words else "")
 
 
 def uncovered_parts(
@@ -258,12 +310,86 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     )
 
 
-def asking_parts(sp: SuperPrompt, env: StageEnv) -> list[str]:
-    """The sentences of the task that ask for something (each judged for coverage); the task when none does."""
+# A word that leans on the rest of its sentence ("... and what can change before it is sent"): such a
+# clause is not named on its own as uncovered.
+_BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IGNORECASE)
+
+
+def asking_parts(sp: SuperPrompt, env: StageEnv, standalone: bool = False) -> list[str]:
+    """The asks of the task, one per clause (canonicalize.clauses): "How are X found, and how are Y ranked?"
+    is two asks, so a chunk answering either is evidence and an unanswered one can be named. A clause
+    must name at least two content terms of its own; with `standalone`, also no word that leans on the
+    rest of its sentence (the parts judged for coverage, named in Open issues). The task when none asks."""
+    settings = env.services.settings.gate
     task = sp.body.task or normalized_ask(sp)
     openers = load_prompt_schema(env.services.settings.prompt_schema_path).ask_openers
-    found = [s.strip() for s in _SENTENCE.split(task) if s.strip() and asks(s, openers)]
-    return found or [" ".join(task.split())]
+
+    def substantive(clause: str) -> bool:
+        return len(_terms(clause, settings)) >= 2 and not (standalone and _BACK_REFERENCE.search(clause))
+
+    return clauses(task, openers, substantive) or [" ".join(task.split())]
+
+
+def referenced(kept: list[Chunk], others: list[Chunk]) -> list[tuple[Chunk, str, str]]:
+    """(kept chunk, file name, the words naming it): each mention of a candidate's file in a kept chunk's
+    sentence ("See retrieval.md for how chunks are found and ingestion.md for ..."), with the words from the
+    sentence's start (first mention) or from the mention up to the next one, which say what the file is for."""
+    names = {PurePosixPath(c.source_path).name for c in others}
+    found: list[tuple[Chunk, str, str]] = []
+    for chunk in kept:
+        for sentence in _SENTENCE.split(chunk.text):
+            mentions = sorted(
+                (m.start(), name)
+                for name in names
+                for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", sentence)
+            )
+            for k, (start, name) in enumerate(mentions):
+                end = mentions[k + 1][0] if k + 1 < len(mentions) else len(sentence)
+                found.append((chunk, name, " ".join(sentence[0 if k == 0 else start : end].split())))
+    return found
+
+
+def keep_referenced(
+    weighed: Weighed,
+    candidates: list[Chunk],
+    pieces: list[str],
+    piece_vectors: np.ndarray,
+    embed: Callable[[list[str]], np.ndarray],
+    settings: GateSettings,
+) -> Weighed:
+    """A candidate dropped for weak evidence of its own is kept when a kept chunk names its file for (part of)
+    the ask: the words naming it reach `gate.min_reference_similarity` cosine to a piece. Documents point to
+    each other ("See retrieval.md for how chunks are found"), and the pointer is evidence its text may
+    lack (other words, or none of the ask's). The file's best-rated candidate is kept, after the others."""
+    by_id = {c.id: c for c in candidates}
+    decisions = weighed.report.decisions
+    dropped = [c for c in candidates if decisions[c.id].decision == "drop_irrelevant"]
+    kept_files = {PurePosixPath(by_id[cid].source_path).name for cid in weighed.kept}
+    dropped_files = {PurePosixPath(c.source_path).name for c in dropped} - kept_files
+    mentions = [m for m in referenced([by_id[cid] for cid in weighed.kept], candidates) if m[1] in dropped_files]
+    if not mentions:
+        return weighed
+    similarity = embed([words for _, _, words in mentions]) @ piece_vectors.T
+    added: dict[str, tuple[float, str]] = {}
+    for (chunk, name, words), row in zip(mentions, similarity, strict=True):
+        best = int(np.argmax(row))
+        if row[best] < settings.min_reference_similarity or name in added:
+            continue
+        target = max(
+            (c for c in dropped if PurePosixPath(c.source_path).name == name), key=lambda c: weighed.evidence[c.id]
+        )
+        added[name] = (float(row[best]), target.id)
+        decisions[target.id] = ChunkDecision(
+            decision="keep",
+            reason=f"{decisions[target.id].reason}; named in {chunk.id}, which is kept: '{_shorten(words)}' "
+            f"(cosine {float(row[best]):.2f} to '{_shorten(pieces[best])}'): kept by reference",
+        )
+    counts: dict[str, int] = {}
+    for d in decisions.values():
+        counts[d.decision] = counts.get(d.decision, 0) + 1
+    weighed.report.counts = counts
+    extra = [cid for _, cid in sorted(added.values(), key=lambda a: -a[0])]
+    return Weighed([*weighed.kept, *extra], weighed.report, weighed.evidence, weighed.cosine)
 
 
 def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
@@ -276,24 +402,27 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     vectors = candidate_vectors(sp, candidates, env)
     settings = env.services.settings.gate
     project = env.context.project or sp.extras.project
-    parts = asking_parts(sp, env)
-    terms = set().union(*(_terms(text, settings) for text in [*pieces, *parts]))
+    asked = asking_parts(sp, env)  # the evidence: a chunk may answer one clause of the ask only
+    parts = asking_parts(sp, env, standalone=True)  # the coverage: each part named when no kept chunk covers it
+    texts = list(dict.fromkeys([*pieces, *asked, *parts]))
+    terms = set().union(*(_terms(text, settings) for text in texts))
     snapshot = env.services.retrieval(project).snapshot() if project else None
     frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
     rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
-    embedded = env.services.embedder.embed(pieces + parts)  # a chunk may answer one asking sentence only
-    kept, report = weigh(pieces + parts, candidates, vectors, embedded, settings, rarity)
+    embedder = env.services.embedder
+    embedded = embedder.embed(texts)
+    weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)
+    weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
+    kept, report = weighed.kept, weighed.report
     if not env.services.offline:
-        ids = [c.id for c in candidates]
-        cosine = (vectors @ embedded.T).max(axis=1) if kept else []
-        best = max(kept, key=lambda cid: float(cosine[ids.index(cid)]), default=None)
-        kept, report = gate(ask, candidates, env.services.runner, report, best)
+        strong = [cid for cid in kept if weighed.evidence[cid] >= settings.strong_evidence]
+        kept, report = gate(ask, candidates, env.services.runner, report, kept, strong)
     else:
         index = {c.id: i for i, c in enumerate(candidates)}
         absent = {t for t, n in frequency.items() if n == 0}
         report.uncovered = uncovered_parts(
             parts,
-            embedded[len(pieces) :],
+            embedded[[texts.index(part) for part in parts]],
             [chunks[cid] for cid in kept],
             vectors[[index[cid] for cid in kept]],
             settings,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ragstream.agents.a3_nli_gate import asking_parts
 from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.context.budget import ContextBudget
@@ -257,8 +258,11 @@ def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         return StageOutput(
             updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
         )
-    pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
     missing = uncovered(sp, selection)
+    # The covered clauses of a multi-part ask are pieces too: a line answering one clause is relevant to it
+    # even when the whole sentence, about something the documents lack as well, is not.
+    covered = [c for c in asking_parts(sp, env) if not any(c in part for part in missing)]
+    pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
 
     def offline(why: str = "") -> tuple[str, list[str], A4Report]:
         text, kept, report = condense_offline(

@@ -7,6 +7,7 @@ The deterministic alias pass runs first. Headers it cannot place go to an option
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -50,6 +51,11 @@ _USER_ROLE = re.compile(
 _BULLET = re.compile(r"^[\s>*\-+\d.)]*")
 
 
+def _opens_request(text: str, openers: tuple[str, ...]) -> bool:
+    words = _BULLET.sub("", text).strip().lower()
+    return any(words == o or words.startswith(o + " ") or words.startswith(o + ",") for o in openers)
+
+
 def asks(text: str, openers: tuple[str, ...]) -> bool:
     """Whether a section asks for something: a question, or a sentence opening with a request.
 
@@ -58,14 +64,29 @@ def asks(text: str, openers: tuple[str, ...]) -> bool:
     is a request.
     """
     for sentence in _SENTENCE.split(text):
-        words = _BULLET.sub("", sentence).strip().lower()
-        if not words:
-            continue
-        if words.endswith("?"):
-            return True
-        if any(words == o or words.startswith(o + " ") or words.startswith(o + ",") for o in openers):
+        if sentence.strip().endswith("?") or _opens_request(sentence, openers):
             return True
     return False
+
+
+# Where one sentence may join two asks: a semicolon, or "and"/"or"/"but"/"also" (after a comma or not).
+_JOIN = re.compile(r"\s*;\s*(?:(?:and|also|then)\s+)*|,?\s+(?:and|or|but|also)\s+(?:also\s+)?", re.IGNORECASE)
+
+
+def clauses(text: str, openers: tuple[str, ...], substantive: Callable[[str], bool] = bool) -> list[str]:
+    """The asks in `text`, one per clause: each asking sentence, cut where a join is followed by a request
+    opener ("How are X found, and how are they ranked?"; "Explain X; also list Y"), so each ask can be
+    judged on its own. A sentence is cut only when every clause is `substantive` (e.g. names enough of
+    its own), so "How do I read and write files?" or "... and what are its drawbacks?" stay whole."""
+    found: list[str] = []
+    for sentence in (s.strip() for s in _SENTENCE.split(text)):
+        if not sentence or not asks(sentence, openers):
+            continue
+        cuts = [m for m in _JOIN.finditer(sentence) if _opens_request(sentence[m.end() :], openers)]
+        bounds = [0, *(x for m in cuts for x in (m.start(), m.end())), len(sentence)]
+        parts = [sentence[bounds[i] : bounds[i + 1]].strip() for i in range(0, len(bounds), 2)]
+        found += parts if len(parts) > 1 and all(substantive(p) for p in parts) else [sentence]
+    return found
 
 
 def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema) -> tuple[str, int | None]:
