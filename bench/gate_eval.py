@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
-from ragstream.agents.a3_nli_gate import _terms, rarity_of, weigh
+from ragstream.agents.a3_nli_gate import rarity_of, stemmed_terms, weigh
+from ragstream.retrieval.chunks import rerank, retrieve
 from ragstream.retrieval.controller import Query
 from ragstream.retrieval.factory import build_controller, build_reranker
-from ragstream.retrieval.stage import rerank, retrieve
 from ragstream.settings import load_settings
 
 
@@ -49,7 +49,9 @@ def main() -> None:
         stored = snapshot.vectors_of([c.id for c in chunks])
         vectors = [stored[c.id] for c in chunks]
         relevant = {c.id for c in chunks if Path(c.source_path).stem in qrels[query["_id"]]}
-        rarity = rarity_of(snapshot.document_frequency(_terms(query["text"], settings.gate)), len(snapshot.chunks))
+        rarity = rarity_of(
+            snapshot.document_frequency(stemmed_terms(query["text"], settings.gate)), len(snapshot.chunks)
+        )
         cases.append(([query["text"]], chunks, vectors, controller.embedder.embed([query["text"]]), relevant, rarity))
 
     shipped = settings.gate

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.ingestion.manager import IngestionManager
+from ragstream.retrieval.chunks import rerank
 from ragstream.retrieval.factory import build_controller, build_reranker
-from ragstream.retrieval.stage import rerank
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 

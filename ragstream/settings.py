@@ -97,7 +97,7 @@ class SecretsSettings(BaseModel):
 
 
 class ExcerptSettings(BaseModel):
-    """Whole excerpts at build time (orchestration/excerpts.py)."""
+    """Whole excerpts at build time (rendering/excerpts.py)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,29 +1,31 @@
 """The stage registry: the one list of RAGstream's stages and everything derived from it.
 
-Each stage has one name (the node name, the value of `SuperPrompt.stage`, the CLI choice), a label
-(the GUI button), a gating rule, whether an auto run may skip it, what it reads and writes, and the
-function that computes it. Edges, skip rules, pause policies, CLI choices, GUI buttons and the
-controller's `run_*` methods all derive from `REGISTRY`.
+Each stage has one name (the node name, the extras field, the CLI choice), a label (the GUI button), a
+gating rule, whether an auto run may skip it, what it reads and writes, and the controller method that
+runs it by hand. Edges, skip rules, pause policies, CLI choices and GUI buttons derive from `REGISTRY`.
+The function that computes each stage is its adapter's `run` (`ragstream.pipeline.RUNS`); the stage
+order and names are the `Stage` enum (`ragstream.state.stage`).
 
 `SuperPrompt.stage` is the *frontier*: the furthest stage whose output is still valid. Re-running a
 stage invalidates every later stage that reads what it writes (and everything after that), so
 re-running A2 keeps retrieval through A4 and only invalidates A5 and the build. Edits made by a
-person invalidate the same way. The functions here are pure and import nothing heavy: the stage
-functions load on first use.
+person invalidate the same way. The functions here are pure and import nothing heavy (the CLI's
+`--help` imports this module; the stage adapters, which import the agents, are imported by the graph).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragstream.errors import InputError, StageOrderError
+from ragstream.state.stage import NAMES, ORDER, Stage, rank
 
 if TYPE_CHECKING:
-    from ragstream.state import SuperPrompt
+    from ragstream.state.superprompt import SuperPrompt
+
+# `Stage` and its order live with the state (`ragstream.state.stage`) and are importable from here too:
+# checkpoints of earlier versions name the enum `ragstream.stages.Stage`.
 
 # What a stage reads and writes, in coarse facets: enough to derive what a re-run or an edit invalidates.
 PROMPT, LABELS, FORMAT = "prompt", "labels", "format"
@@ -39,15 +41,8 @@ class StageSpec:
     skippable: bool
     reads: frozenset[str]
     writes: frozenset[str]
-    function: str  # "module:function"; the function loads on first use
-    selects: bool = False  # writes a view of the chunk selection (views_by_stage[name])
     fields: tuple[str, ...] = ()  # SuperPrompt fields holding its output, reset when it is invalid
     method: str = ""  # the AppController method that runs it by hand (names from the controller spec)
-    report: str = ""  # the class in ragstream.state of the report it records under extras.<name>
-
-    def run(self) -> Callable[..., Any]:
-        module, _, attr = self.function.partition(":")
-        return getattr(importlib.import_module(module), attr)
 
 
 def _spec(
@@ -57,9 +52,7 @@ def _spec(
     why: str,
     reads: set[str],
     writes: set[str],
-    function: str,
     skippable: bool = False,
-    selects: bool = False,
     fields: tuple[str, ...] = (),
     method: str = "",
 ) -> StageSpec:
@@ -71,11 +64,8 @@ def _spec(
         skippable,
         frozenset(reads),
         frozenset(writes),
-        function,
-        selects,
         fields,
         method or f"run_{name}",
-        f"{name.capitalize()}Report",
     )
 
 
@@ -87,7 +77,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "PreProcessing starts a new run on a prompt",
         set(),
         {PROMPT, LABELS, FORMAT},
-        "ragstream.preprocessing.stage:run",
         method="preprocess",
     ),
     _spec(
@@ -97,7 +86,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "A2 needs a preprocessed prompt",
         {PROMPT},
         {LABELS},
-        "ragstream.agents.a2_prompt_shaper:stage",
         skippable=True,
     ),
     _spec(
@@ -107,8 +95,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "retrieval needs query pieces",
         {PROMPT},
         {CANDIDATES, SELECTION},
-        "ragstream.retrieval.stage:retrieval_stage",
-        selects=True,
         fields=("base_context_chunks",),
     ),
     _spec(
@@ -118,9 +104,7 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the ReRanker needs retrieved chunks",
         {PROMPT, CANDIDATES},
         {SELECTION},
-        "ragstream.retrieval.stage:rerank_stage",
         skippable=True,
-        selects=True,
         method="run_reranker",
     ),
     _spec(
@@ -130,9 +114,7 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the NLI gate needs retrieved chunks",
         {PROMPT, SELECTION},
         {SELECTION},
-        "ragstream.agents.a3_nli_gate:stage",
         skippable=True,
-        selects=True,
     ),
     _spec(
         "a4",
@@ -141,8 +123,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Condenser needs A3, or the ReRanker with a non-empty selection",
         {PROMPT, SELECTION},
         {CONDENSED, SELECTION},
-        "ragstream.agents.a4_condenser:stage",
-        selects=True,
         fields=("S_CTX_MD",),
     ),
     _spec(
@@ -152,7 +132,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Format Enforcer runs after the Condenser",
         {LABELS, FORMAT},
         {FORMAT_SPEC},
-        "ragstream.agents.a5_format_enforcer:stage",
         skippable=True,
     ),
     _spec(
@@ -162,36 +141,13 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Prompt Builder needs the condensed context",
         {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC},
         {FINAL},
-        "ragstream.orchestration.prompt_builder:stage",
         fields=("System_MD", "Prompt_MD", "Attachments_MD"),
         method="build_prompt",
     ),
 )
 SPECS: dict[str, StageSpec] = {spec.name: spec for spec in REGISTRY}
 
-# The values of `SuperPrompt.stage` are the seed's names: "raw" (nothing run yet), then one per registered
-# stage, past tense where the seed says so. A member's `node` is its stage's one short name (the graph node,
-# the CLI choice, the extras field); those names, and an earlier spelling, still read as the member.
-SEED_NAMES = {"preprocess": "preprocessed", "rerank": "reranked", "build": "built"}
-Stage = Enum(
-    "Stage",
-    [("RAW", "raw"), *((spec.name.upper(), SEED_NAMES.get(spec.name, spec.name)) for spec in REGISTRY)],
-    type=str,
-)
-Stage.__doc__ = "Pipeline stages in their legal order; the value is the state's name, `node` the stage's short name."
-LEGACY_NAMES = {**SEED_NAMES, "reranker": "reranked"}  # names checkpoints and callers used, to the state's names
-Stage._missing_ = classmethod(  # type: ignore[method-assign]
-    lambda cls, value: cls(LEGACY_NAMES[value]) if isinstance(value, str) and value in LEGACY_NAMES else None
-)
-Stage.node = property(lambda self: self.name.lower())  # type: ignore[attr-defined]
-ORDER: tuple[Stage, ...] = tuple(Stage)
-NAMES: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
 SKIPPABLE: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.skippable)
-SELECTING: tuple[str, ...] = tuple(Stage(spec.name).value for spec in REGISTRY if spec.selects)  # views_by_stage keys
-
-
-def rank(stage: Stage | str) -> int:
-    return ORDER.index(Stage(stage))
 
 
 def stage_named(name: str) -> Stage:

@@ -17,8 +17,8 @@ from ragstream.code.languages import load_languages
 from ragstream.code.symbols import symbols_of
 from ragstream.embedding import get_embedder
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.orchestration.prompt_builder import fence
 from ragstream.projects import project_paths
+from ragstream.rendering.prompt import fence
 from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings

@@ -10,10 +10,10 @@ import pytest
 import streamlit
 
 from ragstream.ingestion.manager import IngestionManager
+from ragstream.retrieval.chunks import retrieve
 from ragstream.retrieval.confidence import SIGNALS
 from ragstream.retrieval.controller import Query
 from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.stage import retrieve
 from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 

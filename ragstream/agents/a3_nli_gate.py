@@ -36,10 +36,7 @@ from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.preprocessing.canonicalize import clauses
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
-from ragstream.retrieval.stage import query_pieces
-from ragstream.settings import GateSettings
-from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.stages import Stage
+from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 
 AGENT = "A3"
@@ -152,7 +149,7 @@ def gate(
     return kept, report
 
 
-def _terms(text: str, settings: GateSettings) -> set[str]:
+def stemmed_terms(text: str, settings: GateSettings) -> set[str]:
     """Content terms (stemmed, function words removed), as BM25 indexes them."""
     return set(bm25_tokens([text])[0]) - set(bm25_tokens([" ".join(settings.function_words)])[0])
 
@@ -211,7 +208,7 @@ def weigh_all(
     the answering file is first for 30 of 35 covered asks this way, 29 by evidence, 26 by retrieval's order).
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
-    piece_terms = [_terms(p, settings) for p in pieces]
+    piece_terms = [stemmed_terms(p, settings) for p in pieces]
     ask_terms = set().union(*piece_terms)
     rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
@@ -285,29 +282,17 @@ def uncovered_parts(
     cosine = part_vectors @ kept_vectors.T
     missing: list[str] = []
     for p, part in enumerate(parts):
-        terms = _terms(part, settings)
+        terms = stemmed_terms(part, settings)
         if not any(
             _judge(float(cosine[p, k]), _word_share(terms, texts[k], rarity), settings)[0] for k in range(len(kept))
         ):
             missing.append(part)
             continue
         for word in dict.fromkeys(_NAME.findall(part)):
-            stems = _terms(word, settings)
+            stems = stemmed_terms(word, settings)
             if stems and stems <= absent:
                 missing.append(word)
     return missing
-
-
-def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:
-    """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
-    services = env.services
-    project = env.context.project or sp.extras.project
-    stored = services.retrieval(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
-    missing = [c for c in candidates if c.id not in stored]
-    fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
-    return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
-        len(candidates), -1
-    )
 
 
 # A word that leans on the rest of its sentence ("... and what can change before it is sent"): such a
@@ -315,17 +300,16 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
 _BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IGNORECASE)
 
 
-def asking_parts(sp: SuperPrompt, env: StageEnv, standalone: bool = False) -> list[str]:
+def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) -> list[str]:
     """The asks of the task, one per clause (canonicalize.clauses): "How are X found, and how are Y ranked?"
     is two asks, so a chunk answering either is evidence and an unanswered one can be named. A clause
     must name at least two content terms of its own; with `standalone`, also no word that leans on the
     rest of its sentence (the parts judged for coverage, named in Open issues). The task when none asks."""
-    settings = env.services.settings.gate
     task = sp.body.task or normalized_ask(sp)
-    openers = load_prompt_schema(env.services.settings.prompt_schema_path).ask_openers
+    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
 
     def substantive(clause: str) -> bool:
-        return len(_terms(clause, settings)) >= 2 and not (standalone and _BACK_REFERENCE.search(clause))
+        return len(stemmed_terms(clause, settings.gate)) >= 2 and not (standalone and _BACK_REFERENCE.search(clause))
 
     return clauses(task, openers, substantive) or [" ".join(task.split())]
 
@@ -390,43 +374,3 @@ def keep_referenced(
     weighed.report.counts = counts
     extra = [cid for _, cid in sorted(added.values(), key=lambda a: -a[0])]
     return Weighed([*weighed.kept, *extra], weighed.report, weighed.evidence, weighed.cosine)
-
-
-def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    chunks = sp.chunk_by_id()
-    candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
-    ask = normalized_ask(sp)
-    if not candidates:  # the plan retrieved nothing, or retrieval failed and the run continues
-        return StageOutput(report=A3Report(agent="none (no candidates)"), selection=[])
-    pieces = [q.text for q in query_pieces(sp)] or [ask]
-    vectors = candidate_vectors(sp, candidates, env)
-    settings = env.services.settings.gate
-    project = env.context.project or sp.extras.project
-    asked = asking_parts(sp, env)  # the evidence: a chunk may answer one clause of the ask only
-    parts = asking_parts(sp, env, standalone=True)  # the coverage: each part named when no kept chunk covers it
-    texts = list(dict.fromkeys([*pieces, *asked, *parts]))
-    terms = set().union(*(_terms(text, settings) for text in texts))
-    snapshot = env.services.retrieval(project).snapshot() if project else None
-    frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
-    rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
-    embedder = env.services.embedder
-    embedded = embedder.embed(texts)
-    weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)
-    weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
-    kept, report = weighed.kept, weighed.report
-    if not env.services.offline:
-        strong = [cid for cid in kept if weighed.evidence[cid] >= settings.strong_evidence]
-        kept, report = gate(ask, candidates, env.services.runner, report, kept, strong)
-    else:
-        index = {c.id: i for i, c in enumerate(candidates)}
-        absent = {t for t, n in frequency.items() if n == 0}
-        report.uncovered = uncovered_parts(
-            parts,
-            embedded[[texts.index(part) for part in parts]],
-            [chunks[cid] for cid in kept],
-            vectors[[index[cid] for cid in kept]],
-            settings,
-            rarity,
-            absent,
-        )
-    return StageOutput(report=report, selection=kept)

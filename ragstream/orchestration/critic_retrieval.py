@@ -4,7 +4,7 @@ When the critic rejects an answer and names missing information (`missing`), and
 will follow, the project is searched with it (the same controller, confidence and re-run as the
 Retrieval stage). Chunks the prompt already shows are left out; the new ones go through A3 (the
 offline evidence, then the model's gate when one is configured) and those kept are hydrated into
-whole excerpts (orchestration/excerpts.py) within what the send budget leaves. The record goes on the
+whole excerpts (rendering/excerpts.py) within what the send budget leaves. The record goes on the
 rejected attempt; the answer node puts its excerpts into the regeneration's request.
 """
 
@@ -14,11 +14,11 @@ import numpy as np
 
 from ragstream.agents.a3_nli_gate import gate, weigh
 from ragstream.errors import RagstreamError
-from ragstream.orchestration.excerpts import Sources, shown_excerpts, whole_excerpts
-from ragstream.orchestration.prompt_builder import fence
 from ragstream.projects import project_paths
+from ragstream.rendering.excerpts import Sources, shown_excerpts, whole_excerpts
+from ragstream.rendering.prompt import fence
+from ragstream.retrieval.chunks import retrieve
 from ragstream.retrieval.controller import Query
-from ragstream.retrieval.stage import retrieve
 from ragstream.services import Services
 from ragstream.state import CriticRetrieval, SuperPrompt
 

@@ -13,10 +13,10 @@ import logging
 from typing import Any
 
 from ragstream.context.budget import ContextBudget
-from ragstream.orchestration.excerpts import shown_excerpts
 from ragstream.orchestration.export import prompt_parts
-from ragstream.orchestration.prompt_builder import fence
 from ragstream.prompt_view import render_condensed
+from ragstream.rendering.excerpts import shown_excerpts
+from ragstream.rendering.prompt import fence
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
 
