@@ -4,21 +4,27 @@ Near-duplicates are removed deterministically first (word 5-gram Jaccard similar
 LLM never spends a call on them and the better-ranked copy always survives. With an LLM, each
 remaining candidate is judged by the A3 agent (concurrently, results in input order), which gives its
 reason; the offline evidence below is weighed too, decides a candidate whose reply stays invalid, and
-overrules the model by a stated rule when it drops every candidate the evidence rates relevant.
+overrules the model by a stated rule when it drops every candidate the evidence rates relevant, or
+calls a candidate with strong evidence irrelevant without naming a conflict.
 Offline, the gate decides from absolute evidence the pipeline already has, never relative to the best
-candidate (a ratio keeps the best of a bad lot, so an ask the documents do not cover still got "evidence"):
+candidate (a ratio keeps the best of a bad lot, so an ask the documents do not cover still got "evidence").
+The ask is taken apart first: the query pieces, and each asking clause of the task (a multi-part
+question is several asks, canonicalize.clauses), so a chunk that answers one clause is evidence for it
+even when the other clause is about something no document covers. For each piece:
 
-- the best cosine similarity of the chunk's stored embedding to the prompt's query pieces ("meaning":
-  what retrieval measured), and
-- the share of the ask's content-term weight the chunk holds ("words"), each term weighted by its
+- the cosine similarity of the chunk's stored embedding to the piece ("meaning": what retrieval
+  measured), and
+- the share of the piece's content-term weight the chunk holds ("words"), each term weighted by its
   rarity in the project (idf), so a name on every page is no evidence.
 
-A candidate under `gate.min_similarity` is dropped; otherwise it is kept when its evidence, cosine +
-`gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair meaning with the
-ask's distinctive words, keeps it). bench/gate_eval.py measures the thresholds on SciFact. Every decision records these
-numbers as its reason. Offline, the report also
-names the parts of the ask (its asking sentences, or words no document contains) that no kept chunk
-covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
+A piece under `gate.min_similarity` is no evidence; otherwise the chunk is kept when its evidence for
+the piece, cosine + `gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair
+meaning with the ask's distinctive words, keeps it). A dropped candidate is also kept when a kept chunk
+names its file in words about the ask (documents point to each other; the pointer is evidence the
+text may lack). bench/gate_eval.py measures the thresholds on SciFact, bench/prompt_quality.py on the
+documentation sets of the quality suite. Every decision records these numbers, and the piece, as its
+reason. Offline, the report also names the clauses of the ask (or words no document contains) that no
+kept chunk covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
 """
 
 from __future__ import annotations
