@@ -37,13 +37,13 @@ from pathlib import PurePosixPath
 import numpy as np
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
-from ragstream.context.telemetry import emit
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.preprocessing.canonicalize import clauses
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
 from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
+from ragstream.telemetry.events import emit
 
 AGENT = "A3"
 SHINGLE = 5

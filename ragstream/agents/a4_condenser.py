@@ -17,12 +17,12 @@ from collections.abc import Callable
 
 from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
-from ragstream.context.budget import ContextBudget
 from ragstream.embedding import Embedder
 from ragstream.errors import AgentReplyError
 from ragstream.prompt_view import normalized_ask
 from ragstream.settings import CondenserSettings
 from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, SuperPrompt
+from ragstream.token_budget import ContextBudget
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))

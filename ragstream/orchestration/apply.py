@@ -24,7 +24,6 @@ from typing import Any
 
 from langgraph.channels import LastValue
 
-from ragstream.context.telemetry import collect_llm_calls
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.pipeline import RUNS
@@ -43,6 +42,7 @@ from ragstream.stages import (
 )
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 from ragstream.state.stage import SELECTING
+from ragstream.telemetry.events import collect_llm_calls
 
 CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")

@@ -28,7 +28,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, JsonValue, create_model
 
-from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
@@ -43,6 +42,7 @@ from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
 from ragstream.state import SuperPrompt
+from ragstream.telemetry.events import collect_llm_calls, emit
 from ragstream.users import require_project
 
 log = logging.getLogger("ragstream.graph")

@@ -23,7 +23,7 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
     services = env.services
     project = env.context.project or sp.extras.project
-    stored = services.retrieval(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
+    stored = services.searcher(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
     missing = [c for c in candidates if c.id not in stored]
     fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
     return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
@@ -45,7 +45,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     parts = asking_parts(sp, env.services.settings, standalone=True)  # each part named when no kept chunk covers it
     texts = list(dict.fromkeys([*pieces, *asked, *parts]))
     terms = set().union(*(stemmed_terms(text, settings) for text in texts))
-    snapshot = env.services.retrieval(project).snapshot() if project else None
+    snapshot = env.services.searcher(project).snapshot() if project else None
     frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
     rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
     embedder = env.services.embedder

@@ -12,8 +12,8 @@ from ragstream.state import Stage, SuperPrompt
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     by_id = sp.chunk_by_id()
     view = [by_id[cid] for cid in sp.selection_before(Stage.RERANK) if cid in by_id]
-    controller = env.services.retrieval(project_of(sp, env))
-    ranked, report = rerank(normalized_ask(sp), view, env.services.reranker, controller)
+    searcher = env.services.searcher(project_of(sp, env))
+    ranked, report = rerank(normalized_ask(sp), view, env.services.reranker, searcher)
     rescored = {c.id: c for c in ranked}
     return StageOutput(
         updates={"base_context_chunks": [rescored.get(c.id, c) for c in sp.base_context_chunks]},

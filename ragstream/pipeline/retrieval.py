@@ -7,10 +7,10 @@ from ragstream.errors import RetrievalError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.chunks import ProjectTool, query_pieces, retrieve
-from ragstream.retrieval.strategy import Strategy
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import Chunk, RetrievalReport, SuperPrompt
+from ragstream.strategies import Strategy
 
 
 def other_tools(env: StageEnv, main: str, strategy: Strategy | None, rerun: bool) -> list[ProjectTool | WebSearchTool]:
@@ -20,7 +20,7 @@ def other_tools(env: StageEnv, main: str, strategy: Strategy | None, rerun: bool
     for name in dict.fromkeys(ctx.projects):
         if name != main:
             indexed_project(services.settings, name)
-            tools.append(ProjectTool(services.retrieval(name), strategy, rerun))
+            tools.append(ProjectTool(services.searcher(name), strategy, rerun))
     web = services.settings.tools.web_search
     if ctx.web_search if ctx.web_search is not None else web.enabled:
         tools.append(WebSearchTool(web))
@@ -41,12 +41,12 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     without excerpts and says why (the report, the run metadata, and an Open issue from A4).
     """
     services, ctx = env.services, env.context
-    controller = services.retrieval(project_of(sp, env))
+    searcher = services.searcher(project_of(sp, env))
     plan = decide(sp, services.settings, services.runner, services.offline, ctx.strategy)
-    updates = {"extras": sp.extras.model_copy(update={"project": controller.paths.name})}
+    updates = {"extras": sp.extras.model_copy(update={"project": searcher.paths.name})}
     if not plan.retrieve:
         report = RetrievalReport(
-            project=controller.paths.name,
+            project=searcher.paths.name,
             strategy="NONE",
             strategy_reason=plan.reason,
             rung="skipped_by_plan",
@@ -57,22 +57,22 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     history: list[Chunk] = []
     if ctx.history_profile == "relevant":
         history = env.memory.relevant_chunks(
-            controller.paths.name,
+            searcher.paths.name,
             normalized_ask(sp),
-            controller.embedder,
+            searcher.embedder,
             3,
             services.settings.retrieval.fallback_min_score,
         )
     strategy = Strategy(plan.strategy) if plan.strategy else None
     rerun = plan.source != "user"  # the confidence loop may widen a strategy the plan chose, never one the user forced
-    tools = other_tools(env, controller.paths.name, strategy, rerun)
+    tools = other_tools(env, searcher.paths.name, strategy, rerun)
     try:
-        chunks, report = retrieve(query_pieces(sp), controller, strategy, None, plan.candidates, rerun)
+        chunks, report = retrieve(query_pieces(sp), searcher, strategy, None, plan.candidates, rerun)
     except RetrievalError as exc:
         if services.settings.plan.on_retrieval_failure == "fail":
             raise
         report = RetrievalReport(
-            project=controller.paths.name,
+            project=searcher.paths.name,
             strategy=plan.strategy or "NONE",
             rung="failed",
             pieces=len(query_pieces(sp)),
@@ -80,7 +80,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         )
         chunks = []
     if tools:
-        runs = [ToolRun(controller.paths.name, chunks)] + [
+        runs = [ToolRun(searcher.paths.name, chunks)] + [
             tool.search(query_pieces(sp), plan.candidates) for tool in tools
         ]
         chunks = fuse(runs, services.settings.retrieval.rrf_k, plan.candidates)

@@ -10,11 +10,11 @@ says so explicitly.
 from __future__ import annotations
 
 from ragstream.code.symbols import lines_of
-from ragstream.context.budget import ContextBudget
 from ragstream.prompt_view import fence_block, fence_info, render_ask, render_condensed, render_format
 from ragstream.rendering.excerpts import Sources, whole_excerpts
 from ragstream.stage_io import StageOutput
 from ragstream.state import BudgetReport, BuildReport, Chunk, SuperPrompt
+from ragstream.token_budget import ContextBudget
 
 DEFAULT_SYSTEM = "You are a careful assistant."
 GROUNDING = (

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ragstream.errors import RetrievalError
-from ragstream.retrieval.controller import Query, RetrievalController
 from ragstream.retrieval.reranker import Reranker
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.search import ProjectSearcher, Query
 from ragstream.retrieval.tools import ToolRun
 from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
+from ragstream.strategies import Strategy
 
 
 def query_pieces(sp: SuperPrompt) -> list[Query]:
@@ -17,7 +17,7 @@ def query_pieces(sp: SuperPrompt) -> list[Query]:
 
 def retrieve(
     pieces: list[Query],
-    controller: RetrievalController,
+    searcher: ProjectSearcher,
     strategy: Strategy | None = None,
     history: list[Chunk] | None = None,
     limit: int | None = None,
@@ -26,8 +26,8 @@ def retrieve(
     """Documents first, then (when the history profile asks for it) relevant past turns."""
     if not pieces:
         raise RetrievalError("the prompt has no content kept for retrieval (only META or unknown sections)")
-    result = controller.retrieve(pieces, strategy, rerun=rerun, limit=limit)
-    snapshot = controller.snapshot()
+    result = searcher.retrieve(pieces, strategy, rerun=rerun, limit=limit)
+    snapshot = searcher.snapshot()
     chunks: list[Chunk] = []
     for item in result.results:
         chunk = snapshot.chunk(item.chunk_id)
@@ -37,7 +37,7 @@ def retrieve(
         chunks.append(chunk.model_copy(update={"scores": scores}))
     chunks += history or []
     report = RetrievalReport(
-        project=controller.paths.name,
+        project=searcher.paths.name,
         strategy=result.strategy.value,
         strategy_reason=result.strategy_reason,
         rung=result.rung,
@@ -55,11 +55,11 @@ def retrieve(
 
 
 def rerank(
-    ask: str, chunks: list[Chunk], reranker: Reranker, controller: RetrievalController
+    ask: str, chunks: list[Chunk], reranker: Reranker, searcher: ProjectSearcher
 ) -> tuple[list[Chunk], RerankReport]:
     """The first `top_n` chunks reordered (and scored) by the reranker; the rest keep their order behind them."""
     head, tail = chunks[: reranker.top_n], chunks[reranker.top_n :]
-    ranked = reranker.rerank(ask, head, controller)
+    ranked = reranker.rerank(ask, head, searcher)
     by_id = {c.id: c for c in head}
     key = f"rerank_{reranker.name}"
     rescored = [by_id[cid].model_copy(update={"scores": {**by_id[cid].scores, key: score}}) for cid, score in ranked]
@@ -69,13 +69,13 @@ def rerank(
 class ProjectTool:
     """Another project's index as a tool: its chunks carry the project's name (the fence shows it)."""
 
-    def __init__(self, controller: RetrievalController, strategy: Strategy | None, rerun: bool) -> None:
-        self.controller, self.strategy, self.rerun = controller, strategy, rerun
-        self.name = controller.paths.name
+    def __init__(self, searcher: ProjectSearcher, strategy: Strategy | None, rerun: bool) -> None:
+        self.searcher, self.strategy, self.rerun = searcher, strategy, rerun
+        self.name = searcher.paths.name
 
     def search(self, pieces: list[Query], limit: int) -> ToolRun:
         try:
-            chunks, _ = retrieve(pieces, self.controller, self.strategy, None, limit, self.rerun)
+            chunks, _ = retrieve(pieces, self.searcher, self.strategy, None, limit, self.rerun)
         except RetrievalError as exc:
             return ToolRun(self.name, failure=str(exc))
         tagged = [c.model_copy(update={"metadata": {**c.metadata, "project": self.name}}) for c in chunks]
