@@ -9,7 +9,7 @@ before any stage does work. The field descriptions are what Studio shows beside 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
@@ -157,13 +157,17 @@ class StageEnv:
         return self.run_memory or self.services.memory
 
 
+R = TypeVar("R", bound=Report)
+
+
 @dataclass(frozen=True)
-class StageOutput:
+class StageOutput(Generic[R]):
     """What a stage function returns: the SuperPrompt fields it computed, its report, its selection view.
 
     The stage never advances the stage or renders the prompt: the graph applies the output in one place.
+    `StageOutput[A2Report]` says which report a stage records (its field in `Extras`).
     """
 
     updates: dict[str, Any] = field(default_factory=dict)
-    report: Report | None = None
+    report: R | None = None
     selection: list[str] | None = None
