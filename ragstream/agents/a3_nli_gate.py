@@ -30,7 +30,7 @@ kept chunk covers: A4 turns them into Open issues and the Prompt Builder tells t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -81,8 +81,8 @@ def gate(
     candidates: list[Chunk],
     runner: AgentRunner,
     evidence: A3Report,
-    ranked: list[str] = (),
-    strong: list[str] = (),
+    ranked: Sequence[str] = (),
+    strong: Sequence[str] = (),
     version: str = "v1",
 ) -> tuple[list[str], A3Report]:
     """The candidates the model keeps for the ask (those the offline evidence keeps first, best first), each
