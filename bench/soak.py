@@ -67,7 +67,7 @@ def main() -> None:
         ctl.select_project("scifact")
         prompt = f"# Task\nIs this claim supported? {claims[run % len(claims)]}\n# Format\nbullet list"
         started = time.perf_counter()
-        ctl.run_full_pipeline(prompt, {"pause_after": "none"})
+        ctl.run_full_pipeline(prompt, pause_after="none")
         walls.append(time.perf_counter() - started)
         del ctl
         if run == args.warmup:

@@ -16,14 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from ragstream.errors import InputError, RagstreamError
 from ragstream.stages import pause_points, validate_skip
 from ragstream.state import Report
-from ragstream.strategies import Strategy, strategy_name
+from ragstream.strategies import Strategy, StrategyName, strategy_name
 
 if TYPE_CHECKING:
     from ragstream.memory.conversation import ConversationMemory
     from ragstream.services import Services
 
 HistoryProfile = Literal["none", "recent", "relevant"]
-StrategyName = Literal[tuple(Strategy.__members__)]  # type: ignore[valid-type]
 
 
 class RunOptions(BaseModel):

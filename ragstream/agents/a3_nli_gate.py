@@ -38,18 +38,18 @@ import numpy as np
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.ingestion.snapshot import bm25_tokens
-from ragstream.preprocessing.canonicalize import clauses
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
 from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 from ragstream.telemetry.events import emit
+from ragstream.text.asking import clauses
+from ragstream.text.sentences import MARKDOWN, split
 
 AGENT = "A3"
 SHINGLE = 5
 DUPLICATE_JACCARD = 0.8
 _WORD = re.compile(r"\w+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
 
 
@@ -267,8 +267,8 @@ def weigh(
 
 
 def _shorten(text: str, words: int = 12) -> str:
-    split = text.split()
-    return " ".join(split[:words]) + (" ..." if len(split) > words else "")
+    found = text.split()
+    return " ".join(found[:words]) + (" ..." if len(found) > words else "")
 
 
 def uncovered_parts(
@@ -327,7 +327,7 @@ def referenced(kept: list[Chunk], others: list[Chunk]) -> list[tuple[Chunk, str,
     names = {PurePosixPath(c.source_path).name for c in others}
     found: list[tuple[Chunk, str, str]] = []
     for chunk in kept:
-        for sentence in _SENTENCE.split(chunk.text):
+        for sentence in split(chunk.text, MARKDOWN):
             mentions = sorted(
                 (m.start(), name)
                 for name in names

@@ -7,7 +7,6 @@ The deterministic alias pass runs first. Headers it cannot place go to an option
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -15,6 +14,7 @@ from ragstream.preprocessing.parse import ParsedPrompt, strip_span
 from ragstream.preprocessing.schema import PromptSchema, normalize_header
 from ragstream.state import CanonEntry, Span
 from ragstream.state.parts import MappedBy, TaskRule
+from ragstream.text.asking import asks
 
 SNIPPET_CHARS = 300
 
@@ -43,51 +43,11 @@ class Canonicalized:
     task_section: int | None
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # A role the user wrote for the model, as the opening sentence of the ask: "You are a/an/the ...",
 # "Act as a ...". Not "You are given ..." (a statement of the task), hence the article.
 _USER_ROLE = re.compile(
     r"(?i)(?:you\s+are|you're|please\s+act\s+as|act\s+as|acting\s+as|play\s+the\s+role\s+of)\s+(?:an?|the|my|our)\s[^\n]*?[.!](?=\s|$)"
 )
-_BULLET = re.compile(r"^[\s>*\-+\d.)]*")
-
-
-def _opens_request(text: str, openers: tuple[str, ...]) -> bool:
-    words = _BULLET.sub("", text).strip().lower()
-    return any(words == o or words.startswith(o + " ") or words.startswith(o + ",") for o in openers)
-
-
-def asks(text: str, openers: tuple[str, ...]) -> bool:
-    """Whether a section asks for something: a question, or a sentence opening with a request.
-
-    A sentence that ends in '?' is a question; a sentence whose first words are one of the schema's
-    `ask_openers` (imperative verbs such as 'explain' or 'list', or 'please', 'can you', 'how', ...)
-    is a request.
-    """
-    for sentence in _SENTENCE.split(text):
-        if sentence.strip().endswith("?") or _opens_request(sentence, openers):
-            return True
-    return False
-
-
-# Where one sentence may join two asks: a semicolon, or "and"/"or"/"but"/"also" (after a comma or not).
-_JOIN = re.compile(r"\s*;\s*(?:(?:and|also|then)\s+)*|,?\s+(?:and|or|but|also)\s+(?:also\s+)?", re.IGNORECASE)
-
-
-def clauses(text: str, openers: tuple[str, ...], substantive: Callable[[str], bool] = bool) -> list[str]:
-    """The asks in `text`, one per clause: each asking sentence, cut where a join is followed by a request
-    opener ("How are X found, and how are they ranked?"; "Explain X; also list Y"), so each ask can be
-    judged on its own. A sentence is cut only when every clause is `substantive` (e.g. names enough of
-    its own), so "How do I read and write files?" or "... and what are its drawbacks?" stay whole."""
-    found: list[str] = []
-    for sentence in (s.strip() for s in _SENTENCE.split(text)):
-        if not sentence or not asks(sentence, openers):
-            continue
-        cuts = [m for m in _JOIN.finditer(sentence) if _opens_request(sentence[m.end() :], openers)]
-        bounds = [0, *(x for m in cuts for x in (m.start(), m.end())), len(sentence)]
-        parts = [sentence[bounds[i] : bounds[i + 1]].strip() for i in range(0, len(bounds), 2)]
-        found += parts if len(parts) > 1 and all(substantive(p) for p in parts) else [sentence]
-    return found
 
 
 def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema) -> tuple[TaskRule, int | None]:
