@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ragstream.stages import Stage
-from ragstream.state import A5Report, SuperPrompt
+from ragstream.state import A5Report, Stage, SuperPrompt
 
 _CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"), ("constraints", "Constraints"))
 _LABELS = (

@@ -17,13 +17,16 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import InputError, StageOrderError
+from ragstream.state.stage import NAMES, ORDER, Stage, rank
 
 if TYPE_CHECKING:
-    from ragstream.state import SuperPrompt
+    from ragstream.state.superprompt import SuperPrompt
+
+# `Stage` and its order live with the state (`ragstream.state.stage`) and are importable from here too:
+# checkpoints of earlier versions name the enum `ragstream.stages.Stage`.
 
 # What a stage reads and writes, in coarse facets: enough to derive what a re-run or an edit invalidates.
 PROMPT, LABELS, FORMAT = "prompt", "labels", "format"
@@ -40,10 +43,8 @@ class StageSpec:
     reads: frozenset[str]
     writes: frozenset[str]
     function: str  # "module:function"; the function loads on first use
-    selects: bool = False  # writes a view of the chunk selection (views_by_stage[name])
     fields: tuple[str, ...] = ()  # SuperPrompt fields holding its output, reset when it is invalid
     method: str = ""  # the AppController method that runs it by hand (names from the controller spec)
-    report: str = ""  # the class in ragstream.state of the report it records under extras.<name>
 
     def run(self) -> Callable[..., Any]:
         module, _, attr = self.function.partition(":")
@@ -59,7 +60,6 @@ def _spec(
     writes: set[str],
     function: str,
     skippable: bool = False,
-    selects: bool = False,
     fields: tuple[str, ...] = (),
     method: str = "",
 ) -> StageSpec:
@@ -72,10 +72,8 @@ def _spec(
         frozenset(reads),
         frozenset(writes),
         function,
-        selects,
         fields,
         method or f"run_{name}",
-        f"{name.capitalize()}Report",
     )
 
 
@@ -108,7 +106,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         {PROMPT},
         {CANDIDATES, SELECTION},
         "ragstream.retrieval.stage:retrieval_stage",
-        selects=True,
         fields=("base_context_chunks",),
     ),
     _spec(
@@ -120,7 +117,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         {SELECTION},
         "ragstream.retrieval.stage:rerank_stage",
         skippable=True,
-        selects=True,
         method="run_reranker",
     ),
     _spec(
@@ -132,7 +128,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         {SELECTION},
         "ragstream.agents.a3_nli_gate:stage",
         skippable=True,
-        selects=True,
     ),
     _spec(
         "a4",
@@ -142,7 +137,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         {PROMPT, SELECTION},
         {CONDENSED, SELECTION},
         "ragstream.agents.a4_condenser:stage",
-        selects=True,
         fields=("S_CTX_MD",),
     ),
     _spec(
@@ -169,29 +163,7 @@ REGISTRY: tuple[StageSpec, ...] = (
 )
 SPECS: dict[str, StageSpec] = {spec.name: spec for spec in REGISTRY}
 
-# The values of `SuperPrompt.stage` are the seed's names: "raw" (nothing run yet), then one per registered
-# stage, past tense where the seed says so. A member's `node` is its stage's one short name (the graph node,
-# the CLI choice, the extras field); those names, and an earlier spelling, still read as the member.
-SEED_NAMES = {"preprocess": "preprocessed", "rerank": "reranked", "build": "built"}
-Stage = Enum(
-    "Stage",
-    [("RAW", "raw"), *((spec.name.upper(), SEED_NAMES.get(spec.name, spec.name)) for spec in REGISTRY)],
-    type=str,
-)
-Stage.__doc__ = "Pipeline stages in their legal order; the value is the state's name, `node` the stage's short name."
-LEGACY_NAMES = {**SEED_NAMES, "reranker": "reranked"}  # names checkpoints and callers used, to the state's names
-Stage._missing_ = classmethod(  # type: ignore[method-assign]
-    lambda cls, value: cls(LEGACY_NAMES[value]) if isinstance(value, str) and value in LEGACY_NAMES else None
-)
-Stage.node = property(lambda self: self.name.lower())  # type: ignore[attr-defined]
-ORDER: tuple[Stage, ...] = tuple(Stage)
-NAMES: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
 SKIPPABLE: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.skippable)
-SELECTING: tuple[str, ...] = tuple(Stage(spec.name).value for spec in REGISTRY if spec.selects)  # views_by_stage keys
-
-
-def rank(stage: Stage | str) -> int:
-    return ORDER.index(Stage(stage))
 
 
 def stage_named(name: str) -> Stage:

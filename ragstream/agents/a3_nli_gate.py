@@ -37,8 +37,7 @@ from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
 from ragstream.settings import GateSettings
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.stages import Stage
-from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
+from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, Stage, SuperPrompt
 
 AGENT = "A3"
 SHINGLE = 5

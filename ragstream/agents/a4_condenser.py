@@ -24,8 +24,7 @@ from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.stage import query_pieces
 from ragstream.settings import CondenserSettings
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.stages import Stage
-from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, SuperPrompt
+from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, Stage, SuperPrompt
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))

@@ -34,7 +34,7 @@ from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
-from ragstream.stages import REGISTRY, Stage, StageSpec, next_stage, stage_named
+from ragstream.stages import Stage, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
 
 if TYPE_CHECKING:
@@ -259,6 +259,30 @@ class AppController:
 
         return self._execute(stage.node, run)
 
+    # The manual stage methods the controller spec names; each runs its stage by hand on this thread, and is
+    # refused, changing nothing, when the stage may not run yet.
+
+    def run_a2(self) -> SuperPrompt:
+        return self._step(Stage.A2)
+
+    def run_retrieval(self) -> SuperPrompt:
+        return self._step(Stage.RETRIEVAL)
+
+    def run_reranker(self) -> SuperPrompt:
+        return self._step(Stage.RERANK)
+
+    def run_a3(self) -> SuperPrompt:
+        return self._step(Stage.A3)
+
+    def run_a4(self) -> SuperPrompt:
+        return self._step(Stage.A4)
+
+    def run_a5(self) -> SuperPrompt:
+        return self._step(Stage.A5)
+
+    def build_prompt(self) -> SuperPrompt:
+        return self._step(Stage.BUILD)
+
     def run_stage(self, stage: Stage | str, user_text: str | None = None) -> SuperPrompt:
         """One stage by name (what the GUI's buttons and `ragstream step` call)."""
         stage = stage if isinstance(stage, Stage) else stage_named(stage)
@@ -437,19 +461,3 @@ class AppController:
         except RagstreamError as exc:
             self.last_error = f"ingest: {exc}"
             raise
-
-
-def _manual_method(spec: StageSpec) -> Callable[[AppController], SuperPrompt]:
-    stage = Stage(spec.name)
-
-    def method(self: AppController) -> SuperPrompt:
-        return self._step(stage)
-
-    method.__name__ = spec.method
-    method.__doc__ = f"Run {spec.label} by hand on this thread (refused, changing nothing, when not legal yet)."
-    return method
-
-
-# The manual stage methods the controller spec names (run_a2 ... build_prompt), one per registered stage.
-for _spec in REGISTRY[1:]:
-    setattr(AppController, _spec.method, _manual_method(_spec))

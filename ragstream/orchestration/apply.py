@@ -34,7 +34,6 @@ from ragstream.stages import (
     FORMAT,
     LABELS,
     REGISTRY,
-    SELECTING,
     SELECTION,
     Stage,
     check_stage_allowed,
@@ -43,6 +42,7 @@ from ragstream.stages import (
     spec_of,
 )
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
+from ragstream.state.stage import SELECTING
 
 CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")

@@ -24,15 +24,17 @@ from ragstream.settings import Settings
 def state_types() -> list[tuple[str, str]]:
     """Every type a checkpoint of the SuperPrompt may hold: the state's models and the Stage enum.
 
-    `Stage` is listed under both modules: earlier versions defined it in `ragstream.state`, and their
-    checkpoints name it there.
+    Each is listed under the module that defines it and under `ragstream.state`, which re-exports it: earlier
+    versions defined them all there, and their checkpoints name them so. `Stage` is also listed under
+    `ragstream.stages`, where the versions between defined it.
     """
-    models = [
-        (state.__name__, name)
+    types = [
+        (module, name)
         for name, obj in inspect.getmembers(state, inspect.isclass)
-        if obj.__module__ == state.__name__ and issubclass(obj, BaseModel)
+        if obj.__module__.startswith(f"{state.__name__}.") and (issubclass(obj, BaseModel) or obj is state.Stage)
+        for module in (obj.__module__, state.__name__)
     ]
-    return [*models, (stages.__name__, "Stage"), (state.__name__, "Stage")]
+    return [*types, (stages.__name__, "Stage")]
 
 
 def state_serializer() -> JsonPlusSerializer:

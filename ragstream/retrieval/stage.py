@@ -11,8 +11,7 @@ from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.strategy import Strategy
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.stages import Stage
-from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, SuperPrompt
+from ragstream.state import Chunk, RerankReport, RetrievalAttempt, RetrievalReport, Stage, SuperPrompt
 
 
 def query_pieces(sp: SuperPrompt) -> list[Query]:
