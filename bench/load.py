@@ -18,8 +18,15 @@ With --snapshots as well, the server traces its heap (`RAGSTREAM_HEAP_SNAPSHOTS`
 round to the last, by allocating line and by object type (tracing slows the server and adds to its
 memory: take MB per session from a run without --snapshots).
 
+What grows is `langgraph dev`'s own in-memory runtime, not RAGstream: deleting a thread removes its
+checkpoints and writes but not its channel values (`blobs`), so every session leaves its state behind
+(langgraph_runtime_inmem/ops.py `_delete_checkpoints_for_thread`; langchain-ai/langgraph issue #8054).
+With --inmem-delete-fix the server runs with that deletion completed (a `sitecustomize` in the server's
+path, bench only), to show what else grows. A deployment's checkpointer (PostgreSQL) deletes a
+thread's blobs with the thread.
+
 Run: python bench/load.py [--clients 8] [--seconds 120 | --sessions 200 [--rounds 10] [--snapshots]]
-     [--docs 0 (all)] [--work data/bench-load] [--heavy]
+     [--inmem-delete-fix] [--docs 0 (all)] [--work data/bench-load] [--heavy]
 """
 
 from __future__ import annotations
@@ -49,6 +56,29 @@ from bench.retrieval_eval import DEFAULT_DATA, read_jsonl, write_corpus  # noqa:
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
 from ragstream.settings import load_settings  # noqa: E402
 from ragstream.users import UserRegistry  # noqa: E402
+
+# The server's thread deletion, completed: its channel values go with the thread (bench only; see above).
+INMEM_DELETE_FIX = """
+import sys, threading, time
+
+def _patch():
+    while "langgraph_runtime_inmem.ops" not in sys.modules:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the module has finished loading
+    ops = sys.modules["langgraph_runtime_inmem.ops"]
+    original = ops._delete_checkpoints_for_thread
+
+    async def delete(thread_id, conn, run_id=None):
+        await original(thread_id, conn, run_id)
+        if run_id is None:
+            blobs = ops.Checkpointer().blobs
+            for key in [k for k in blobs if k[0] == str(thread_id)]:
+                del blobs[key]
+
+    ops._delete_checkpoints_for_thread = delete
+
+threading.Thread(target=_patch, daemon=True).start()
+"""
 
 
 def tree_rss_mb(pid: int) -> float:
@@ -111,6 +141,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=0, help="run this many sessions (instead of --seconds)")
     parser.add_argument("--rounds", type=int, default=10, help="with --sessions: memory samples (and snapshots)")
     parser.add_argument("--snapshots", action="store_true", help="with --sessions: heap snapshots after each round")
+    parser.add_argument(
+        "--inmem-delete-fix", action="store_true", help="the server deletes a deleted thread's blobs too (see above)"
+    )
     args = parser.parse_args()
 
     settings = load_settings(overrides={"data_dir": str(args.work), "llm.provider": "local"})
@@ -140,6 +173,10 @@ def main() -> None:
     snapshots = workdir / "heap"
     if args.snapshots:
         env["RAGSTREAM_HEAP_SNAPSHOTS"] = str(snapshots)
+    if args.inmem_delete_fix:
+        (workdir / "site").mkdir()
+        (workdir / "site" / "sitecustomize.py").write_text(INMEM_DELETE_FIX)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(workdir / "site"), env.get("PYTHONPATH")]))
     log = (workdir / "server.log").open("w")
     server = subprocess.Popen(
         [

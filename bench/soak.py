@@ -2,7 +2,8 @@
 
 One process, one set of services and one SQLite checkpointer shared by a new controller per run (as
 the GUI and the LangGraph server do), the local provider, a SciFact project, a different claim per
-run. Printed: the median warm auto-run time, resident memory after the warm-up and at the end, and
+run. Printed: the median warm auto-run time (wall, and CPU time of the whole process: on a shared
+machine the wall time mostly measures the wait for a core), resident memory after the warm-up and at the end, and
 the growth per run after the warm-up (a leak shows as a steady positive slope). With --profile, the
 warm runs also print each stage's median time (from the stage events) and a cProfile of the warm loop:
 the functions with the most cumulative time, where a fix would pay.
@@ -65,6 +66,7 @@ def main() -> None:
     checkpointer = sqlite_checkpointer(settings.data_dir / "soak-checkpoints.sqlite")
 
     walls: list[float] = []
+    cpus: list[float] = []
     samples: list[tuple[int, float]] = []
     warm_rss = 0.0
     stage_ms: dict[str, list[float]] = {}
@@ -78,9 +80,10 @@ def main() -> None:
             )
             profiler.enable()
         prompt = f"# Task\nIs this claim supported? {claims[run % len(claims)]}\n# Format\nbullet list"
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         ctl.run_full_pipeline(prompt, {"pause_after": "none"})
         walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
         if profiler:
             profiler.disable()
         del ctl
@@ -95,7 +98,8 @@ def main() -> None:
     warm_walls = walls[args.warmup :]
     print(
         f"warm auto run (local provider, SciFact): p50 {statistics.median(warm_walls):.3f} s, "
-        f"p95 {sorted(warm_walls)[int(0.95 * (len(warm_walls) - 1))]:.3f} s (n={len(warm_walls)})"
+        f"p95 {sorted(warm_walls)[int(0.95 * (len(warm_walls) - 1))]:.3f} s (n={len(warm_walls)}); "
+        f"CPU p50 {statistics.median(cpus[args.warmup :]):.3f} s"
     )
     print(
         f"RSS after {args.warmup} warm-up runs {warm_rss:.1f} MB, after {args.runs} runs {end_rss:.1f} MB "

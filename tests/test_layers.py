@@ -22,6 +22,8 @@ LAYERS: list[set[str]] = [
         "onnx_model",
         "lines",
         "users",
+        "deferred_imports",
+        "heap_snapshots",
     },
     {"embedding", "chunking", "code", "prompt_view", "stage_io", "retrieval.strategy"},
     {"context"},
