@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.retrieval.factory import build_controller, build_reranker
-from ragstream.retrieval.stage import rerank
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.chunks import rerank
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.settings import load_settings
 from ragstream.state import Chunk
+from ragstream.strategies import Strategy
 
 QUESTIONS = Path(__file__).resolve().parent / "corpora" / "httpx-code.json"
 
@@ -129,24 +129,24 @@ def main() -> None:
     texts = {p.relative_to(raw).as_posix(): p.read_text(encoding="utf-8") for p in raw.rglob("*.py")}
     print(f"{len(questions)} questions over {len(texts)} files of {package}")
 
-    controller = build_controller(settings, package)
+    searcher = build_searcher(settings, package)
     reranker = build_reranker(settings)
 
     def chunks(ids: list[str]) -> list[Chunk]:
-        return [controller.snapshot().chunk(cid) for cid in ids]
+        return [searcher.snapshot().chunk(cid) for cid in ids]
 
-    for strategy in (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.HYBRID):
+    for strategy in (Strategy.DENSE, Strategy.KEYWORD, Strategy.HYBRID):
         evaluate(
             strategy.value,
-            lambda text, s=strategy: chunks(controller.retrieve([text], s).ids),
+            lambda text, s=strategy: chunks(searcher.retrieve([text], s).ids),
             questions,
             texts,
             args.misses,
         )
 
     def shipped(text: str) -> list[Chunk]:
-        result = controller.retrieve([text])
-        return rerank(text, chunks(result.ids), reranker, controller)[0]
+        result = searcher.retrieve([text])
+        return rerank(text, chunks(result.ids), reranker, searcher)[0]
 
     evaluate(f"shipped defaults: chosen strategy + {reranker.name}", shipped, questions, texts, args.misses)
 

@@ -33,10 +33,10 @@ from retrieval_eval import DEFAULT_DATA, doc_ranking, read_jsonl, read_qrels, wr
 
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.retrieval.confidence import SIGNALS, calibrated
-from ragstream.retrieval.controller import RetrievalController
-from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import ConfidenceSettings, Settings, load_settings
+from ragstream.strategies import Strategy
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
 DOCS_SET = CORPORA / "streamlit-docs.json"
@@ -46,7 +46,7 @@ DOCS_SET = CORPORA / "streamlit-docs.json"
 class Case:
     corpus: str
     query: str
-    controller: RetrievalController
+    searcher: ProjectSearcher
     hit: Callable[[list[str]], bool]
 
 
@@ -64,7 +64,7 @@ def beir_cases(settings: Settings, data: Path, split: str, name: str, limit: int
     if ingest:
         write_corpus(data, settings.data_dir / "doc_raw" / data.name)
         IngestionManager(settings).ingest(data.name)
-    controller = build_controller(settings, data.name)
+    searcher = build_searcher(settings, data.name)
     qrels = read_qrels(data / "qrels" / f"{split}.tsv")
     queries = [q for q in read_jsonl(data / "queries.jsonl") if q["_id"] in qrels]
     if limit:
@@ -73,7 +73,7 @@ def beir_cases(settings: Settings, data: Path, split: str, name: str, limit: int
         Case(
             name,
             q["text"],
-            controller,
+            searcher,
             lambda ids, rel=qrels[q["_id"]]: any(rel.get(d, 0) > 0 for d in doc_ranking(ids)),
         )
         for q in queries
@@ -86,19 +86,19 @@ def code_cases(settings: Settings) -> list[Case]:
     root = copy_package(package, raw)
     questions = load_questions(CODE_QUESTIONS, root)
     IngestionManager(settings).ingest(package)
-    controller = build_controller(settings, package)
+    searcher = build_searcher(settings, package)
     texts = {p.relative_to(raw).as_posix(): p.read_text(encoding="utf-8") for p in raw.rglob("*.py")}
 
     def hit(ids: list[str], q) -> bool:
         for cid in ids:
-            chunk = controller.snapshot().chunk(cid)
+            chunk = searcher.snapshot().chunk(cid)
             if chunk.source_path == q.file:
                 first, last = lines(chunk, texts)
                 if first <= q.last and q.first <= last:
                     return True
         return False
 
-    return [Case("httpx-code", q.text, controller, lambda ids, q=q: hit(ids, q)) for q in questions]
+    return [Case("httpx-code", q.text, searcher, lambda ids, q=q: hit(ids, q)) for q in questions]
 
 
 def docs_cases(settings: Settings) -> list[Case]:
@@ -112,20 +112,20 @@ def docs_cases(settings: Settings) -> list[Case]:
         shutil.rmtree(raw)
     shutil.copytree(source, raw)
     IngestionManager(settings).ingest(project)
-    controller = build_controller(settings, project)
+    searcher = build_searcher(settings, project)
 
     def hit(ids: list[str], file: str) -> bool:
-        return any(controller.snapshot().chunk(cid).source_path == file for cid in ids)
+        return any(searcher.snapshot().chunk(cid).source_path == file for cid in ids)
 
-    return [Case("streamlit-docs", q["q"], controller, lambda ids, f=q["file"]: hit(ids, f)) for q in spec["questions"]]
+    return [Case("streamlit-docs", q["q"], searcher, lambda ids, f=q["file"]: hit(ids, f)) for q in spec["questions"]]
 
 
 def observe(cases: list[Case], cfg: ConfidenceSettings) -> list[Row]:
     rows = []
     for qid, case in enumerate(cases):
-        first = case.controller.retrieve([case.query], rerun=False)
+        first = case.searcher.retrieve([case.query], rerun=False)
         results = [(first, True)] + [
-            (case.controller.retrieve([case.query], Strategy(name), rerun=False), False)
+            (case.searcher.retrieve([case.query], Strategy(name), rerun=False), False)
             for name in cfg.rerun_strategies
             if name != first.strategy.value
         ]

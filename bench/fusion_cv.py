@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 from retrieval_eval import DEFAULT_DATA, doc_ranking, ndcg_at, read_jsonl, read_qrels
 
-from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.factory import build_searcher
 from ragstream.settings import load_settings
+from ragstream.strategies import Strategy
 
 SIGNALS = ("dense", "chunk_bm25", "file_bm25")
 FOLDS = 5
@@ -41,15 +41,15 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = load_settings(overrides={"data_dir": str(args.work)})
-    controller = build_controller(settings, args.data.name)
-    snapshot = controller.snapshot()
+    searcher = build_searcher(settings, args.data.name)
+    snapshot = searcher.snapshot()
     qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
     queries = [q for q in read_jsonl(args.data / "queries.jsonl") if q["_id"] in qrels]
 
     cases = []
     for query in queries:
-        ids = controller.retrieve([query["text"]], Strategy.HYBRID).ids
-        qvec = controller.embedder.embed([query["text"]])[0]
+        ids = searcher.retrieve([query["text"]], Strategy.HYBRID).ids
+        qvec = searcher.embedder.embed([query["text"]])[0]
         stored = snapshot.vectors_of(ids)
         signals = np.stack(
             [

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
-from ragstream.agents.a3_nli_gate import _terms, rarity_of, weigh
-from ragstream.retrieval.controller import Query
-from ragstream.retrieval.factory import build_controller, build_reranker
-from ragstream.retrieval.stage import rerank, retrieve
+from ragstream.agents.a3_nli_gate import rarity_of, stemmed_terms, weigh
+from ragstream.retrieval.chunks import rerank, retrieve
+from ragstream.retrieval.factory import build_reranker, build_searcher
+from ragstream.retrieval.search import Query
 from ragstream.settings import load_settings
 
 
@@ -36,21 +36,23 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = load_settings(overrides={"data_dir": str(args.work)})
-    controller = build_controller(settings, args.data.name)
+    searcher = build_searcher(settings, args.data.name)
     reranker = build_reranker(settings)
     qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
     queries = [q for q in read_jsonl(args.data / "queries.jsonl") if q["_id"] in qrels][: args.limit]
 
     cases = []
     for query in queries:
-        chunks, _ = retrieve([Query(query["text"])], controller)
-        chunks, _ = rerank(query["text"], chunks, reranker, controller)
-        snapshot = controller.snapshot()
+        chunks, _ = retrieve([Query(query["text"])], searcher)
+        chunks, _ = rerank(query["text"], chunks, reranker, searcher)
+        snapshot = searcher.snapshot()
         stored = snapshot.vectors_of([c.id for c in chunks])
         vectors = [stored[c.id] for c in chunks]
         relevant = {c.id for c in chunks if Path(c.source_path).stem in qrels[query["_id"]]}
-        rarity = rarity_of(snapshot.document_frequency(_terms(query["text"], settings.gate)), len(snapshot.chunks))
-        cases.append(([query["text"]], chunks, vectors, controller.embedder.embed([query["text"]]), relevant, rarity))
+        rarity = rarity_of(
+            snapshot.document_frequency(stemmed_terms(query["text"], settings.gate)), len(snapshot.chunks)
+        )
+        cases.append(([query["text"]], chunks, vectors, searcher.embedder.embed([query["text"]]), relevant, rarity))
 
     shipped = settings.gate
     grid = [

@@ -1,7 +1,7 @@
 """Retrieval quality and speed on a BEIR-format folder (default: SciFact train split).
 
 Ingests the corpus through the real IngestionManager (one file per document: title, blank line,
-text), runs every query through the real RetrievalController, and prints ingestion throughput and,
+text), runs every query through the real ProjectSearcher, and prints ingestion throughput and,
 per configuration, nDCG@10, recall@100 and p50/p95 query latency, all at the shipped settings; the
 last line is the shipped default (HYBRID + the default reranker). `--peers` measures LangChain's
 EnsembleRetriever (BM25Retriever + Chroma over the same collection and MiniLM) in the same run.
@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.retrieval.factory import build_controller, build_reranker
-from ragstream.retrieval.stage import rerank
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.chunks import rerank
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.settings import Settings, load_settings
+from ragstream.strategies import Strategy
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
@@ -175,17 +175,17 @@ def main() -> None:
     if args.limit:
         queries = queries[: args.limit]
 
-    controller = build_controller(settings, project)
+    searcher = build_searcher(settings, project)
     reranker = build_reranker(settings)
     if args.peers:
         evaluate("LangChain EnsembleRetriever (BM25 + Chroma)", langchain_ensemble(settings, project), queries, qrels)
-    for strategy in (Strategy.PRECISE, Strategy.SEMANTIC, Strategy.EXPLORATORY, Strategy.HYBRID):
-        evaluate(strategy.value, lambda text, s=strategy: controller.retrieve([text], s).ids, queries, qrels)
+    for strategy in (Strategy.DENSE, Strategy.KEYWORD, Strategy.EXPLORATORY, Strategy.HYBRID):
+        evaluate(strategy.value, lambda text, s=strategy: searcher.retrieve([text], s).ids, queries, qrels)
 
     def shipped(text: str) -> list[str]:
-        result = controller.retrieve([text], Strategy.HYBRID)
-        chunks = [controller.snapshot().chunk(cid) for cid in result.ids]
-        return [c.id for c in rerank(text, chunks, reranker, controller)[0]]
+        result = searcher.retrieve([text], Strategy.HYBRID)
+        chunks = [searcher.snapshot().chunk(cid) for cid in result.ids]
+        return [c.id for c in rerank(text, chunks, reranker, searcher)[0]]
 
     evaluate(f"shipped defaults: HYBRID + {reranker.name} reranker", shipped, queries, qrels)
 

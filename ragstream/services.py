@@ -16,21 +16,21 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
-from ragstream.context.budget import ContextBudget
-from ragstream.context.memory import LOCAL_USER, ConversationMemory, local_store
 from ragstream.embedding import Embedder, query_embedder
+from ragstream.memory.conversation import LOCAL_USER, ConversationMemory, local_store
 from ragstream.preprocessing import HeaderMapper
-from ragstream.retrieval.controller import RetrievalController
-from ragstream.retrieval.factory import build_controller, build_reranker
+from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.reranker import Reranker
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, default_settings
+from ragstream.token_budget import ContextBudget
 
 
 @dataclass
 class Services:
     settings: Settings
     llm_override: LLMClient | None = field(default=None, repr=False)
-    _controllers: dict[str, RetrievalController] = field(default_factory=dict, repr=False)
+    _searchers: dict[str, ProjectSearcher] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @cached_property
@@ -99,12 +99,12 @@ class Services:
             user or LOCAL_USER,
         )
 
-    def retrieval(self, project: str) -> RetrievalController:
-        """One controller per project, reused across runs (it caches the index snapshot)."""
+    def searcher(self, project: str) -> ProjectSearcher:
+        """One searcher per project, reused across runs (it caches the index snapshot)."""
         with self._lock:
-            if project not in self._controllers:
-                self._controllers[project] = build_controller(self.settings, project)
-            return self._controllers[project]
+            if project not in self._searchers:
+                self._searchers[project] = build_searcher(self.settings, project)
+            return self._searchers[project]
 
 
 _DEFAULT_LOCK = threading.Lock()

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from ragstream.errors import ConfigError
+from ragstream.strategies import Strategy
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -80,9 +81,7 @@ class ConfidenceSettings(BaseModel):
     top: int = Field(gt=0)
     near: int = Field(gt=0)
     coverage_top: int = Field(gt=0)
-    rerun_strategies: list[Literal["PRECISE", "SEMANTIC", "HYBRID", "TEMPORAL", "EXPLORATORY"]] = Field(
-        default_factory=list
-    )
+    rerun_strategies: list[Strategy] = Field(default_factory=list)  # the seed's SEMANTIC, PRECISE still read
 
 
 class SecretsSettings(BaseModel):
@@ -97,7 +96,7 @@ class SecretsSettings(BaseModel):
 
 
 class ExcerptSettings(BaseModel):
-    """Whole excerpts at build time (orchestration/excerpts.py)."""
+    """Whole excerpts at build time (rendering/excerpts.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -215,7 +214,7 @@ class MemorySettings(BaseModel):
     summary_budget: int = Field(gt=0)
     salience_half_life_turns: float = Field(gt=0)
     max_notes: int = Field(ge=0)
-    # what goes into the prompt (context/memory_selection.py): budgets in tokens, similarity to the ask
+    # what goes into the prompt (memory/selection.py): budgets in tokens, similarity to the ask
     recent_budget: int = Field(gt=0)
     snippet_budget: int = Field(gt=0)
     notes_budget: int = Field(gt=0)

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ragstream.errors import InputError, RagstreamError
-from ragstream.retrieval.strategy import Strategy
 from ragstream.stages import pause_points, validate_skip
 from ragstream.state import Report
+from ragstream.strategies import Strategy, strategy_name
 
 if TYPE_CHECKING:
-    from ragstream.context.memory import ConversationMemory
+    from ragstream.memory.conversation import ConversationMemory
     from ragstream.services import Services
 
 HistoryProfile = Literal["none", "recent", "relevant"]
@@ -40,7 +40,11 @@ class RunOptions(BaseModel):
         None, description="The project whose documents ground the prompt (`ragstream projects`)."
     )
     strategy: StrategyName | None = Field(
-        None, description="Force a retrieval strategy; unset, it is chosen from the prompt."
+        None,
+        description=(
+            "Force a retrieval strategy: KEYWORD (BM25), DENSE (vectors), HYBRID, TEMPORAL or EXPLORATORY "
+            "(the earlier SEMANTIC and PRECISE still read as KEYWORD and DENSE); unset, it is chosen from the prompt."
+        ),
     )
     skip: list[str] = Field(
         default_factory=list, description="Stages this run skips (only the ReRanker or A3, not both)."
@@ -87,9 +91,10 @@ class RunOptions(BaseModel):
     @field_validator("strategy", mode="before")
     @classmethod
     def _known_strategy(cls, value: Any) -> Any:
-        if value is not None and value not in Strategy.__members__:
+        name = strategy_name(value) if isinstance(value, str) else value
+        if name is not None and name not in Strategy.__members__:
             raise InputError(f"unknown retrieval strategy {value!r}: use one of {list(Strategy.__members__)}")
-        return value
+        return name
 
     @field_validator("pause_after", mode="after")
     @classmethod

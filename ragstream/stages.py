@@ -1,23 +1,22 @@
 """The stage registry: the one list of RAGstream's stages and everything derived from it.
 
-Each stage has one name (the node name, the value of `SuperPrompt.stage`, the CLI choice), a label
-(the GUI button), a gating rule, whether an auto run may skip it, what it reads and writes, and the
-function that computes it. Edges, skip rules, pause policies, CLI choices, GUI buttons and the
-controller's `run_*` methods all derive from `REGISTRY`.
+Each stage has one name (the node name, the extras field, the CLI choice), a label (the GUI button), a
+gating rule, whether an auto run may skip it, what it reads and writes, and the controller method that
+runs it by hand. Edges, skip rules, pause policies, CLI choices and GUI buttons derive from `REGISTRY`.
+The function that computes each stage is its adapter's `run` (`ragstream.pipeline.RUNS`); the stage
+order and names are the `Stage` enum (`ragstream.state.stage`).
 
 `SuperPrompt.stage` is the *frontier*: the furthest stage whose output is still valid. Re-running a
 stage invalidates every later stage that reads what it writes (and everything after that), so
 re-running A2 keeps retrieval through A4 and only invalidates A5 and the build. Edits made by a
-person invalidate the same way. The functions here are pure and import nothing heavy: the stage
-functions load on first use.
+person invalidate the same way. The functions here are pure and import nothing heavy (the CLI's
+`--help` imports this module; the stage adapters, which import the agents, are imported by the graph).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragstream.errors import InputError, StageOrderError
 from ragstream.state.stage import NAMES, ORDER, Stage, rank
@@ -42,13 +41,8 @@ class StageSpec:
     skippable: bool
     reads: frozenset[str]
     writes: frozenset[str]
-    function: str  # "module:function"; the function loads on first use
     fields: tuple[str, ...] = ()  # SuperPrompt fields holding its output, reset when it is invalid
     method: str = ""  # the AppController method that runs it by hand (names from the controller spec)
-
-    def run(self) -> Callable[..., Any]:
-        module, _, attr = self.function.partition(":")
-        return getattr(importlib.import_module(module), attr)
 
 
 def _spec(
@@ -58,7 +52,6 @@ def _spec(
     why: str,
     reads: set[str],
     writes: set[str],
-    function: str,
     skippable: bool = False,
     fields: tuple[str, ...] = (),
     method: str = "",
@@ -71,7 +64,6 @@ def _spec(
         skippable,
         frozenset(reads),
         frozenset(writes),
-        function,
         fields,
         method or f"run_{name}",
     )
@@ -85,7 +77,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "PreProcessing starts a new run on a prompt",
         set(),
         {PROMPT, LABELS, FORMAT},
-        "ragstream.preprocessing.stage:run",
         method="preprocess",
     ),
     _spec(
@@ -95,7 +86,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "A2 needs a preprocessed prompt",
         {PROMPT},
         {LABELS},
-        "ragstream.agents.a2_prompt_shaper:stage",
         skippable=True,
     ),
     _spec(
@@ -105,7 +95,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "retrieval needs query pieces",
         {PROMPT},
         {CANDIDATES, SELECTION},
-        "ragstream.retrieval.stage:retrieval_stage",
         fields=("base_context_chunks",),
     ),
     _spec(
@@ -115,7 +104,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the ReRanker needs retrieved chunks",
         {PROMPT, CANDIDATES},
         {SELECTION},
-        "ragstream.retrieval.stage:rerank_stage",
         skippable=True,
         method="run_reranker",
     ),
@@ -126,7 +114,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the NLI gate needs retrieved chunks",
         {PROMPT, SELECTION},
         {SELECTION},
-        "ragstream.agents.a3_nli_gate:stage",
         skippable=True,
     ),
     _spec(
@@ -136,7 +123,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Condenser needs A3, or the ReRanker with a non-empty selection",
         {PROMPT, SELECTION},
         {CONDENSED, SELECTION},
-        "ragstream.agents.a4_condenser:stage",
         fields=("S_CTX_MD",),
     ),
     _spec(
@@ -146,7 +132,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Format Enforcer runs after the Condenser",
         {LABELS, FORMAT},
         {FORMAT_SPEC},
-        "ragstream.agents.a5_format_enforcer:stage",
         skippable=True,
     ),
     _spec(
@@ -156,7 +141,6 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Prompt Builder needs the condensed context",
         {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC},
         {FINAL},
-        "ragstream.orchestration.prompt_builder:stage",
         fields=("System_MD", "Prompt_MD", "Attachments_MD"),
         method="build_prompt",
     ),

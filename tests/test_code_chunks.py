@@ -17,12 +17,12 @@ from ragstream.code.languages import load_languages
 from ragstream.code.symbols import symbols_of
 from ragstream.embedding import get_embedder
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.orchestration.prompt_builder import fence
 from ragstream.projects import project_paths
-from ragstream.retrieval.controller import RetrievalController
-from ragstream.retrieval.strategy import Strategy
+from ragstream.rendering.prompt import fence
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk
+from ragstream.strategies import Strategy
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -204,8 +204,8 @@ def code_project(settings: Settings) -> str:
     return "codebase"
 
 
-def _retriever(settings: Settings, project: str) -> RetrievalController:
-    return RetrievalController(
+def _retriever(settings: Settings, project: str) -> ProjectSearcher:
+    return ProjectSearcher(
         project_paths(settings, project), settings.retrieval, get_embedder(settings.embedding, settings.models_dir)
     )
 
@@ -214,7 +214,7 @@ def _chunks(settings: Settings, project: str) -> list[Chunk]:
     return _retriever(settings, project).snapshot().chunks
 
 
-@pytest.mark.parametrize("strategy", [Strategy.PRECISE, Strategy.SEMANTIC, Strategy.HYBRID])
+@pytest.mark.parametrize("strategy", [Strategy.DENSE, Strategy.KEYWORD, Strategy.HYBRID])
 def test_a_question_in_words_finds_the_function_named_by_them(settings, code_project, strategy) -> None:
     retriever = _retriever(settings, code_project)
     results = retriever.retrieve(["which function picks the best match for a query"], strategy)

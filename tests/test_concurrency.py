@@ -12,10 +12,10 @@ from ragstream.ingestion.manifest import Manifest
 from ragstream.ingestion.snapshot import load_snapshot
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.projects import project_paths
-from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.factory import build_searcher
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.strategies import Strategy
 from tests.fixtures_docs import make_project
 
 TOPICS = [
@@ -56,7 +56,7 @@ def test_queries_during_ingest_see_whole_generations(tmp_path: Path) -> None:
     settings = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
     raw = make_project(settings.data_dir / "doc_raw" / "live", awkward=False)
     IngestionManager(settings).ingest("live")
-    controller = build_controller(settings, "live")
+    searcher = build_searcher(settings, "live")
     stop = threading.Event()
     problems: list[str] = []
     seen_generations: set[int] = set()
@@ -64,8 +64,8 @@ def test_queries_during_ingest_see_whole_generations(tmp_path: Path) -> None:
     def query() -> None:
         while not stop.is_set():
             try:
-                result = controller.retrieve(["how are chunks fused and documents ingested"], Strategy.HYBRID)
-                snapshot = load_snapshot(controller.paths.index_dir, result.generation)
+                result = searcher.retrieve(["how are chunks fused and documents ingested"], Strategy.HYBRID)
+                snapshot = load_snapshot(searcher.paths.index_dir, result.generation)
                 missing = [cid for cid in result.ids if cid not in snapshot.by_id]
                 if missing:
                     problems.append(f"generation {result.generation} returned unknown ids {missing}")

@@ -10,12 +10,12 @@ import pytest
 import streamlit
 
 from ragstream.ingestion.manager import IngestionManager
+from ragstream.retrieval.chunks import retrieve
 from ragstream.retrieval.confidence import SIGNALS
-from ragstream.retrieval.controller import Query
-from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.stage import retrieve
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import Query
 from ragstream.settings import Settings, load_settings
+from ragstream.strategies import Strategy
 
 DOCS = Path(streamlit.__file__).parent / ".agents" / "skills" / "developing-with-streamlit" / "references"
 FILES = ("authentication.md", "chat-ui.md", "cli.md", "media-display.md", "session-state.md", "theme.md")
@@ -34,29 +34,29 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 def test_every_retrieval_records_its_confidence_and_evidence(docs: Settings) -> None:
-    controller = build_controller(docs, "st")
+    searcher = build_searcher(docs, "st")
     for strategy in (None, *Strategy):
-        result = controller.retrieve(["How do I embed a PDF file in the page?"], strategy)
+        result = searcher.retrieve(["How do I embed a PDF file in the page?"], strategy)
         assert 0.0 <= result.confidence.score <= 1.0
         assert set(result.confidence.evidence) == set(SIGNALS)
         assert result.attempts[0].strategy == (strategy or Strategy.HYBRID).value
 
 
 def test_an_answerable_ask_is_more_confident_than_an_unrelated_one(docs: Settings) -> None:
-    controller = build_controller(docs, "st")
-    answerable = controller.retrieve(
+    searcher = build_searcher(docs, "st")
+    answerable = searcher.retrieve(
         ["Where do I put the client id and secret of the OpenID identity provider?"], rerun=False
     )
-    unrelated = controller.retrieve(["migration routes of arctic terns over the Atlantic"], rerun=False)
-    assert controller.snapshot().chunk(answerable.ids[0]).source_path == "authentication.md"
+    unrelated = searcher.retrieve(["migration routes of arctic terns over the Atlantic"], rerun=False)
+    assert searcher.snapshot().chunk(answerable.ids[0]).source_path == "authentication.md"
     assert answerable.confidence.score > unrelated.confidence.score
     assert answerable.confidence.evidence["coverage"] > unrelated.confidence.evidence["coverage"]
 
 
 def test_a_low_confidence_ask_re_runs_with_other_strategies_and_records_both(docs: Settings) -> None:
-    controller = build_controller(docs, "st")
+    searcher = build_searcher(docs, "st")
     low = docs.retrieval.confidence.low
-    chunks, report = retrieve([Query("migration routes of arctic terns over the Atlantic")], controller)
+    chunks, report = retrieve([Query("migration routes of arctic terns over the Atlantic")], searcher)
     assert report.confidence is not None and report.attempts[0].strategy == "HYBRID"
     assert report.attempts[0].confidence < low
     tried = [a.strategy for a in report.attempts]
@@ -68,18 +68,16 @@ def test_a_low_confidence_ask_re_runs_with_other_strategies_and_records_both(doc
 
 
 def test_a_confident_ask_and_a_caller_chosen_strategy_do_not_re_run(docs: Settings) -> None:
-    controller = build_controller(docs, "st")
-    _, confident = retrieve(
-        [Query("How do I pass command line arguments to my script with streamlit run?")], controller
-    )
+    searcher = build_searcher(docs, "st")
+    _, confident = retrieve([Query("How do I pass command line arguments to my script with streamlit run?")], searcher)
     assert confident.confidence >= docs.retrieval.confidence.low and len(confident.attempts) == 1
-    _, forced = retrieve([Query("migration routes of arctic terns over the Atlantic")], controller, Strategy.HYBRID)
+    _, forced = retrieve([Query("migration routes of arctic terns over the Atlantic")], searcher, Strategy.HYBRID)
     assert [a.strategy for a in forced.attempts] == ["HYBRID"] and forced.strategy == "HYBRID"
 
 
 def test_an_empty_result_has_no_confidence_and_never_wins_a_re_run(docs: Settings) -> None:
-    controller = build_controller(docs, "st")
-    nothing = controller.retrieve(["qqqzzzx"], Strategy.SEMANTIC)
+    searcher = build_searcher(docs, "st")
+    nothing = searcher.retrieve(["qqqzzzx"], Strategy.KEYWORD)
     assert nothing.ids == [] and nothing.confidence.score == 0.0
-    rerun = controller.retrieve(["qqqzzzx"])
+    rerun = searcher.retrieve(["qqqzzzx"])
     assert rerun.ids, "the re-run keeps a result that found something"

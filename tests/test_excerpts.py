@@ -18,7 +18,7 @@ import streamlit
 from ragstream.app.controller import AppController
 from ragstream.ingestion.loader import load_document
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.orchestration.excerpts import Document, Excerpt, merged
+from ragstream.rendering.excerpts import Document, Excerpt, merged
 from ragstream.secret_scan import scan
 from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk, Span, SuperPrompt

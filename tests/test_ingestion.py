@@ -150,7 +150,7 @@ def test_missing_project_folder_is_a_clear_error(settings: Settings) -> None:
 def test_a_generation_without_vectors_is_upgraded_without_re_embedding(settings: Settings, project: Path) -> None:
     """Indexes written before generations carried their vectors get them from Chroma, not the model."""
     from ragstream.ingestion.manifest import generation_dir
-    from ragstream.retrieval.factory import build_controller
+    from ragstream.retrieval.factory import build_searcher
 
     manager = IngestionManager(settings)
     first = manager.ingest("demo")
@@ -159,7 +159,7 @@ def test_a_generation_without_vectors_is_upgraded_without_re_embedding(settings:
     again = manager.ingest("demo")
     assert again.chunks_written == 0 and again.generation > first.generation
     assert (generation_dir(paths.index_dir, again.generation) / "vectors.npy").is_file()
-    assert build_controller(settings, "demo").retrieve(["token budget ceiling"]).ids
+    assert build_searcher(settings, "demo").retrieve(["token budget ceiling"]).ids
 
 
 def test_html_tables_and_blocks_keep_their_cells_apart() -> None:

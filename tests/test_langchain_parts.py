@@ -12,8 +12,8 @@ from langchain_core.tools import create_retriever_tool
 from ragstream import RagstreamEmbeddings, RagstreamRetriever
 from ragstream.errors import InputError, ProjectError
 from ragstream.projects import project_paths
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings
+from ragstream.strategies import Strategy
 
 
 def test_the_retriever_returns_traceable_documents(indexed: Settings) -> None:
@@ -36,8 +36,8 @@ def test_the_retriever_returns_traceable_documents(indexed: Settings) -> None:
 
 
 def test_strategy_is_a_field_and_a_bad_project_is_a_project_error(indexed: Settings) -> None:
-    lexical = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.SEMANTIC)
-    assert {d.metadata["strategy"] for d in lexical.invoke("fenced excerpt")} == {"SEMANTIC"}
+    lexical = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.KEYWORD)
+    assert {d.metadata["strategy"] for d in lexical.invoke("fenced excerpt")} == {"KEYWORD"}
     with pytest.raises(ProjectError, match="no project 'nowhere'"):
         RagstreamRetriever(project="nowhere", settings=indexed).invoke("anything")
 
@@ -66,7 +66,7 @@ def test_the_embeddings_are_langchain_embeddings_and_open_the_collection(indexed
     )
     found = store.similarity_search("ERR_BUDGET_4711 token budget ceiling", k=2)
     assert found and found[0].metadata["path"] == "budget.py"
-    ours = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.PRECISE, top_k=1).invoke(
+    ours = RagstreamRetriever(project="demo", settings=indexed, strategy=Strategy.DENSE, top_k=1).invoke(
         "ERR_BUDGET_4711 token budget ceiling"
     )
     assert found[0].page_content == ours[0].page_content

@@ -6,13 +6,13 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ragstream"
-# Lowest first. A module may import from its own layer and the layers below.
+# Lowest first. A module may import from its own layer and the layers below: the state knows no stage
+# logic, the stages' logic (preprocessing, agents, retrieval, rendering) knows no adapter, the adapters
+# (pipeline/) know no graph, the graph (orchestration/) knows no surface (app/).
 LAYERS: list[set[str]] = [
     {
         "errors",
         "settings",
-        "stages",
-        "state",
         "atomic",
         "redact",
         "secret_scan",
@@ -22,13 +22,17 @@ LAYERS: list[set[str]] = [
         "onnx_model",
         "lines",
         "users",
+        "strategies",
         "deferred_imports",
         "heap_snapshots",
     },
-    {"embedding", "chunking", "code", "prompt_view", "stage_io", "retrieval.strategy"},
-    {"context"},
-    {"preprocessing", "ingestion", "retrieval", "agents"},
-    {"services", "orchestration"},
+    {"state"},
+    {"stages", "embedding", "chunking", "code", "prompt_view", "stage_io"},
+    {"memory", "telemetry", "token_budget"},
+    {"preprocessing", "ingestion", "retrieval", "agents", "rendering"},
+    {"services"},
+    {"pipeline"},
+    {"orchestration"},
     {"app"},
 ]
 
@@ -43,13 +47,13 @@ def _layer(module: str) -> int:
     raise AssertionError(f"{module} is in no layer: add it to LAYERS")
 
 
-def _runtime_imports(path: Path) -> list[str]:
-    """ragstream modules imported at module level or in functions, skipping TYPE_CHECKING blocks."""
+def _runtime_imports(path: Path, type_checking: bool = False) -> list[str]:
+    """ragstream modules imported at module level or in functions, skipping TYPE_CHECKING blocks unless asked."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {
         id(n)
         for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        if not type_checking and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
         for n in ast.walk(node)
     }
     found = []
@@ -58,17 +62,50 @@ def _runtime_imports(path: Path) -> list[str]:
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ragstream."):
             found.append(node.module.removeprefix("ragstream."))
+        elif isinstance(node, ast.ImportFrom) and node.module == "ragstream":
+            found += [a.name for a in node.names]
         elif isinstance(node, ast.Import):
             found += [a.name.removeprefix("ragstream.") for a in node.names if a.name.startswith("ragstream.")]
     return found
 
 
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
+        if module != "__init__":  # the package's lazy re-exports
+            found.append((module, path))
+    return found
+
+
 def test_imports_only_go_downward() -> None:
     upward = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
-        if module in ("__init__",):
-            continue  # the package's lazy re-exports
+    for module, path in _modules():
         mine = _layer(module)
         upward += [f"{module} -> {target}" for target in _runtime_imports(path) if _layer(target) > mine]
     assert upward == []
+
+
+def test_no_import_cycle_among_packages() -> None:
+    """Between packages (and top-level modules), counting imports made only for type checking too."""
+    edges: dict[str, set[str]] = {}
+    for module, path in _modules():
+        mine = module.split(".")[0]
+        targets = {target.split(".")[0] for target in _runtime_imports(path, type_checking=True)}
+        edges.setdefault(mine, set()).update(targets - {mine})
+    cycles: list[list[str]] = []
+    state: dict[str, str] = {}
+
+    def visit(package: str, path: list[str]) -> None:
+        state[package] = "open"
+        for target in sorted(edges.get(package, ())):
+            if state.get(target) == "open":
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[package] = "done"
+
+    for package in sorted(edges):
+        if package not in state:
+            visit(package, [package])
+    assert cycles == []

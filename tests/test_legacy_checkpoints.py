@@ -56,3 +56,16 @@ def test_a_finished_v0_1_thread_loads_and_rebuilds(indexed: Settings, legacy_db:
     rebuilt = ctl.build_prompt()
     assert rebuilt.stage is Stage.BUILD
     assert "~~~~condensed-context" in rebuilt.prompt_ready
+
+
+def test_a_v0_1_thread_forced_to_a_seed_strategy_reads_it_in_todays_name(indexed: Settings, legacy_db: Path) -> None:
+    saver = sqlite_checkpointer(legacy_db)
+    stored = saver.get_tuple({"configurable": {"thread_id": "legacy-paused", "checkpoint_ns": ""}})
+    assert stored is not None and stored.parent_config is not None
+    retrieval = stored.checkpoint["channel_values"]["extras"]["retrieval"]
+    retrieval["strategy"] = "SEMANTIC"  # what v0.1 wrote for `--strategy SEMANTIC`
+    saver.put(stored.parent_config, stored.checkpoint, stored.metadata, {})
+    ctl = _controller(indexed, legacy_db, "legacy-paused")
+    assert ctl.sp.extras.retrieval is not None and ctl.sp.extras.retrieval.strategy == "KEYWORD"
+    built = ctl.resume()
+    assert built.stage is Stage.BUILD and built.run_metadata.retrieval.strategy == "KEYWORD"

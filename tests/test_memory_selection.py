@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from ragstream.app.controller import AppController
-from ragstream.context.memory_selection import select_memory, sentences
+from ragstream.memory.selection import select_memory, sentences
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings

@@ -62,13 +62,14 @@ def test_a_research_question_gets_the_research_plan(indexed: Settings) -> None:
     assert sp.extras.build.budget.ceiling == settings.research_budget and sp.final_selection_ids
 
 
-def test_a_forced_strategy_overrides_the_plan(indexed: Settings) -> None:
-    sp = _run(indexed, "Thanks, that helped!", strategy="SEMANTIC", skip=["rerank"])
+@pytest.mark.parametrize("forced", ["KEYWORD", "SEMANTIC"])  # SEMANTIC: the seed's name for KEYWORD
+def test_a_forced_strategy_overrides_the_plan(indexed: Settings, forced: str) -> None:
+    sp = _run(indexed, "Thanks, that helped!", strategy=forced, skip=["rerank"])
     plan = sp.extras.retrieval.plan
     assert (
-        plan.source == "user" and plan.retrieve and plan.strategy == "SEMANTIC" and "forced by the user" in plan.reason
+        plan.source == "user" and plan.retrieve and plan.strategy == "KEYWORD" and "forced by the user" in plan.reason
     )
-    assert sp.extras.retrieval.strategy == "SEMANTIC" and "rerank" not in [s.value for s in sp.history_of_stages]
+    assert sp.extras.retrieval.strategy == "KEYWORD" and "rerank" not in [s.value for s in sp.history_of_stages]
 
 
 def test_an_unsure_plan_escalates_to_a_wider_retrieval(indexed: Settings) -> None:
@@ -146,14 +147,14 @@ def test_a_failed_retrieval_fails_the_stage_by_default(tmp_path: Path) -> None:
     before = ctl.sp
     with pytest.raises(RetrievalError, match="every retriever failed"):
         ctl.run_full_pipeline(
-            "How does the nightly job rebuild the index?", {"pause_after": "none", "strategy": "PRECISE"}
+            "How does the nightly job rebuild the index?", {"pause_after": "none", "strategy": "DENSE"}
         )
     assert ctl.sp.stage.value == "a2" and ctl.sp.base_context_chunks == before.base_context_chunks
 
 
 def test_continue_policy_builds_without_excerpts_and_says_so(tmp_path: Path) -> None:
     settings = _broken_project(tmp_path, "continue")
-    sp = _run(settings, "How does the nightly job rebuild the index?", strategy="PRECISE")
+    sp = _run(settings, "How does the nightly job rebuild the index?", strategy="DENSE")
     assert sp.stage.value == "built" and sp.base_context_chunks == []
     assert "every retriever failed" in sp.extras.retrieval.failure and sp.extras.retrieval.rung == "failed"
     assert sp.run_metadata.retrieval.failure == sp.extras.retrieval.failure

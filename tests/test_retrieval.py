@@ -1,16 +1,16 @@
-"""RetrievalController on a real ingested project: strategies, fusion, ladder, failures, stages."""
+"""ProjectSearcher on a real ingested project: strategies, fusion, ladder, failures, stages."""
 
 from __future__ import annotations
 
 import pytest
 
 from ragstream.errors import RetrievalError
-from ragstream.retrieval.controller import Query
-from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import Query
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Stage
+from ragstream.strategies import Strategy
 from tests.helpers import preprocessed, run_stage
 
 
@@ -18,24 +18,24 @@ def _files(result) -> list[str]:
     return [cid.split("@")[0] for cid in result.ids]
 
 
-def test_precise_finds_a_paraphrase_without_shared_words(indexed: Settings) -> None:
-    result = build_controller(indexed, "demo").retrieve(
-        ["how are stale embeddings of deleted documents cleaned up"], Strategy.PRECISE
+def test_dense_finds_a_paraphrase_without_shared_words(indexed: Settings) -> None:
+    result = build_searcher(indexed, "demo").retrieve(
+        ["how are stale embeddings of deleted documents cleaned up"], Strategy.DENSE
     )
     assert _files(result)[0] == "ingestion.md"
     assert set(result.counts) == {"vector"}
     assert result.rung == "direct"
 
 
-def test_semantic_bm25_finds_an_exact_rare_token(indexed: Settings) -> None:
-    result = build_controller(indexed, "demo").retrieve(["ERR_BUDGET_4711"], Strategy.SEMANTIC)
+def test_keyword_bm25_finds_an_exact_rare_token(indexed: Settings) -> None:
+    result = build_searcher(indexed, "demo").retrieve(["ERR_BUDGET_4711"], Strategy.KEYWORD)
     assert _files(result) == ["budget.py"]
     assert set(result.counts) == {"bm25"}
 
 
 def test_hybrid_fuses_and_keeps_per_retriever_scores(indexed: Settings) -> None:
-    controller = build_controller(indexed, "demo")
-    result = controller.retrieve(
+    searcher = build_searcher(indexed, "demo")
+    result = searcher.retrieve(
         [Query("reciprocal rank fusion of BM25 and vectors"), Query("fallback ladder threshold")], Strategy.HYBRID
     )
     top = result.results[0]
@@ -48,19 +48,19 @@ def test_hybrid_fuses_and_keeps_per_retriever_scores(indexed: Settings) -> None:
 
 
 def test_temporal_filters_by_named_year(indexed: Settings) -> None:
-    controller = build_controller(indexed, "demo")
-    result = controller.retrieve(["what did we decide about checkpoints in 2021"], Strategy.TEMPORAL)
+    searcher = build_searcher(indexed, "demo")
+    result = searcher.retrieve(["what did we decide about checkpoints in 2021"], Strategy.TEMPORAL)
     assert _files(result)[0] == "notes/meeting-2021-06-02.md"
     assert "temporal" in result.results[0].scores
-    newer = controller.retrieve(["excerpt fencing changes since 2024"], Strategy.TEMPORAL)
+    newer = searcher.retrieve(["excerpt fencing changes since 2024"], Strategy.TEMPORAL)
     temporal_hits = [r for r in newer.results if "temporal" in r.scores]
     assert [r.chunk_id.split("@")[0] for r in temporal_hits] == ["notes/changelog.md"]
 
 
 def test_exploratory_expands_to_linked_files(indexed: Settings) -> None:
-    controller = build_controller(indexed, "demo")
-    controller.settings = controller.settings.model_copy(update={"expansion_seeds": 1})
-    result = controller.retrieve(["pause after the condenser for human review"], Strategy.EXPLORATORY)
+    searcher = build_searcher(indexed, "demo")
+    searcher.settings = searcher.settings.model_copy(update={"expansion_seeds": 1})
+    result = searcher.retrieve(["pause after the condenser for human review"], Strategy.EXPLORATORY)
     files = _files(result)
     assert files[0] == "architecture.md"
     graph = {r.chunk_id.split("@")[0] for r in result.results if "graph" in r.scores}
@@ -68,48 +68,48 @@ def test_exploratory_expands_to_linked_files(indexed: Settings) -> None:
 
 
 def test_fallback_ladder_rungs(indexed: Settings) -> None:
-    controller = build_controller(indexed, "demo")
-    base = controller.settings
-    controller.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.2, "min_results": 1})
-    assert controller.retrieve(["how does the retriever merge rankings"], Strategy.HYBRID).rung == "hybrid_lower"
-    controller.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.98, "min_results": 1})
-    result = controller.retrieve(["how does the retriever merge rankings"], Strategy.HYBRID)
+    searcher = build_searcher(indexed, "demo")
+    base = searcher.settings
+    searcher.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.2, "min_results": 1})
+    assert searcher.retrieve(["how does the retriever merge rankings"], Strategy.HYBRID).rung == "hybrid_lower"
+    searcher.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.98, "min_results": 1})
+    result = searcher.retrieve(["how does the retriever merge rankings"], Strategy.HYBRID)
     assert result.rung == "no_floor"
     assert any("vector" in r.scores for r in result.results)  # the dense hits stay, unfiltered
 
 
 def test_the_floor_never_removes_a_lexical_hit(indexed: Settings) -> None:
     """A chunk only BM25 finds (its cosine under the floor) still reaches the candidates."""
-    controller = build_controller(indexed, "demo")
-    base = controller.settings
+    searcher = build_searcher(indexed, "demo")
+    base = searcher.settings
     query = "ERR_BUDGET_4711"
-    lexical = controller.retrieve([query], Strategy.SEMANTIC).ids[0]
-    controller.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.2, "min_results": 1})
-    hybrid = controller.retrieve([query], Strategy.HYBRID)
+    lexical = searcher.retrieve([query], Strategy.KEYWORD).ids[0]
+    searcher.settings = base.model_copy(update={"min_score": 0.99, "fallback_min_score": 0.2, "min_results": 1})
+    hybrid = searcher.retrieve([query], Strategy.HYBRID)
     assert lexical in hybrid.ids
     assert hybrid.results[hybrid.ids.index(lexical)].scores.get("bm25", 0) > 0
 
 
 def test_one_failing_retriever_is_skipped_and_all_failing_raises(indexed: Settings, monkeypatch) -> None:
-    controller = build_controller(indexed, "demo")
+    searcher = build_searcher(indexed, "demo")
 
     def broken(*args, **kwargs):
         raise ConnectionError("vector store down")
 
-    monkeypatch.setattr(type(controller.snapshot()), "vector_search", broken)
-    result = controller.retrieve(["ERR_BUDGET_4711 token budget"], Strategy.HYBRID)
+    monkeypatch.setattr(type(searcher.snapshot()), "vector_search", broken)
+    result = searcher.retrieve(["ERR_BUDGET_4711 token budget"], Strategy.HYBRID)
     assert "vector" in result.failures and "ConnectionError" in result.failures["vector"]
     assert _files(result)[0] == "budget.py"
-    monkeypatch.setattr(type(controller.snapshot()), "bm25_search", broken)
+    monkeypatch.setattr(type(searcher.snapshot()), "bm25_search", broken)
     with pytest.raises(RetrievalError, match="every retriever failed"):
-        controller.retrieve(["anything"], Strategy.HYBRID)
+        searcher.retrieve(["anything"], Strategy.HYBRID)
 
 
 def test_unindexed_project_and_empty_query(settings: Settings) -> None:
     with pytest.raises(RetrievalError, match="no index yet"):
-        build_controller(settings, "ghost").retrieve(["x"])
+        build_searcher(settings, "ghost").retrieve(["x"])
     with pytest.raises(RetrievalError, match="no query text"):
-        build_controller(settings, "ghost").retrieve(["   "])
+        build_searcher(settings, "ghost").retrieve(["   "])
 
 
 def test_retrieval_and_reranker_stages_update_the_superprompt(indexed: Settings) -> None:
@@ -152,7 +152,7 @@ def test_openai_embeddings_option_against_a_local_server(tmp_path) -> None:
         make_project(settings.data_dir / "doc_raw" / "oa", awkward=False)
         stats = IngestionManager(settings).ingest("oa")
         assert stats.chunks_written == 6
-        result = build_controller(settings, "oa").retrieve(["ERR_BUDGET_4711 token budget ceiling"], Strategy.PRECISE)
+        result = build_searcher(settings, "oa").retrieve(["ERR_BUDGET_4711 token budget ceiling"], Strategy.DENSE)
         assert _files(result)[0] == "budget.py"
         embedding_requests = [r for r in server.requests if "input" in r]
         assert embedding_requests and all(r["model"] == "text-embedding-3-small" for r in embedding_requests)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragstream.app.controller import AppController
+from ragstream.pipeline import RUNS
 from ragstream.stages import REGISTRY, SELECTION, SPECS
 from ragstream.state import Extras, Report, Stage
 from ragstream.state.stage import LEGACY_NAMES, NAMES, ORDER, SELECTING
@@ -13,6 +14,12 @@ from ragstream.state.stage import LEGACY_NAMES, NAMES, ORDER, SELECTING
 def test_the_enum_lists_the_registry_in_order_after_raw() -> None:
     assert ORDER[0] is Stage.RAW
     assert [stage.node for stage in ORDER[1:]] == [spec.name for spec in REGISTRY] == list(NAMES)
+
+
+def test_every_stage_has_one_adapter_run_by_the_registry() -> None:
+    assert list(RUNS) == list(ORDER[1:])
+    for stage, run in RUNS.items():
+        assert run.__name__ == "run" and run.__module__ == f"ragstream.pipeline.{stage.node}"
 
 
 def test_extras_holds_one_report_per_stage_besides_the_run_records() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragstream.retrieval.strategy import Strategy, choose_strategy, years_in
+from ragstream.retrieval.strategy import choose_strategy, years_in
+from ragstream.strategies import Strategy
 
 T, E, H = Strategy.TEMPORAL, Strategy.EXPLORATORY, Strategy.HYBRID
 TABLE = [

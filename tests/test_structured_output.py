@@ -12,9 +12,9 @@ import pytest
 from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
-from ragstream.context.telemetry import cost_estimate
 from ragstream.errors import LLMCallError
 from ragstream.settings import Settings, load_settings
+from ragstream.telemetry.cost import cost_estimate
 from tests.openai_server import FakeOpenAIServer, Reply, completion
 from tests.servers import free_port
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from ragstream.app.controller import AppController
-from ragstream.context.telemetry import summarize
 from ragstream.errors import StageOrderError
 from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
 from ragstream.orchestration.graph import build_graph
@@ -19,6 +18,7 @@ from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
 from ragstream.stages import NAMES, ORDER
 from ragstream.state import SuperPrompt
+from ragstream.telemetry.trace import summarize
 from tests.conftest import FAKE_KEY
 from tests.openai_server import FakeOpenAIServer, schema_responder
 
@@ -128,7 +128,7 @@ def test_graph_nodes_are_the_registry_the_strict_question_the_review_then_the_an
 def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from ragstream.context.otel import OtelSpans
+    from ragstream.telemetry.otel import OtelSpans
 
     exporter = InMemorySpanExporter()
     ctl = AppController(indexed, checkpointer=memory_checkpointer(), services=Services(indexed))

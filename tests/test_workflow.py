@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.errors import InputError, LLMCallError, RagstreamError, StageOrderError
 from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
+from ragstream.pipeline import RUNS
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.stages import ORDER, REGISTRY, StageSpec
@@ -181,8 +181,7 @@ def test_stage_failure_leaves_checkpoint_identical(spec: StageSpec, services: Se
     def fail(*args, **kwargs):
         raise LLMCallError("injected failure", status=400)
 
-    module, _, attr = spec.function.partition(":")
-    monkeypatch.setattr(importlib.import_module(module), attr, fail)
+    monkeypatch.setitem(RUNS, stage, fail)
     with pytest.raises(RagstreamError, match="injected failure"):
         ctl.run_stage(stage, PROMPT + "\nchanged")
     assert ctl.sp.model_dump_json() == before

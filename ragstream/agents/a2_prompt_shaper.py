@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
-from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A2Report, LLMOutcomes, PromptBody, SuperPrompt, Usage
 
 AGENT = "A2"
@@ -93,8 +92,3 @@ def fixed_fields(sp: SuperPrompt) -> dict[str, str]:
     given = {e.canon.lower(): "user" for e in (sp.preprocessing.canon_entries if sp.preprocessing else []) if e.canon}
     edited = {name: "edited" for name in sp.extras.edited_fields() if name in LABEL_TO_BODY.values()}
     return {**given, **edited}
-
-
-def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    body, report = shape(sp.body, fixed_fields(sp), env.services.runner)
-    return StageOutput(updates={"body": body}, report=report)

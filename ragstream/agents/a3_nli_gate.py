@@ -29,15 +29,13 @@ import re
 import numpy as np
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
-from ragstream.context.telemetry import emit
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.preprocessing.canonicalize import asks
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
-from ragstream.retrieval.stage import query_pieces
-from ragstream.settings import GateSettings
-from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, Stage, SuperPrompt
+from ragstream.settings import GateSettings, Settings
+from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
+from ragstream.telemetry.events import emit
 
 AGENT = "A3"
 SHINGLE = 5
@@ -141,7 +139,7 @@ def gate(
     return kept, report
 
 
-def _terms(text: str, settings: GateSettings) -> set[str]:
+def stemmed_terms(text: str, settings: GateSettings) -> set[str]:
     """Content terms (stemmed, function words removed), as BM25 indexes them."""
     return set(bm25_tokens([text])[0]) - _function_stems(tuple(settings.function_words))
 
@@ -189,7 +187,7 @@ def weigh(
     is relative to the best candidate, so when nothing is relevant nothing is kept.
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
-    piece_terms = [_terms(p, settings) for p in pieces]
+    piece_terms = [stemmed_terms(p, settings) for p in pieces]
     ask_terms = set().union(*piece_terms)
     rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
@@ -241,71 +239,22 @@ def uncovered_parts(
     cosine = part_vectors @ kept_vectors.T
     missing: list[str] = []
     for p, part in enumerate(parts):
-        terms = _terms(part, settings)
+        terms = stemmed_terms(part, settings)
         if not any(
             _judge(float(cosine[p, k]), _word_share(terms, texts[k], rarity), settings)[0] for k in range(len(kept))
         ):
             missing.append(part)
             continue
         for word in dict.fromkeys(_NAME.findall(part)):
-            stems = _terms(word, settings)
+            stems = stemmed_terms(word, settings)
             if stems and stems <= absent:
                 missing.append(word)
     return missing
 
 
-def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:
-    """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
-    services = env.services
-    project = env.context.project or sp.extras.project
-    stored = services.retrieval(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
-    missing = [c for c in candidates if c.id not in stored]
-    fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
-    return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
-        len(candidates), -1
-    )
-
-
-def asking_parts(sp: SuperPrompt, env: StageEnv) -> list[str]:
+def asking_parts(sp: SuperPrompt, settings: Settings) -> list[str]:
     """The sentences of the task that ask for something (each judged for coverage); the task when none does."""
     task = sp.body.task or normalized_ask(sp)
-    openers = load_prompt_schema(env.services.settings.prompt_schema_path).ask_openers
+    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
     found = [s.strip() for s in _SENTENCE.split(task) if s.strip() and asks(s, openers)]
     return found or [" ".join(task.split())]
-
-
-def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    chunks = sp.chunk_by_id()
-    candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
-    ask = normalized_ask(sp)
-    if not candidates:  # the plan retrieved nothing, or retrieval failed and the run continues
-        return StageOutput(report=A3Report(agent="none (no candidates)"), selection=[])
-    pieces = [q.text for q in query_pieces(sp)] or [ask]
-    vectors = candidate_vectors(sp, candidates, env)
-    settings = env.services.settings.gate
-    project = env.context.project or sp.extras.project
-    parts = asking_parts(sp, env)
-    terms = set().union(*(_terms(text, settings) for text in [*pieces, *parts]))
-    snapshot = env.services.retrieval(project).snapshot() if project else None
-    frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
-    rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
-    embedded = env.services.embedder.embed(pieces + parts)  # a chunk may answer one asking sentence only
-    kept, report = weigh(pieces + parts, candidates, vectors, embedded, settings, rarity)
-    if not env.services.offline:
-        ids = [c.id for c in candidates]
-        cosine = (vectors @ embedded.T).max(axis=1) if kept else []
-        best = max(kept, key=lambda cid: float(cosine[ids.index(cid)]), default=None)
-        kept, report = gate(ask, candidates, env.services.runner, report, best)
-    else:
-        index = {c.id: i for i, c in enumerate(candidates)}
-        absent = {t for t, n in frequency.items() if n == 0}
-        report.uncovered = uncovered_parts(
-            parts,
-            embedded[len(pieces) :],
-            [chunks[cid] for cid in kept],
-            vectors[[index[cid] for cid in kept]],
-            settings,
-            rarity,
-            absent,
-        )
-    return StageOutput(report=report, selection=kept)

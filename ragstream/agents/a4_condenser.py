@@ -17,14 +17,12 @@ from collections.abc import Callable
 
 from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
-from ragstream.context.budget import ContextBudget
 from ragstream.embedding import Embedder
 from ragstream.errors import AgentReplyError
 from ragstream.prompt_view import normalized_ask
-from ragstream.retrieval.stage import query_pieces
 from ragstream.settings import CondenserSettings
-from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, Stage, SuperPrompt
+from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, SuperPrompt
+from ragstream.token_budget import ContextBudget
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
@@ -244,33 +242,3 @@ def nothing_to_condense(sp: SuperPrompt) -> str:
         f"### Open issues\n- No excerpts: retrieval from project '{retrieval.project}' failed ({retrieval.failure}); "
         "nothing here comes from the project's documents."
     )
-
-
-def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    by_id = sp.chunk_by_id()
-    selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
-    services = env.services
-    if not selection:  # A3 dropped every candidate: the documents do not cover the ask, and the prompt says so
-        missing = uncovered(sp, selection) if sp.extras.a3 is not None and sp.extras.a3.decisions else []
-        text = render_sctx({}, missing) if missing else nothing_to_condense(sp)
-        return StageOutput(
-            updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
-        )
-    pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
-    missing = uncovered(sp, selection)
-
-    def offline(why: str = "") -> tuple[str, list[str], A4Report]:
-        text, kept, report = condense_offline(
-            pieces, selection, services.embedder, services.budget, services.settings.condenser, missing
-        )
-        if why:
-            report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
-        return text, kept, report
-
-    if services.offline:
-        text, kept, report = offline()
-    else:
-        text, kept, report = condense(
-            normalized_ask(sp), selection, services.runner, services.budget, offline, uncovered=missing
-        )
-    return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import re
 
-from ragstream.agents.a2_prompt_shaper import fixed_fields
 from ragstream.agents.providers.local_provider import _phrase
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.prompt_view import CITE_RULE
-from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import A5Report, LLMOutcomes, PromptBody, SuperPrompt
+from ragstream.state import A5Report, LLMOutcomes, PromptBody
 
 AGENT = "A5"
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(.+?)\s*$", re.MULTILINE)
@@ -127,7 +125,3 @@ def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", depth_gi
         source=source,
         llm=llm,
     )
-
-
-def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    return StageOutput(report=enforce(sp.body, env.services.runner, depth_given="depth" in fixed_fields(sp)))

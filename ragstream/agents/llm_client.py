@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ragstream.agents.providers.base import LLMResponse, Provider, TokenUsage
-from ragstream.context.telemetry import cost_estimate, emit
 from ragstream.errors import LLMError, LLMNotConfiguredError
 from ragstream.settings import Settings, default_settings
+from ragstream.telemetry.cost import cost_estimate
+from ragstream.telemetry.events import emit
 
 log = logging.getLogger("ragstream.llm")
 

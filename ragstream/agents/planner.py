@@ -32,9 +32,10 @@ from __future__ import annotations
 import re
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
-from ragstream.retrieval.strategy import Strategy, choose_strategy
+from ragstream.retrieval.strategy import choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
+from ragstream.strategies import Strategy
 
 AGENT = "PLAN"
 _OPENER = r"(?:^|(?<=[.!?:\n])\s*|(?<=^\W))\s*(?:please\s+|kindly\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"

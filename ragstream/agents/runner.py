@@ -28,8 +28,8 @@ from ragstream.agents.agent_factory import AgentFactory
 from ragstream.agents.agent_prompt import AgentPrompt
 from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.providers.base import LLMResponse, TokenUsage
-from ragstream.context.telemetry import emit
 from ragstream.errors import AgentPromptValidationError, AgentReplyError
+from ragstream.telemetry.events import emit
 
 VALID, REPAIRED, FELL_BACK = "valid", "repaired", "fell_back"
 _ECHO_CHARS = 1500  # how much of a rejected reply the re-ask shows the model

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragstream.errors import InputError, RagstreamError
-from ragstream.retrieval.strategy import Strategy
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import NAMES, SKIPPABLE, Stage
 from ragstream.state import Answer, SuperPrompt
+from ragstream.strategies import Strategy, strategy_name
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -523,7 +523,7 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.context.telemetry import summarize
+    from ragstream.telemetry.trace import summarize
 
     ctl = _controller(settings, args.thread, None)
     events = ctl.trace()
@@ -643,7 +643,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HEADER=CHOICE",
         help="with --strict: decide an unknown header (a canonical name, keep or drop); repeatable",
     )
-    run.add_argument("--strategy", choices=list(Strategy.__members__))
+    run.add_argument(
+        "--strategy",
+        choices=list(Strategy.__members__),
+        type=strategy_name,  # the seed's names (SEMANTIC, PRECISE) still read
+        help="force a retrieval strategy: KEYWORD (BM25), DENSE (vectors), HYBRID, TEMPORAL, EXPLORATORY",
+    )
     run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.add_argument(

@@ -18,8 +18,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 from langgraph.types import Command
 
-from ragstream.context.otel import OtelSpans
-from ragstream.context.telemetry import TraceStore
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
 from ragstream.ingestion.manifest import manifest_summary
 from ragstream.orchestration.answer import ANSWER, check_sendable
@@ -36,6 +34,8 @@ from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
 from ragstream.stages import Stage, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
+from ragstream.telemetry.otel import OtelSpans
+from ragstream.telemetry.trace import TraceStore
 
 if TYPE_CHECKING:
     from ragstream.ingestion.manager import IngestionStats, Progress

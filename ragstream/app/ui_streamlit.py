@@ -15,7 +15,6 @@ import streamlit as st
 from ragstream.agents.a2_prompt_shaper import AGENT as A2_AGENT
 from ragstream.agents.a2_prompt_shaper import LABEL_TO_BODY
 from ragstream.app.controller import AppController
-from ragstream.context.telemetry import summarize
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES, unsafe_name_reason
 from ragstream.ingestion.manifest import Manifest
@@ -25,6 +24,7 @@ from ragstream.projects import list_projects, project_paths, validate_project_na
 from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import describe
 from ragstream.stages import REGISTRY, Stage, allowed_stages
+from ragstream.telemetry.trace import summarize
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)

@@ -19,7 +19,6 @@ from langgraph.config import get_config
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
-from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import AgentReplyError, InputError, LLMNotConfiguredError
 from ragstream.orchestration.apply import to_channels
 from ragstream.orchestration.critic_retrieval import retrieve_missing
@@ -29,6 +28,7 @@ from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions
 from ragstream.stages import Stage
 from ragstream.state import Answer, AnswerAttempt, SuperPrompt, Usage
+from ragstream.telemetry.events import collect_llm_calls, emit
 
 ANSWER, CRITIC = "answer", "critic"
 CHECKS = ("grounded", "complete", "follows_format")

@@ -24,9 +24,9 @@ from typing import Any
 
 from langgraph.channels import LastValue
 
-from ragstream.context.telemetry import collect_llm_calls
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
+from ragstream.pipeline import RUNS
 from ragstream.prompt_view import render_prompt
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import (
@@ -39,10 +39,10 @@ from ragstream.stages import (
     check_stage_allowed,
     frontier_after,
     rank,
-    spec_of,
 )
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 from ragstream.state.stage import SELECTING
+from ragstream.telemetry.events import collect_llm_calls
 
 CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")
@@ -235,5 +235,5 @@ def run_alone(sp: SuperPrompt, stage: Stage, env: StageEnv) -> SuperPrompt:
     if stage is not Stage.PREPROCESS:
         check_stage_allowed(sp, stage)
     with collect_llm_calls() as calls:
-        output = spec_of(stage).run()(sp, env)
+        output = RUNS[stage](sp, env)
     return sp.model_copy(update=apply_output(sp, stage, output, usage_of(calls)))

@@ -1,10 +1,10 @@
 """Critic-triggered retrieval: what the critic says the excerpts lack becomes a retrieval query.
 
 When the critic rejects an answer and names missing information (`missing`), and a regeneration
-will follow, the project is searched with it (the same controller, confidence and re-run as the
+will follow, the project is searched with it (the same searcher, confidence and re-run as the
 Retrieval stage). Chunks the prompt already shows are left out; the new ones go through A3 (the
 offline evidence, then the model's gate when one is configured) and those kept are hydrated into
-whole excerpts (orchestration/excerpts.py) within what the send budget leaves. The record goes on the
+whole excerpts (rendering/excerpts.py) within what the send budget leaves. The record goes on the
 rejected attempt; the answer node puts its excerpts into the regeneration's request.
 """
 
@@ -14,11 +14,11 @@ import numpy as np
 
 from ragstream.agents.a3_nli_gate import gate, weigh
 from ragstream.errors import RagstreamError
-from ragstream.orchestration.excerpts import Sources, shown_excerpts, whole_excerpts
-from ragstream.orchestration.prompt_builder import fence
 from ragstream.projects import project_paths
-from ragstream.retrieval.controller import Query
-from ragstream.retrieval.stage import retrieve
+from ragstream.rendering.excerpts import Sources, shown_excerpts, whole_excerpts
+from ragstream.rendering.prompt import fence
+from ragstream.retrieval.chunks import retrieve
+from ragstream.retrieval.search import Query
 from ragstream.services import Services
 from ragstream.state import CriticRetrieval, SuperPrompt
 
@@ -27,8 +27,8 @@ def retrieve_missing(state: SuperPrompt, services: Services, project: str, missi
     """The retrieval for `missing`, recorded; a failure is recorded too (the regeneration still runs)."""
     record = CriticRetrieval(query=missing)
     try:
-        controller = services.retrieval(project)
-        found, report = retrieve([Query(missing)], controller)
+        searcher = services.searcher(project)
+        found, report = retrieve([Query(missing)], searcher)
     except RagstreamError as exc:
         return record.model_copy(update={"failure": f"{type(exc).__name__}: {exc}"})
     shown = {cid for chunk in shown_excerpts(state) for cid in chunk.id.split()}
@@ -38,7 +38,7 @@ def retrieve_missing(state: SuperPrompt, services: Services, project: str, missi
     )
     if not fresh:
         return record
-    stored = controller.snapshot().vectors_of([c.id for c in fresh])
+    stored = searcher.snapshot().vectors_of([c.id for c in fresh])
     vectors = np.asarray([stored[c.id] for c in fresh], dtype=np.float32).reshape(len(fresh), -1)
     kept, a3 = weigh([missing], fresh, vectors, services.embedder.embed([missing]), services.settings.gate)
     if not services.offline:

@@ -28,7 +28,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, JsonValue, create_model
 
-from ragstream.context.telemetry import collect_llm_calls, emit
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
 from ragstream.ingestion.manifest import indexed_project
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
@@ -37,11 +36,13 @@ from ragstream.orchestration.identity import run_memory, served_user
 from ragstream.orchestration.metadata import usage_of
 from ragstream.orchestration.review import REVIEW, review_node
 from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, waiting_headers
+from ragstream.pipeline import RUNS
 from ragstream.preprocessing import validate_prompt
 from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
 from ragstream.state import SuperPrompt
+from ragstream.telemetry.events import collect_llm_calls, emit
 from ragstream.users import require_project
 
 log = logging.getLogger("ragstream.graph")
@@ -99,7 +100,7 @@ def _node(spec: StageSpec):
         try:
             preflight(state, stage, ctx, services, prompt, served_user())
             with collect_llm_calls() as calls:
-                output = spec.run()(state, StageEnv(services, ctx, prompt, run_memory(runtime, services)))
+                output = RUNS[stage](state, StageEnv(services, ctx, prompt, run_memory(runtime, services)))
             updates = apply_output(state, stage, output, usage_of(calls), thread_id())
         except Exception as exc:
             emit({"event": "stage_error", "stage": stage.node, "error": type(exc).__name__, "message": str(exc)})

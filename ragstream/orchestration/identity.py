@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from ragstream.context.memory import ConversationMemory
+from ragstream.memory.conversation import ConversationMemory
 from ragstream.services import Services
 
 

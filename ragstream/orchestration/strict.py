@@ -19,11 +19,12 @@ from pydantic import BaseModel, ConfigDict
 from ragstream.errors import InputError, StageOrderError
 from ragstream.orchestration.apply import apply_output, to_channels
 from ragstream.orchestration.review import ask, checked
+from ragstream.pipeline import RUNS
 from ragstream.preprocessing.canonicalize import DROP, KEEP
 from ragstream.preprocessing.schema import load_prompt_schema, normalize_header
 from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import Stage, spec_of
+from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
 
 DECIDE = "decide_headers"
@@ -111,5 +112,5 @@ def decide_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, A
     answer = ask(headers_payload(state, services), checked(HeaderDecisions, check_decisions(state, services)))
     for header, decision in answer.decisions.items():
         services.header_cache.store_decision(normalize_header(header), decision)
-    output = spec_of(Stage.PREPROCESS).run()(state, StageEnv(services, ctx, None))
+    output = RUNS[Stage.PREPROCESS](state, StageEnv(services, ctx, None))
     return to_channels(state, apply_output(state, Stage.PREPROCESS, output))

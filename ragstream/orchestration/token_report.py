@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ragstream.context.budget import ContextBudget
-from ragstream.orchestration.excerpts import shown_excerpts
 from ragstream.orchestration.export import prompt_parts
-from ragstream.orchestration.prompt_builder import fence
 from ragstream.prompt_view import render_condensed
+from ragstream.rendering.excerpts import shown_excerpts
+from ragstream.rendering.prompt import fence
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
+from ragstream.token_budget import ContextBudget
 
 log = logging.getLogger("ragstream.tokens")
 

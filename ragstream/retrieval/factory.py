@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from ragstream.embedding import query_embedder
 from ragstream.projects import project_paths
-from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.reranker import Reranker, reranker_from_settings
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings
 
 
-def build_controller(settings: Settings, project: str) -> RetrievalController:
+def build_searcher(settings: Settings, project: str) -> ProjectSearcher:
     paths = project_paths(settings, project)
-    return RetrievalController(paths, settings.retrieval, query_embedder(settings.embedding, settings.models_dir))
+    return ProjectSearcher(paths, settings.retrieval, query_embedder(settings.embedding, settings.models_dir))
 
 
 def build_reranker(settings: Settings, runner=None) -> Reranker:

@@ -1,4 +1,4 @@
-"""RAGstream's retrieval as a LangChain retriever: the same controller, strategies and index.
+"""RAGstream's retrieval as a LangChain retriever: the same searcher, strategies and index.
 
     from ragstream import RagstreamRetriever
     retriever = RagstreamRetriever(project="notes", top_k=5)     # or k=5, LangChain's usual name
@@ -19,10 +19,10 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from ragstream.errors import InputError
 from ragstream.ingestion.manifest import indexed_project
-from ragstream.retrieval.controller import RetrievalController
-from ragstream.retrieval.factory import build_controller
-from ragstream.retrieval.strategy import Strategy
+from ragstream.retrieval.factory import build_searcher
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, default_settings
+from ragstream.strategies import Strategy
 
 _PASSED_ON = ("line_start", "line_end", "language", "title", "heading")  # ingestion metadata a reader can cite
 
@@ -36,7 +36,7 @@ class RagstreamRetriever(BaseRetriever):
     strategy: Strategy | None = None  # None: chosen from the query, as in the pipeline
     top_k: int = Field(default=10, gt=0, alias="k")
     settings: Settings = Field(default_factory=default_settings, exclude=True)
-    _controller: RetrievalController | None = PrivateAttr(default=None)
+    _searcher: ProjectSearcher | None = PrivateAttr(default=None)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
@@ -44,11 +44,11 @@ class RagstreamRetriever(BaseRetriever):
         """At most `k` documents when the call gives one (LangChain's per-call keyword), else `top_k`."""
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k <= 0):
             raise InputError(f"k must be a positive integer, got {k!r}")
-        if self._controller is None:
+        if self._searcher is None:
             indexed_project(self.settings, self.project)  # a ProjectError that says what to do
-            self._controller = build_controller(self.settings, self.project)
-        result = self._controller.retrieve([query], self.strategy)
-        snapshot = self._controller.snapshot()
+            self._searcher = build_searcher(self.settings, self.project)
+        result = self._searcher.retrieve([query], self.strategy)
+        snapshot = self._searcher.snapshot()
         documents = []
         for item in result.results[: k or self.top_k]:
             chunk = snapshot.chunk(item.chunk_id)

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragstream.errors import ConfigError
-from ragstream.retrieval.controller import RetrievalController
 from ragstream.retrieval.kinds import chunk_kind
+from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings
 from ragstream.state import Chunk
 
@@ -24,7 +24,7 @@ class Reranker(Protocol):
     name: str
     top_n: int
 
-    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+    def rerank(self, query: str, chunks: list[Chunk], searcher: ProjectSearcher) -> list[tuple[str, float]]:
         """Chunk ids with scores, best first."""
         ...
 
@@ -35,7 +35,7 @@ class NoReranker:
     name = "none"
     top_n = 30
 
-    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+    def rerank(self, query: str, chunks: list[Chunk], searcher: ProjectSearcher) -> list[tuple[str, float]]:
         return [(c.id, float(-i)) for i, c in enumerate(chunks)]
 
 
@@ -60,18 +60,18 @@ class EmbeddingReranker:
         self.kind_weights = kind_weights or {}
         self.top_n = top_n
 
-    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+    def rerank(self, query: str, chunks: list[Chunk], searcher: ProjectSearcher) -> list[tuple[str, float]]:
         if not chunks:
             return []
         ids = [c.id for c in chunks]
-        snapshot = controller.snapshot()
-        qvec = controller.embedder.embed([query])[0]
+        snapshot = searcher.snapshot()
+        qvec = searcher.embedder.embed([query])[0]
         stored = snapshot.vectors_of(ids)
         foreign = [c for c in chunks if c.id not in stored]  # another project's or the web's: embedded here
         stored.update(
             zip(
                 (c.id for c in foreign),
-                controller.embedder.embed([c.text for c in foreign]) if foreign else [],
+                searcher.embedder.embed([c.text for c in foreign]) if foreign else [],
                 strict=False,
             )
         )
@@ -101,7 +101,7 @@ class CrossEncoderReranker:
             raise ConfigError(f"cannot load cross-encoder '{model}': {exc}") from exc
         self.top_n = top_n
 
-    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+    def rerank(self, query: str, chunks: list[Chunk], searcher: ProjectSearcher) -> list[tuple[str, float]]:
         if not chunks:
             return []
         scores = self.model.predict([(query, c.text) for c in chunks], show_progress_bar=False)
@@ -123,7 +123,7 @@ class LLMReranker:
         self.top_n = top_n
         self.version = version
 
-    def rerank(self, query: str, chunks: list[Chunk], controller: RetrievalController) -> list[tuple[str, float]]:
+    def rerank(self, query: str, chunks: list[Chunk], searcher: ProjectSearcher) -> list[tuple[str, float]]:
         calls = self.runner.run_many("RR", [{"query": query, "passage": c.text} for c in chunks], self.version)
         graded = [
             (c.id, self._GRADE[call.output["relevance"]] - i * 1e-6)

@@ -1,4 +1,4 @@
-"""Retrieval strategies and the deterministic chooser that picks one from the query.
+"""The deterministic chooser that picks a retrieval strategy (ragstream/strategies.py) from the query.
 
 The chooser's rules, in order (the first that applies wins, and is reported as the reason):
 
@@ -17,16 +17,8 @@ The chooser's rules, in order (the first that applies wins, and is reported as t
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 
-
-class Strategy(StrEnum):
-    PRECISE = "PRECISE"  # dense vectors only
-    SEMANTIC = "SEMANTIC"  # BM25 only
-    HYBRID = "HYBRID"  # both, fused
-    TEMPORAL = "TEMPORAL"  # hybrid, re-ranked by recency / filtered by dates named in the query
-    EXPLORATORY = "EXPLORATORY"  # hybrid seeds expanded along neighbouring chunks and linked files
-
+from ragstream.strategies import Strategy
 
 _MONTHS = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november|december"

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ragstream.errors import RetrievalError
-from ragstream.retrieval.controller import Query
 from ragstream.retrieval.fusion import RankedList, rrf_fuse
+from ragstream.retrieval.search import Query
 from ragstream.settings import WebSearchSettings
 from ragstream.state import Chunk, Span
 

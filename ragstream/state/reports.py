@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ragstream.state.parts import PromptFormat
+from ragstream.strategies import strategy_name
+
+# A strategy's name as a report records it (or "NONE"); a checkpoint written with the seed's names reads
+# them in today's (an old SEMANTIC is KEYWORD, BM25).
+StrategyText = Annotated[str, BeforeValidator(strategy_name)]
 
 
 class Report(BaseModel):
@@ -51,7 +56,7 @@ class LLMOutcomes(Report):
 class RetrievalAttempt(Report):
     """One strategy retrieval tried, and the calibrated confidence of its result set."""
 
-    strategy: str
+    strategy: StrategyText
     confidence: float
 
 
@@ -69,7 +74,7 @@ class Plan(Report):
     evidence: list[str] = Field(default_factory=list)
     source: Literal["rules", "llm", "user"]
     retrieve: bool
-    strategy: str | None = None  # None: chosen by the retrieval strategy rules
+    strategy: StrategyText | None = None  # None: chosen by the retrieval strategy rules
     candidates: int = 0
     budget: int = 0  # token ceiling of the prompt's excerpts
     escalated: str = ""  # why a low-confidence decision was widened, empty when it was not
@@ -99,7 +104,7 @@ class SectionBudget(Report):
 
 
 class RetrievalMode(Report):
-    strategy: str
+    strategy: StrategyText
     rung: str
     candidates: int
     confidence: float | None = None  # the kept result's calibrated confidence
@@ -108,7 +113,7 @@ class RetrievalMode(Report):
 
 
 class SummarySelection(Report):
-    """Which memory items the prompt carries and which it left out, with why (see context/memory.py)."""
+    """Which memory items the prompt carries and which it left out, with why (see memory/conversation.py)."""
 
     turns_kept: int = 0
     turns_dropped: int = 0
@@ -185,7 +190,7 @@ class RetrievalReport(Report):
     confidence re-runs retrieval with other strategies and keeps the most confident)."""
 
     project: str
-    strategy: str
+    strategy: StrategyText
     strategy_reason: str = ""
     rung: str
     generation: int = 0
@@ -265,7 +270,7 @@ class A5Report(Report):
 
 class ExcerptRecord(Report):
     """One excerpt of the final prompt: its document, the chunks it holds (in file order), its span and
-    lines in the indexed text, how it was hydrated (orchestration/excerpts.py), and its text (read back
+    lines in the indexed text, how it was hydrated (rendering/excerpts.py), and its text (read back
     from the document at build time, so exports show exactly what the prompt shows)."""
 
     source: str
@@ -294,7 +299,7 @@ class CriticRetrieval(Report):
     of those it kept, which the regeneration's request holds."""
 
     query: str
-    strategy: str = ""
+    strategy: StrategyText = ""
     confidence: float | None = None
     candidates: list[str] = Field(default_factory=list)
     decisions: dict[str, str] = Field(default_factory=dict)

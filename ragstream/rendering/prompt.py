@@ -10,12 +10,11 @@ says so explicitly.
 from __future__ import annotations
 
 from ragstream.code.symbols import lines_of
-from ragstream.context.budget import ContextBudget
-from ragstream.orchestration.excerpts import Sources, whole_excerpts
-from ragstream.projects import project_paths
 from ragstream.prompt_view import fence_block, fence_info, render_ask, render_condensed, render_format
-from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.rendering.excerpts import Sources, whole_excerpts
+from ragstream.stage_io import StageOutput
 from ragstream.state import BudgetReport, BuildReport, Chunk, SuperPrompt
+from ragstream.token_budget import ContextBudget
 
 DEFAULT_SYSTEM = "You are a careful assistant."
 GROUNDING = (
@@ -51,7 +50,7 @@ def fence(chunk: Chunk) -> str:
 def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> StageOutput:
     """System block, the ask with its output format, and the excerpts that fit the prompt budget (the
     plan's, when it set one), whole (hydrated from `sources`, the project's documents; see
-    orchestration/excerpts.py). Grounding instructions only when there is something to ground in."""
+    rendering/excerpts.py). Grounding instructions only when there is something to ground in."""
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.final_selection_ids if cid in by_id]
     grounded = bool(selection or sp.S_CTX_MD.strip())
@@ -79,9 +78,3 @@ def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None
         updates={"System_MD": system_md, "Prompt_MD": prompt_md, "Attachments_MD": attachments},
         report=BuildReport(budget=BudgetReport(**trim.as_dict(), method=budget.method), excerpts=records),
     )
-
-
-def stage(sp: SuperPrompt, env: StageEnv) -> StageOutput:
-    project = env.context.project or sp.extras.project
-    root = project_paths(env.services.settings, project).source_dir() if project else None
-    return build(sp, env.services.budget, Sources(root, env.services.settings))

@@ -30,12 +30,12 @@ from pathlib import Path
 from ragstream.code.languages import Language, load_languages
 from ragstream.code.outline import outline
 from ragstream.code.symbols import lines_of, symbols_of
-from ragstream.context.budget import ContextBudget, TrimReport
 from ragstream.ingestion.loader import SkipFile, load_document
 from ragstream.lines import LineIndex
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import ExcerptSettings, Settings
 from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
+from ragstream.token_budget import ContextBudget, TrimReport
 
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]*_]*\s+(?=[\"'\u201c\u2018(\[*_`]?[A-Z0-9#>|`*\-])")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")

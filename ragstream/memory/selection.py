@@ -23,10 +23,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragstream.context.budget import ContextBudget
-from ragstream.context.memory import Embeds
+from ragstream.memory.conversation import Embeds
 from ragstream.settings import MemorySettings
 from ragstream.state import ConversationTurn, SummarySelection
+from ragstream.token_budget import ContextBudget
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")

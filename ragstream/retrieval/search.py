@@ -1,4 +1,5 @@
-"""RetrievalController: query pieces + strategy -> one merged, deduplicated, fused result set.
+"""ProjectSearcher: one project's index, searched with query pieces + a strategy -> one merged,
+deduplicated, fused result set.
 
 Every query piece is searched by every retriever the strategy needs; the ranked lists are fused with
 weighted reciprocal-rank fusion. A failing retriever is logged and skipped; all failing raises
@@ -23,8 +24,9 @@ from ragstream.ingestion.snapshot import Snapshot, load_snapshot
 from ragstream.projects import ProjectPaths
 from ragstream.retrieval.confidence import Confidence, Probes, assess, content_terms
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
-from ragstream.retrieval.strategy import Strategy, choose_strategy, years_in
+from ragstream.retrieval.strategy import choose_strategy, years_in
 from ragstream.settings import RetrievalSettings
+from ragstream.strategies import Strategy
 
 log = logging.getLogger("ragstream.retrieval")
 
@@ -64,7 +66,7 @@ class MergedResultSet:
         return [r.chunk_id for r in self.results]
 
 
-class RetrievalController:
+class ProjectSearcher:
     def __init__(self, paths: ProjectPaths, settings: RetrievalSettings, embedder: Embedder) -> None:
         self.paths = paths
         self.settings = settings
@@ -173,14 +175,13 @@ class RetrievalController:
         )
         snap = self.snapshot()
         probing = MergedResultSet(results=[], strategy=strategy, rung="direct")
-        probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.SEMANTIC)
+        probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.KEYWORD)
         report = self._retrieve_once(pieces, strategy, reason, snap, probes, probing, limit)
         cfg = self.settings.confidence
         if not (chosen_here if rerun is None else rerun) or not report.confidence.is_low(cfg):
             return report
         best = report
-        for name in cfg.rerun_strategies:
-            other = Strategy(name)
+        for other in cfg.rerun_strategies:
             if other is strategy:
                 continue
             try:
@@ -240,8 +241,8 @@ class RetrievalController:
         report.timings_ms["embed"] = probing.timings_ms["embed"]
         lists: list[RankedList] = []
         for name, wanted, build in (
-            ("vector", strategy is not Strategy.SEMANTIC, lambda: self._vector(pieces, probes)),
-            ("bm25", strategy is not Strategy.PRECISE, lambda: self._bm25(pieces, probes)),
+            ("vector", strategy is not Strategy.KEYWORD, lambda: self._vector(pieces, probes)),
+            ("bm25", strategy is not Strategy.DENSE, lambda: self._bm25(pieces, probes)),
         ):
             if not wanted:
                 continue
@@ -251,11 +252,11 @@ class RetrievalController:
             lists += build()
             report.timings_ms[name] = probing.timings_ms[name]
             report.counts[name] = probing.counts[name]
-        expected = 1 if strategy in (Strategy.PRECISE, Strategy.SEMANTIC) else 2
+        expected = 1 if strategy in (Strategy.DENSE, Strategy.KEYWORD) else 2
         if len(report.failures) >= expected:
             raise RetrievalError(f"every retriever failed: {report.failures}")
 
-        if strategy not in (Strategy.PRECISE, Strategy.SEMANTIC) and "vector" not in report.failures:
+        if strategy not in (Strategy.DENSE, Strategy.KEYWORD) and "vector" not in report.failures:
             lists, report.rung, report.similarity = self._ladder(lists)
         base = rrf_fuse(lists, self.settings.rrf_k)
         if strategy is Strategy.TEMPORAL:

@@ -1,9 +1,5 @@
-"""Stage events and the per-thread telemetry trace.
-
-Nodes and the LLM client emit events through LangGraph's custom stream, so `stream()` callers and
-the LangGraph server's SSE clients see the same events; outside a graph run, `emit` does nothing.
-A `TraceStore` keeps every event of a thread in an append-only JSONL file, secrets redacted.
-"""
+"""The per-thread telemetry trace: every event of a thread in an append-only JSONL file, secrets
+redacted, and the summary `ragstream trace` and the GUI show."""
 
 from __future__ import annotations
 
@@ -11,64 +7,10 @@ import json
 import os
 import re
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from langgraph.config import get_stream_writer
-
 from ragstream.redact import redact
-
-_COLLECTING: ContextVar[list[dict[str, Any]] | None] = ContextVar("ragstream_collecting", default=None)
-
-
-@contextmanager
-def collect_llm_calls() -> Iterator[list[dict[str, Any]]]:
-    """The `llm_call` events emitted inside the block (pool threads included: they run in a copy of
-    this context), so a node can record what its stage spent in the run's metadata."""
-    calls: list[dict[str, Any]] = []
-    token = _COLLECTING.set(calls)
-    try:
-        yield calls
-    finally:
-        _COLLECTING.reset(token)
-
-
-def emit(event: dict[str, Any]) -> None:
-    """Send an event to the running graph's custom stream (no-op outside a run)."""
-    collecting = _COLLECTING.get()
-    if collecting is not None and event.get("event") == "llm_call":
-        collecting.append(event)
-    try:
-        writer = get_stream_writer()
-    except RuntimeError:
-        return
-    writer({"ts": round(time.time(), 3), **event})
-
-
-_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
-
-
-def price_key(prices: dict[str, dict[str, float]], model: str) -> str | None:
-    """The price-table entry for a model the server reports: the name itself, a fine-tune's base model,
-    or a dated snapshot's model (`gpt-4.1-mini-2025-04-14`). None: not priced (a local server's model)."""
-    base = model.split(":")[1] if model.startswith("ft:") and ":" in model else model
-    for name in (model, base, _SNAPSHOT.sub("", base)):
-        if name in prices:
-            return name
-    return None
-
-
-def cost_estimate(prices: dict[str, dict[str, float]], model: str, tokens_in: int, tokens_out: int) -> float | None:
-    """USD from the price table (per 1M tokens) for the model the server reported; None when unpriced."""
-    key = price_key(prices, model)
-    if key is None:
-        return None
-    price = prices[key]
-    return round(tokens_in * price["input"] / 1e6 + tokens_out * price["output"] / 1e6, 8)
 
 
 class TraceStore:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragstream.context.memory_selection import select_memory
+from ragstream.memory.selection import select_memory
 from ragstream.preprocessing.pipeline import preprocess
 from ragstream.secret_scan import redacted_in, scan_prompt
 from ragstream.stage_io import StageEnv, StageOutput
@@ -13,7 +13,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
     """The prompt from the run's input (or the thread's own, when re-run), preprocessed, with the headers
     a person decided on (strict mode) as they decided.
 
-    The project's conversation memory, chosen by relevance to the prompt (see `memory_selection`),
+    The project's conversation memory, chosen by relevance to the prompt (see `memory.selection`),
     joins the prompt unless the history profile is `none`.
     """
     services, ctx = env.services, env.context

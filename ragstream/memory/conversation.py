@@ -33,11 +33,11 @@ from typing import Any, Protocol
 from langgraph.store.base import BaseStore
 from langgraph.store.sqlite import SqliteStore
 
-from ragstream.context.budget import ContextBudget
 from ragstream.projects import validate_project_name
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import MemorySettings, SecretsSettings
 from ragstream.state import Chunk, ConversationTurn, Span
+from ragstream.token_budget import ContextBudget
 
 LOCAL_USER = "local"
 _PAGE = 500

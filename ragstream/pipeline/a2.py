@@ -1,0 +1,12 @@
+"""The A2 PromptShaper stage: the prompt's labels, from the body the user's words left open."""
+
+from __future__ import annotations
+
+from ragstream.agents.a2_prompt_shaper import fixed_fields, shape
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.state import SuperPrompt
+
+
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    body, report = shape(sp.body, fixed_fields(sp), env.services.runner)
+    return StageOutput(updates={"body": body}, report=report)

@@ -1,0 +1,60 @@
+"""The A3 NLI Gate stage: keep or drop each candidate the selection holds, on the evidence the run has."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragstream.agents.a3_nli_gate import asking_parts, gate, rarity_of, stemmed_terms, uncovered_parts, weigh
+from ragstream.prompt_view import normalized_ask
+from ragstream.retrieval.chunks import query_pieces
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.state import A3Report, Chunk, Stage, SuperPrompt
+
+
+def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:
+    """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
+    services = env.services
+    project = env.context.project or sp.extras.project
+    stored = services.searcher(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
+    missing = [c for c in candidates if c.id not in stored]
+    fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
+    return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
+        len(candidates), -1
+    )
+
+
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    chunks = sp.chunk_by_id()
+    candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
+    ask = normalized_ask(sp)
+    if not candidates:  # the plan retrieved nothing, or retrieval failed and the run continues
+        return StageOutput(report=A3Report(agent="none (no candidates)"), selection=[])
+    pieces = [q.text for q in query_pieces(sp)] or [ask]
+    vectors = candidate_vectors(sp, candidates, env)
+    settings = env.services.settings.gate
+    project = env.context.project or sp.extras.project
+    parts = asking_parts(sp, env.services.settings)
+    terms = set().union(*(stemmed_terms(text, settings) for text in [*pieces, *parts]))
+    snapshot = env.services.searcher(project).snapshot() if project else None
+    frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
+    rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
+    embedded = env.services.embedder.embed(pieces + parts)  # a chunk may answer one asking sentence only
+    kept, report = weigh(pieces + parts, candidates, vectors, embedded, settings, rarity)
+    if not env.services.offline:
+        ids = [c.id for c in candidates]
+        cosine = (vectors @ embedded.T).max(axis=1) if kept else []
+        best = max(kept, key=lambda cid: float(cosine[ids.index(cid)]), default=None)
+        kept, report = gate(ask, candidates, env.services.runner, report, best)
+    else:
+        index = {c.id: i for i, c in enumerate(candidates)}
+        absent = {t for t, n in frequency.items() if n == 0}
+        report.uncovered = uncovered_parts(
+            parts,
+            embedded[len(pieces) :],
+            [chunks[cid] for cid in kept],
+            vectors[[index[cid] for cid in kept]],
+            settings,
+            rarity,
+            absent,
+        )
+    return StageOutput(report=report, selection=kept)

@@ -1,0 +1,12 @@
+"""The A5 Format Enforcer stage: the output format the Prompt Builder renders."""
+
+from __future__ import annotations
+
+from ragstream.agents.a2_prompt_shaper import fixed_fields
+from ragstream.agents.a5_format_enforcer import enforce
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.state import SuperPrompt
+
+
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    return StageOutput(report=enforce(sp.body, env.services.runner, depth_given="depth" in fixed_fields(sp)))

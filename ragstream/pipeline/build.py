@@ -1,0 +1,15 @@
+"""The Prompt Builder stage: the final prompt, with whole excerpts read back from the project's documents."""
+
+from __future__ import annotations
+
+from ragstream.projects import project_paths
+from ragstream.rendering.excerpts import Sources
+from ragstream.rendering.prompt import build
+from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.state import SuperPrompt
+
+
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+    project = env.context.project or sp.extras.project
+    root = project_paths(env.services.settings, project).source_dir() if project else None
+    return build(sp, env.services.budget, Sources(root, env.services.settings))
