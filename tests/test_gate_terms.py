@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.agents.a3_nli_gate import _terms
+from ragstream.agents.a3_nli_gate import stemmed_terms
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.settings import GateSettings
 
@@ -29,5 +29,5 @@ def test_function_words_are_not_terms_and_a_new_list_applies() -> None:
     def gate(words: list[str]) -> GateSettings:
         return GateSettings(min_similarity=0.2, words_weight=0.5, min_evidence=0.6, function_words=words)
 
-    assert _terms("the running server", gate(["server"])) == {"run"}
-    assert _terms("the running server", gate(["running"])) == {"server"}
+    assert stemmed_terms("the running server", gate(["server"])) == {"run"}
+    assert stemmed_terms("the running server", gate(["running"])) == {"server"}
