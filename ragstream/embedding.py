@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -28,6 +28,9 @@ from langchain_core.embeddings import Embeddings
 from ragstream.errors import ConfigError
 from ragstream.model_files import resolve_model_dir
 from ragstream.settings import EmbeddingSettings, Settings
+
+if TYPE_CHECKING:
+    from ragstream.onnx_model import Variant
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -40,7 +43,8 @@ MAX_ATTENTION_CELLS = 32 * 64 * 64
 
 
 class Embedder(Protocol):
-    dimension: int
+    @property
+    def dimension(self) -> int: ...
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Each text's vector, independent of the others in the call."""
@@ -150,11 +154,13 @@ class OpenAIEmbedder:
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, batch_size: int) -> None:
         from langchain_openai import OpenAIEmbeddings
+        from pydantic import SecretStr
 
+        # Fields by their names (the model populates by name; api_key and base_url are their aliases).
         self._client = OpenAIEmbeddings(
             model=model,
-            api_key=api_key or "not-needed",
-            base_url=base_url,
+            openai_api_key=SecretStr(api_key or "not-needed"),
+            openai_api_base=base_url,
             chunk_size=batch_size,
             check_embedding_ctx_length=False,
             max_retries=2,
@@ -183,7 +189,7 @@ def _cached(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
         return TorchEmbedder(model_dir, settings.batch_size)
     from ragstream.onnx_model import ensure_model
 
-    variant = "int8" if settings.backend == "onnx-int8" else "fp32"
+    variant: Variant = "int8" if settings.backend == "onnx-int8" else "fp32"
     onnx_path = ensure_model(model_dir, models_dir, variant)
     # Dynamic quantization scales activations per batch, so int8 runs one text at a time: a vector
     # never depends on its neighbours (and on CPU, 1000-character chunks embed as fast one by one).

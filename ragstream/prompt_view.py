@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 
 from ragstream.state import A5Report, Stage, SuperPrompt
 
@@ -51,7 +52,7 @@ def escape_attr(value: object) -> str:
     return "".join(out)
 
 
-def fence_info(kind: str, attrs: dict[str, object], language: object = None) -> str:
+def fence_info(kind: str, attrs: Mapping[str, object], language: object = None) -> str:
     """The info line of a fence: an optional language word (dropped unless it is a plain identifier),
     the kind, then `name="value"` attributes, every value escaped (`escape_attr`)."""
     head = f"{language} " if isinstance(language, str) and _LANGUAGE.match(language) else ""

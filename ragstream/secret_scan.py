@@ -122,7 +122,7 @@ def _detector(disabled: tuple[str, ...]) -> tuple[Any, dict[str, list[re.Pattern
     from detect_secrets.core.scan import _process_line_based_plugins
     from detect_secrets.settings import cache_bust, configure_settings_from_baseline
 
-    classes = get_mapping_from_secret_type_to_class()
+    classes: dict[str, type] = get_mapping_from_secret_type_to_class()
     cache_bust()
     configure_settings_from_baseline(
         {"plugins_used": [{"name": c.__name__} for c in classes.values() if c.__name__ not in disabled]}

@@ -18,6 +18,11 @@ from ragstream.strategies import Strategy
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
+# The names config keys take, shared with the modules that read them.
+ConfidenceSignal = Literal["dense_top", "dense_margin", "bm25_margin", "bm25_share", "agreement", "coverage"]
+RerankSignal = Literal["dense", "chunk_bm25", "file_bm25"]
+Prices = dict[str, dict[Literal["input", "output"], float]]  # model -> USD per 1M input/output tokens
+
 
 class ChunkingSettings(BaseModel):
     """One size/overlap setting shared by ingestion and PreProcessing Task 4."""
@@ -75,7 +80,7 @@ class ConfidenceSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    weights: dict[Literal["dense_top", "dense_margin", "bm25_margin", "bm25_share", "agreement", "coverage"], float]
+    weights: dict[ConfidenceSignal, float]
     bias: float
     low: float = Field(ge=0.0, le=1.0)
     top: int = Field(gt=0)
@@ -126,10 +131,9 @@ class RerankerSettings(BaseModel):
     kind: Literal["embedding", "cross_encoder", "llm", "none"]
     model: str | None = None
     top_n: int = Field(gt=0)
-    weights: dict[Literal["dense", "chunk_bm25", "file_bm25"], float]
-    kind_weights: dict[Literal["prose", "code", "table"], dict[Literal["dense", "chunk_bm25", "file_bm25"], float]] = (
-        Field(default_factory=dict)
-    )  # per kind of chunk (retrieval/kinds.py); a kind not named here uses `weights`
+    weights: dict[RerankSignal, float]
+    # per kind of chunk (retrieval/kinds.py); a kind not named here uses `weights`
+    kind_weights: dict[Literal["prose", "code", "table"], dict[RerankSignal, float]] = Field(default_factory=dict)
 
 
 class GateSettings(BaseModel):
@@ -255,7 +259,7 @@ class LLMSettings(BaseModel):
     # How the endpoint takes an agent's schema: enforced by the server (json_schema), JSON only
     # (json_object), or none (prompt: the schema in the prompt, the reply validated); auto probes once.
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
-    prices: dict[str, dict[Literal["input", "output"], float]] = Field(default_factory=dict)
+    prices: Prices = Field(default_factory=dict)
 
     @property
     def resolved_provider(self) -> Literal["local", "openai"]:

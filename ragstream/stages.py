@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragstream.errors import InputError, StageOrderError
-from ragstream.state.stage import NAMES, ORDER, Stage, rank
+from ragstream.state.stage import NAMES as NAMES
+from ragstream.state.stage import ORDER
+from ragstream.state.stage import Stage as Stage
+from ragstream.state.stage import rank as rank
 
 if TYPE_CHECKING:
     from ragstream.state.superprompt import SuperPrompt

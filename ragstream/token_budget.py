@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 from ragstream.model_files import resolve_model_dir
 from ragstream.settings import Settings
@@ -54,6 +54,15 @@ def _tiktoken_count(encoding: str) -> Callable[[str], int] | None:
     return lambda text: len(enc.encode(text, disallowed_special=()))
 
 
+class TrimCounts(TypedDict):
+    """A trim as the fields of the stage reports' `BudgetReport`."""
+
+    ceiling: int
+    used: int
+    kept: list[str]
+    removed: list[str]
+
+
 @dataclass
 class TrimReport:
     ceiling: int
@@ -61,7 +70,7 @@ class TrimReport:
     kept: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> TrimCounts:
         return {"ceiling": self.ceiling, "used": self.used, "kept": self.kept, "removed": self.removed}
 
 

@@ -15,6 +15,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragstream.atomic import write_atomic
 from ragstream.errors import InputError, ProjectError
@@ -58,7 +59,7 @@ class UserRegistry:
     def of(cls, settings: Settings) -> UserRegistry:
         return cls(settings.data_dir / "users.json")
 
-    def _read(self) -> dict[str, dict]:
+    def _read(self) -> dict[str, dict[str, Any]]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:

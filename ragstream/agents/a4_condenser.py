@@ -13,7 +13,7 @@ model (an injected instruction, a role to play) is withheld and reported.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
@@ -80,7 +80,7 @@ def cite(line: str, chunks: list[Chunk]) -> tuple[str, list[str]]:
 NOT_COVERED = "The documents do not cover: "
 
 
-def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: list[str] = ()) -> str:
+def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: Sequence[str] = ()) -> str:
     """The three sections; the parts of the ask nothing covers come first among the Open issues, uncited
     (they are the pipeline's finding, not a document's words)."""
     sections = {
@@ -117,7 +117,7 @@ def condense(
     budget: ContextBudget,
     offline: Callable[[str], tuple[str, list[str], A4Report]],
     version: str = "v1",
-    uncovered: list[str] = (),
+    uncovered: Sequence[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -197,7 +197,7 @@ def condense_offline(
     embedder: Embedder,
     budget: ContextBudget,
     settings: CondenserSettings,
-    uncovered: list[str] = (),
+    uncovered: Sequence[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences chosen for the prompt's query pieces (see `extractive`)."""
     reserve = budget.count("\n".join(pieces))

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragstream.agents.providers.base import LLMResponse, Provider, TokenUsage
 from ragstream.errors import LLMError, LLMNotConfiguredError
-from ragstream.settings import Settings, default_settings
+from ragstream.settings import Prices, Settings, default_settings
 from ragstream.telemetry.cost import cost_estimate
 from ragstream.telemetry.events import emit
 
@@ -27,7 +27,7 @@ class LLMClient:
     estimate from the price table; outside a graph run the event goes nowhere.
     """
 
-    def __init__(self, provider: Provider, prices: dict[str, dict[str, float]] | None = None) -> None:
+    def __init__(self, provider: Provider, prices: Prices | None = None) -> None:
         self.provider = provider
         self.prices = prices or {}
 

@@ -35,6 +35,7 @@ from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.retrieval.strategy import choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
+from ragstream.state.reports import Intent, PlanSource
 from ragstream.strategies import Strategy
 
 AGENT = "PLAN"
@@ -74,7 +75,7 @@ def _given_text(task: str, verb_end: int, context: str) -> str:
     return ""
 
 
-def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list[str]]:
+def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, list[str]]:
     """(intent, confidence, reason, evidence) by the rules in the module docstring."""
     rules = settings.plan
     task = sp.body.task or sp.raw_prompt
@@ -127,7 +128,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
         return "research", 0.75, f"{questions} questions in one prompt", [f"{questions} question marks"]
     asking = _ASKING.search(task)
     if questions or asking:
-        what = "a question mark" if questions else f"it opens with '{asking.group(0).strip()}'"
+        what = "a question mark" if questions or asking is None else f"it opens with '{asking.group(0).strip()}'"
         return "factual", 0.8, f"a request to look something up: {what}", [what]
     return "factual", 0.5, "no rule applies: looking it up is the default", []
 
@@ -135,7 +136,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[str, float, str, list
 def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None) -> Plan:
     """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure."""
     intent, confidence, reason, evidence = classify(sp, settings)
-    source = "rules"
+    source: PlanSource = "rules"
     if not offline:  # a reply that stays invalid falls back to the rules' decision, recorded as theirs
         payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
         ruled = {"intent": intent, "confidence": confidence, "reason": reason}
@@ -150,11 +151,11 @@ def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bo
 def plan_for(
     sp: SuperPrompt,
     settings: Settings,
-    intent: str,
+    intent: Intent,
     confidence: float,
     reason: str,
     evidence: list[str],
-    source: str,
+    source: PlanSource,
     forced: str | None = None,
 ) -> Plan:
     rules = settings.plan

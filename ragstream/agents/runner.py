@@ -101,13 +101,13 @@ class AgentRunner:
                     version,
                     FELL_BACK,
                     (f"{exc} (the caller's offline behaviour stands in)",),
-                    exc.reply,
+                    _spent(exc),
                     started,
                 )
                 raise
             output = fallback(exc) if callable(fallback) else None
             call = self._offline(prompt, messages, response_format, output, exc)
-            self._record(agent, version, call.outcome, call.notes, exc.reply, started)  # the tokens the model spent
+            self._record(agent, version, call.outcome, call.notes, _spent(exc), started)  # the tokens the model spent
             return call
         self._record(agent, version, call.outcome, call.notes, call.reply, started)
         return call
@@ -202,3 +202,8 @@ class AgentRunner:
                 "tokens_out": reply.usage.output_tokens if reply else 0,
             }
         )
+
+
+def _spent(error: AgentReplyError) -> LLMResponse | None:
+    """The invalid reply whose tokens were spent (the error carries it untyped: errors sit below the agents)."""
+    return error.reply if isinstance(error.reply, LLMResponse) else None

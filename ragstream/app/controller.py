@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 from langgraph.types import Command
@@ -81,7 +82,7 @@ class AppController:
     # -- state ----------------------------------------------------------------------------
 
     @property
-    def _cfg(self) -> dict[str, Any]:
+    def _cfg(self) -> RunnableConfig:
         return {"configurable": {"thread_id": self.thread_id}}
 
     @property
@@ -166,9 +167,11 @@ class AppController:
         stop_after: list[str] | None,
     ) -> None:
         try:
-            for mode, data in self.graph.stream(
+            stream = self.graph.stream(
                 graph_input, self._cfg, context=context, interrupt_after=stop_after, stream_mode=["custom", "messages"]
-            ):
+            )
+            # With a list of modes LangGraph yields (mode, data) pairs; its annotation does not say so.
+            for mode, data in cast("Iterator[tuple[str, Any]]", stream):
                 if mode == "messages":
                     chunk, metadata = data
                     if (

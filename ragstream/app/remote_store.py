@@ -4,7 +4,7 @@ reads and clears a served user's memory with the same code as the local store. T
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -13,7 +13,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import NotFoundError
 
 
-def _item(row: dict[str, Any], cls: type[Item] = Item) -> Item:
+def _item(row: Mapping[str, Any], cls: type[Item] = Item) -> Item:
     stamp = lambda key: datetime.fromisoformat(str(row.get(key)).replace("Z", "+00:00"))  # noqa: E731
     return cls(
         value=row["value"],
@@ -39,7 +39,7 @@ class RemoteStore(BaseStore):
                 results.append(_item(row) if row else None)
             elif isinstance(op, SearchOp):
                 found = self.client.search_items(list(op.namespace_prefix), limit=op.limit, offset=op.offset)
-                results.append([_item(row, SearchItem) for row in found["items"]])  # type: ignore[misc]
+                results.append([_item(row, SearchItem) for row in found["items"]])
             elif isinstance(op, PutOp):
                 if op.value is None:
                     self.client.delete_item(list(op.namespace), op.key)

@@ -76,6 +76,7 @@ class _File:
     def pieces(self, definitions: list[Definition] | None) -> list[CodePiece]:
         if self.n == 0:
             return []
+        runs: list[tuple[int, int, list[Symbol]]]
         if definitions is None:
             paragraph_starts = {i + 1 for i in range(1, self.n) if self.blank[i - 1] and not self.blank[i]}
             runs = [(a, b, []) for a, b in self.greedy(1, self.n, paragraph_starts)]

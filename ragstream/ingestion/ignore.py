@@ -65,6 +65,6 @@ class IgnoreRules:
             local = "/".join(parts[depth:]) + ("/" if is_dir else "")
             for rules in reversed(self._by_folder.get(folder, [])):
                 result = rules.spec.check_file(local)
-                if result.include is not None:
+                if result.include is not None and result.index is not None:  # a pattern matched: its index
                     return rules.origins[result.index] if result.include else None
         return None

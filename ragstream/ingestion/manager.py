@@ -314,8 +314,7 @@ class IngestionManager:
                 stats.secrets[rel] = scanned.findings
             sha = doc.sha256
             stat = path.stat()
-            known = old is not None and old.sha256 == sha and all(cid in previous for cid in old.chunk_ids)
-            if known:
+            if old is not None and old.sha256 == sha and all(cid in previous for cid in old.chunk_ids):
                 file_chunks = [previous[cid] for cid in old.chunk_ids]
                 stats.unchanged += 1
             else:

@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 import chromadb
 import numpy as np
+from chromadb.api.types import Metadata
 from chromadb.config import Settings as ChromaSettings
 
 from ragstream.errors import ConfigError
@@ -59,14 +60,14 @@ class ChromaStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.client.close()
+        self.client.close()  # type: ignore[attr-defined]  # every client has close(); chromadb's ClientAPI omits it
 
     def upsert(
         self,
         ids: list[str],
         vectors: np.ndarray,
         texts: list[str],
-        metadatas: list[dict],
+        metadatas: list[Metadata],
         on_batch: Callable[[int], None] | None = None,
     ) -> None:
         """Store precomputed vectors with their texts and metadata, in batches."""
@@ -96,5 +97,7 @@ class ChromaStore:
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), _BATCH * 8):
             got = self.collection.get(ids=ids[start : start + _BATCH * 8], include=["embeddings"])
-            found.update(zip(got["ids"], (np.asarray(v, dtype=np.float32) for v in got["embeddings"]), strict=False))
+            vectors = got["embeddings"]
+            assert vectors is not None  # include=["embeddings"] returns them
+            found.update(zip(got["ids"], (np.asarray(v, dtype=np.float32) for v in vectors), strict=False))
         return found

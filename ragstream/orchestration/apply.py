@@ -199,7 +199,7 @@ def apply_edit(sp: SuperPrompt, fields: dict[str, Any]) -> tuple[dict[str, Any],
             f"{unknown} cannot be edited; editable: {sorted(EDITABLE)} (to change the task, context or purpose, "
             "edit the prompt and run PreProcessing again)"
         )
-    frontier = sp.stage
+    frontier: Stage = sp.stage
     for name in flat:
         owner = _edit_owner(sp, EDITABLE[name])
         frontier = min(frontier, frontier_after(sp.stage, owner, frozenset({EDITABLE[name]})), key=rank)

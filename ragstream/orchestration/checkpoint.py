@@ -75,7 +75,8 @@ def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
         open=True,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
-    saver = PostgresSaver(pool, serde=state_serializer())
+    # psycopg_pool infers tuple rows from the constructor; the row_factory in kwargs makes them the dicts it needs.
+    saver = PostgresSaver(pool, serde=state_serializer())  # type: ignore[arg-type]
     saver.setup()
     return saver
 

@@ -71,7 +71,7 @@ def prompt_parts(sp: SuperPrompt) -> PromptParts:
         raise InputError(
             f"the prompt is not built yet (stage {sp.stage.value}): run the pipeline to the Prompt Builder first"
         )
-    excerpts = []
+    excerpts: list[Excerpt] = []
     for chunk in shown_excerpts(sp):
         lines = lines_of(chunk)
         language = chunk.metadata.get("language")

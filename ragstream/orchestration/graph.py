@@ -206,7 +206,7 @@ def _state_schema() -> type[SuperPrompt]:
 GraphState = _state_schema()
 
 
-def graph_builder() -> StateGraph:
+def graph_builder() -> StateGraph[Any, RunOptions, GraphInput, SuperPrompt]:
     builder = StateGraph(GraphState, context_schema=RunOptions, input_schema=GraphInput, output_schema=SuperPrompt)
     for spec in REGISTRY:
         stage = Stage(spec.name)
@@ -226,17 +226,21 @@ def graph_builder() -> StateGraph:
     return builder
 
 
+# The compiled graph's type: its state, run options (the context), input and output.
+RagstreamGraph = CompiledStateGraph[Any, RunOptions, GraphInput, SuperPrompt]
+
+
 def build_graph(
     checkpointer: BaseCheckpointSaver | None = None, interrupt_after: list[str] | None = None
-) -> CompiledStateGraph:
+) -> RagstreamGraph:
     return graph_builder().compile(checkpointer=checkpointer, interrupt_after=interrupt_after or None, name="ragstream")
 
 
-_GRAPHS: weakref.WeakKeyDictionary[BaseCheckpointSaver, CompiledStateGraph] = weakref.WeakKeyDictionary()
+_GRAPHS: weakref.WeakKeyDictionary[BaseCheckpointSaver, RagstreamGraph] = weakref.WeakKeyDictionary()
 _GRAPHS_LOCK = threading.Lock()
 
 
-def graph_for(checkpointer: BaseCheckpointSaver) -> CompiledStateGraph:
+def graph_for(checkpointer: BaseCheckpointSaver) -> RagstreamGraph:
     """The compiled graph on this checkpointer, compiled once and shared by every controller using it
     (a session per request, as the GUI and servers make, would otherwise compile it each time)."""
     with _GRAPHS_LOCK:

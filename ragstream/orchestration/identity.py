@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
@@ -15,6 +17,6 @@ def served_user() -> str | None:
     return str(user) if user else None
 
 
-def run_memory(runtime: Runtime, services: Services) -> ConversationMemory:
+def run_memory(runtime: Runtime[Any], services: Services) -> ConversationMemory:
     """The run's user's memory, in the server's Store when served (the local store otherwise)."""
     return services.memory_of(served_user(), runtime.store)

@@ -57,7 +57,9 @@ def checked(base: type[Answer], check: Callable[[Answer], None]) -> type[Answer]
             raise ValueError(str(exc)) from None
         return answer
 
-    return create_model(base.__name__, __base__=base, __validators__={"check": model_validator(mode="after")(validate)})
+    check_answer = model_validator(mode="after")(validate)
+    # pydantic types __validators__ as plain functions; it takes (and needs) the decorated validator.
+    return create_model(base.__name__, __base__=base, __validators__={"check": check_answer})  # type: ignore[dict-item]
 
 
 def ask(payload: dict[str, Any], schema: type[Answer]) -> Answer:

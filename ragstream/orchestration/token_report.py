@@ -72,8 +72,7 @@ def token_breakdown(sp: SuperPrompt, budget: ContextBudget, settings: Settings |
         "sections": sections,
         "excerpts": excerpts,
     }
-    server = server_token_count(settings, sp.prompt_ready) if settings is not None else None
-    if server is not None:
+    if settings is not None and (server := server_token_count(settings, sp.prompt_ready)) is not None:
         report["server"] = {
             "total": server,
             "exact": True,

@@ -6,7 +6,7 @@ from ragstream.memory.selection import select_memory
 from ragstream.preprocessing.pipeline import preprocess
 from ragstream.secret_scan import redacted_in, scan_prompt
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import Extras, SuperPrompt
+from ragstream.state import ConversationTurn, Extras, SummarySelection, SuperPrompt
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
@@ -29,7 +29,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
         decisions=services.header_cache.decisions(),
     )
     project = ctx.project or sp.extras.project
-    memory, selection = [], None
+    memory: list[ConversationTurn] = []
+    selection: SummarySelection | None = None
     if project and ctx.history_profile != "none":
         ask = "\n".join(t for t in (done.body.task, done.body.purpose) if t)
         memory, selection = select_memory(

@@ -13,6 +13,7 @@ from typing import Protocol
 from ragstream.preprocessing.parse import ParsedPrompt, strip_span
 from ragstream.preprocessing.schema import PromptSchema, normalize_header
 from ragstream.state import CanonEntry, Span
+from ragstream.state.parts import MappedBy, TaskRule
 
 SNIPPET_CHARS = 300
 
@@ -37,7 +38,7 @@ class HeaderMapper(Protocol):
 @dataclass(frozen=True)
 class Canonicalized:
     entries: list[CanonEntry]
-    task_rule: str
+    task_rule: TaskRule
     task_section: int | None
 
 
@@ -68,7 +69,7 @@ def asks(text: str, openers: tuple[str, ...]) -> bool:
     return False
 
 
-def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema) -> tuple[str, int | None]:
+def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema) -> tuple[TaskRule, int | None]:
     """The TASK guarantee: which section is the task, and by which rule.
 
     TASK when present. Otherwise the first section (user prompt, content or unmapped) that asks for
@@ -84,11 +85,12 @@ def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema
     for e in candidates:
         if asks(texts[e.section_index], schema.ask_openers):
             return ("FROM_USER_PROMPT" if e.canon == "USER_PROMPT" else "FROM_ASKING_SECTION"), e.section_index
-    for rule, found in (
+    fallbacks: tuple[tuple[TaskRule, list[CanonEntry]], ...] = (
         ("FROM_USER_PROMPT", [e for e in candidates if e.canon == "USER_PROMPT"]),
         ("FROM_FIRST_CONTENT", [e for e in candidates if e.role == "CONTENT"]),
         ("FROM_FIRST_SECTION", candidates),
-    ):
+    )
+    for rule, found in fallbacks:
         if found:
             return rule, found[0].section_index
     return "NO_CONTENT", None
@@ -128,6 +130,8 @@ def canonicalize(
     aliases = schema.alias_index
     entries: list[CanonEntry] = []
     for i, h in enumerate(parsed.headers):
+        canon: str | None
+        mapped_by: MappedBy
         if h.name is None:
             canon, mapped_by, normalized = schema.preamble_canon, "preamble", ""
         else:

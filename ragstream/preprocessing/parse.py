@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # exported by the stdlib, missing in typeshed
 
 from ragstream.state import Header, PromptFormat, Span
 

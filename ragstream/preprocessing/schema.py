@@ -5,10 +5,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from ragstream.settings import config_error_from, read_json_file
+
+if TYPE_CHECKING:
+    from ragstream.state import Role
 
 _NON_LETTER = re.compile(r"[^\w]|[\d_]")
 
@@ -59,7 +63,7 @@ class PromptSchema(BaseModel):
         """normalized alias -> canon name."""
         return {normalize_header(a): target for target, names in self.aliases.items() for a in names}
 
-    def role_of(self, canon: str | None) -> str:
+    def role_of(self, canon: str | None) -> Role:
         if canon in self.meta:
             return "META"
         if canon in self.content:

@@ -58,7 +58,9 @@ def statement_lines(text: str, language: Language | None) -> tuple[set[int], set
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             return None
-        starts, ends, inside = set(), set(), set()
+        starts: set[int] = set()
+        ends: set[int] = set()
+        inside: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.stmt):
                 first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])

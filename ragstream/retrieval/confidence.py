@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import get_args
 
 import numpy as np
 
 from ragstream.code.symbols import index_text
 from ragstream.ingestion.snapshot import Snapshot, bm25_tokens
-from ragstream.settings import ConfidenceSettings
+from ragstream.settings import ConfidenceSettings, ConfidenceSignal
 
-SIGNALS = ("dense_top", "dense_margin", "bm25_margin", "bm25_share", "agreement", "coverage")
+SIGNALS: tuple[ConfidenceSignal, ...] = get_args(ConfidenceSignal)
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragstream.errors import ConfigError
-from ragstream.retrieval.kinds import chunk_kind
+from ragstream.retrieval.kinds import Kind, chunk_kind
 from ragstream.retrieval.search import ProjectSearcher
-from ragstream.settings import Settings
+from ragstream.settings import RerankSignal, Settings
 from ragstream.state import Chunk
 
 
@@ -54,7 +54,10 @@ class EmbeddingReranker:
     name = "embedding"
 
     def __init__(
-        self, weights: dict[str, float], top_n: int, kind_weights: dict[str, dict[str, float]] | None = None
+        self,
+        weights: dict[RerankSignal, float],
+        top_n: int,
+        kind_weights: dict[Kind, dict[RerankSignal, float]] | None = None,
     ) -> None:
         self.weights = weights
         self.kind_weights = kind_weights or {}
@@ -75,7 +78,7 @@ class EmbeddingReranker:
                 strict=False,
             )
         )
-        signals = {
+        signals: dict[RerankSignal, np.ndarray] = {
             "dense": np.asarray([float(np.dot(stored[cid], qvec)) if cid in stored else 0.0 for cid in ids]),
             "chunk_bm25": snapshot.chunk_bm25(query, ids),
             "file_bm25": snapshot.file_bm25_of(query, ids),

@@ -55,16 +55,17 @@ class WebSearchTool:
         if not settings.url:
             raise RetrievalError("web search is enabled but no server is configured: set tools.web_search.url")
         self.settings = settings
+        self.url = settings.url
 
     def search(self, pieces: list[Query], limit: int) -> ToolRun:
         query = " ".join(" ".join(p.text for p in pieces).split())[:_QUERY_CHARS]
-        url = f"{self.settings.url.rstrip('/')}/search?" + urllib.parse.urlencode({"q": query, "format": "json"})
+        url = f"{self.url.rstrip('/')}/search?" + urllib.parse.urlencode({"q": query, "format": "json"})
         try:
             with urllib.request.urlopen(url, timeout=self.settings.timeout_s) as response:  # noqa: S310 - the user's server
                 results = json.loads(response.read().decode("utf-8")).get("results", [])
         except (OSError, ValueError, AttributeError) as exc:
             return ToolRun(self.name, failure=f"{type(exc).__name__}: {exc}")
-        chunks = []
+        chunks: list[Chunk] = []
         for rank, item in enumerate(r for r in results if isinstance(r, dict) and r.get("url")):
             if len(chunks) >= min(limit, self.settings.max_results):
                 break

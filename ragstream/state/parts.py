@@ -30,6 +30,16 @@ class Span(BaseModel):
 
 PromptFormat = Literal["plain", "markdown", "json"]
 Role = Literal["META", "CONTENT", "UNKNOWN"]
+MappedBy = Literal["alias", "agent00", "person", "preamble", "plain_text", "task_fallback", "user_role", "none"]
+TaskRule = Literal[
+    "TASK_PRESENT",
+    "FROM_USER_PROMPT",
+    "FROM_ASKING_SECTION",
+    "FROM_FIRST_CONTENT",
+    "FROM_FIRST_SECTION",
+    "PLAIN_TEXT",
+    "NO_CONTENT",
+]
 SegmentNote = Literal[
     "KEPT_CONTENT",
     "DROPPED_META",
@@ -64,7 +74,7 @@ class CanonEntry(BaseModel):
     normalized: str
     canon: str | None
     role: Role
-    mapped_by: Literal["alias", "agent00", "person", "preamble", "plain_text", "task_fallback", "user_role", "none"]
+    mapped_by: MappedBy
     body_span: Span
 
 
@@ -109,15 +119,7 @@ class Preprocessing(BaseModel):
     format_note: str | None = None
     headers: list[Header] = Field(default_factory=list)
     canon_entries: list[CanonEntry] = Field(default_factory=list)
-    task_rule: Literal[
-        "TASK_PRESENT",
-        "FROM_USER_PROMPT",
-        "FROM_ASKING_SECTION",
-        "FROM_FIRST_CONTENT",
-        "FROM_FIRST_SECTION",
-        "PLAIN_TEXT",
-        "NO_CONTENT",
-    ]
+    task_rule: TaskRule
     segments: list[Segment] = Field(default_factory=list)
     pieces: list[QueryPiece] = Field(default_factory=list)
     include_undecided: bool = False

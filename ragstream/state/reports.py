@@ -13,6 +13,9 @@ from ragstream.strategies import strategy_name
 # them in today's (an old SEMANTIC is KEYWORD, BM25).
 StrategyText = Annotated[str, BeforeValidator(strategy_name)]
 
+Intent = Literal["factual", "research", "conversational", "transform"]
+PlanSource = Literal["rules", "llm", "user"]  # who decided the plan
+
 
 class Report(BaseModel):
     """Base of the stage reports; a report describes how its stage decided, never the outputs twice."""
@@ -68,11 +71,11 @@ class Plan(Report):
     reason), or `user` (an explicit strategy, which always wins).
     """
 
-    intent: Literal["factual", "research", "conversational", "transform"]
+    intent: Intent
     confidence: float = Field(ge=0.0, le=1.0)
     reason: str
     evidence: list[str] = Field(default_factory=list)
-    source: Literal["rules", "llm", "user"]
+    source: PlanSource
     retrieve: bool
     strategy: StrategyText | None = None  # None: chosen by the retrieval strategy rules
     candidates: int = 0

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragstream.settings import Prices
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
-def price_key(prices: dict[str, dict[str, float]], model: str) -> str | None:
+def price_key(prices: Prices, model: str) -> str | None:
     """The price-table entry for a model the server reports: the name itself, a fine-tune's base model,
     or a dated snapshot's model (`gpt-4.1-mini-2025-04-14`). None: not priced (a local server's model)."""
     base = model.split(":")[1] if model.startswith("ft:") and ":" in model else model
@@ -17,7 +21,7 @@ def price_key(prices: dict[str, dict[str, float]], model: str) -> str | None:
     return None
 
 
-def cost_estimate(prices: dict[str, dict[str, float]], model: str, tokens_in: int, tokens_out: int) -> float | None:
+def cost_estimate(prices: Prices, model: str, tokens_in: int, tokens_out: int) -> float | None:
     """USD from the price table (per 1M tokens) for the model the server reported; None when unpriced."""
     key = price_key(prices, model)
     if key is None:

@@ -132,7 +132,7 @@ class OpenAIProvider:
         fmt = response_format_for(mode, strip_extensions(response_format))
         if response_format and mode != "json_schema":
             messages = with_schema_in_prompt(messages, strip_extensions(response_format["json_schema"]["schema"]))
-        kwargs = {"response_format": fmt} if fmt else {}
+        kwargs: dict[str, Any] = {"response_format": fmt} if fmt else {}
         return self._with_retries(model, lambda: chat.invoke(messages, config={"tags": ["nostream"]}, **kwargs))
 
     def stream(
@@ -246,12 +246,12 @@ class OpenAIProvider:
             if isinstance(reply.content, str)
             else "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in reply.content)
         )
-        usage = reply.usage_metadata or {}
+        usage = reply.usage_metadata
         return LLMResponse(
             text=content,
             model=str(reply.response_metadata.get("model_name") or model),
             provider=self.name,
-            usage=TokenUsage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+            usage=TokenUsage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)) if usage else TokenUsage(),
             attempts=attempts,
             latency_s=latency,
             finish_reason=str(reply.response_metadata.get("finish_reason") or ""),
