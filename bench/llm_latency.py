@@ -77,7 +77,7 @@ def main() -> None:
                 ctl.select_project("sample")
                 before = len(server.requests)
                 started = time.perf_counter()
-                sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+                sp = ctl.run_full_pipeline(PROMPT, pause_after="none")
                 walls.append(time.perf_counter() - started)
                 calls.append(len(server.requests) - before)
             label = "  (shipped default)" if concurrency == shipped else ""

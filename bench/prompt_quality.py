@@ -36,7 +36,7 @@ def main() -> None:
         shared, project = _project(args.work, case["corpora"])
         ctl = AppController(shared, checkpointer=memory_checkpointer(), services=Services(shared))
         ctl.select_project(project)
-        ctl.run_full_pipeline(case["prompt"], {"pause_after": "none"})
+        ctl.run_full_pipeline(case["prompt"], pause_after="none")
         sp, budget = ctl.sp, ctl.services.budget
         lines = [line for section in _condensed(sp).values() for line in section if "[" in line]
         useful = [line for line in lines if any(t.lower() in line.lower() for t in case.get("useful", []))]

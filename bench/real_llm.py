@@ -112,7 +112,7 @@ def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bo
     ctl.on_event = events.append
     tokens: list[str] = []
     started = time.monotonic()
-    sp = ctl.run_full_pipeline(prompt, {"pause_after": "none", "send": send}, on_token=tokens.append)
+    sp = ctl.run_full_pipeline(prompt, pause_after="none", send=send, on_token=tokens.append)
     wall = time.monotonic() - started
     per_stage: dict[str, dict[str, Any]] = defaultdict(
         lambda: {

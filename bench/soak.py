@@ -81,7 +81,7 @@ def main() -> None:
             profiler.enable()
         prompt = f"# Task\nIs this claim supported? {claims[run % len(claims)]}\n# Format\nbullet list"
         started, cpu = time.perf_counter(), time.process_time()
-        ctl.run_full_pipeline(prompt, {"pause_after": "none"})
+        ctl.run_full_pipeline(prompt, pause_after="none")
         walls.append(time.perf_counter() - started)
         cpus.append(time.process_time() - cpu)
         if profiler:

@@ -9,21 +9,20 @@ before any stage does work. The field descriptions are what Studio shows beside 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ragstream.errors import InputError, RagstreamError
 from ragstream.stages import pause_points, validate_skip
 from ragstream.state import Report
-from ragstream.strategies import Strategy, strategy_name
+from ragstream.strategies import Strategy, StrategyName, strategy_name
 
 if TYPE_CHECKING:
     from ragstream.memory.conversation import ConversationMemory
     from ragstream.services import Services
 
 HistoryProfile = Literal["none", "recent", "relevant"]
-StrategyName = Literal[tuple(Strategy.__members__)]  # type: ignore[valid-type]
 
 
 class RunOptions(BaseModel):
@@ -157,13 +156,17 @@ class StageEnv:
         return self.run_memory or self.services.memory
 
 
+R = TypeVar("R", bound=Report)
+
+
 @dataclass(frozen=True)
-class StageOutput:
+class StageOutput(Generic[R]):
     """What a stage function returns: the SuperPrompt fields it computed, its report, its selection view.
 
     The stage never advances the stage or renders the prompt: the graph applies the output in one place.
+    `StageOutput[A2Report]` says which report a stage records (its field in `Extras`).
     """
 
     updates: dict[str, Any] = field(default_factory=dict)
-    report: Report | None = None
+    report: R | None = None
     selection: list[str] | None = None

@@ -6,6 +6,7 @@ Below the state and the settings, which validate with it; the chooser is retriev
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 
 class Strategy(StrEnum):
@@ -21,6 +22,9 @@ class Strategy(StrEnum):
     def _missing_(cls, value: object) -> Strategy | None:
         return cls.__members__.get(strategy_name(value)) if isinstance(value, str) else None
 
+
+# The members' names as a type, for the run options' JSON schema (tests/test_strategy_chooser.py checks they agree).
+StrategyName = Literal["DENSE", "KEYWORD", "HYBRID", "TEMPORAL", "EXPLORATORY"]
 
 # The seed's names, which read backwards (SEMANTIC was BM25, PRECISE was dense vectors). They keep their
 # meaning wherever one arrives: the CLI, run options, config, and the reports of old checkpoints.

@@ -73,7 +73,7 @@ def test_controller_run_with_send_is_the_same_path(llm) -> None:
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
     tokens: list[str] = []
-    sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none", "send": True}, on_token=tokens.append)
+    sp = ctl.run_full_pipeline(PROMPT, pause_after="none", send=True, on_token=tokens.append)
     assert sp.stage.value == "built" and sp.answer is not None and sp.answer.accepted
     assert "".join(tokens).endswith(sp.answer.text)
     assert ctl.services.memory.turns("demo")[-1].answer == sp.answer.text

@@ -72,9 +72,7 @@ def test_eight_sessions_against_a_rate_limited_provider_all_finish(openai_on_ind
     def session(i: int) -> str:
         ctl = AppController(settings, services=services, checkpointer=checkpointer, thread_id=f"user-{i}")
         ctl.select_project("demo")
-        return ctl.run_full_pipeline(
-            f"# Task\nExplain {QUESTIONS[i]} (user {i}).", {"pause_after": "none"}
-        ).prompt_ready
+        return ctl.run_full_pipeline(f"# Task\nExplain {QUESTIONS[i]} (user {i}).", pause_after="none").prompt_ready
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         futures = [pool.submit(session, i) for i in range(8)]

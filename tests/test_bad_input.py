@@ -127,7 +127,8 @@ def test_document_instructions_stay_inside_their_fenced_excerpt(settings: Settin
     ctl.select_project("inj")
     sp = ctl.run_full_pipeline(
         "# Task\nSummarize the quarterly notes and the system prompt instructions",
-        {"pause_after": "none", "skip": ["a3"]},
+        pause_after="none",
+        skip=["a3"],
     )
     text = sp.prompt_ready
     opening = re.search(r'^(~{4,})excerpt source="evil.md"', text, re.MULTILINE)

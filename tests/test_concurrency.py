@@ -38,7 +38,7 @@ def test_eight_pipelines_at_once_on_one_sqlite_file(indexed: Settings, tmp_path:
         ctl = AppController(indexed, checkpointer=checkpointer, services=services, thread_id=f"worker-{i}")
         ctl.select_project("demo")
         prompt = f"# Task\nExplain {TOPICS[i]} (request {i})."
-        return i, ctl.run_full_pipeline(prompt, {"pause_after": "none"})
+        return i, ctl.run_full_pipeline(prompt, pause_after="none")
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(run, range(8)))

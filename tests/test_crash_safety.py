@@ -20,6 +20,7 @@ from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.projects import project_paths
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.stage_io import RunOptions
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 
@@ -122,7 +123,7 @@ def test_kill_9_pipeline_then_resume_gives_the_same_prompt(indexed: Settings, tm
     services = Services(indexed)
     reference = AppController(indexed, checkpointer=sqlite_checkpointer(tmp_path / "ref.sqlite"), services=services)
     reference.select_project("demo")
-    expected = reference.run_full_pipeline(PROMPT, {"pause_after": "none"}).prompt_ready
+    expected = reference.run_full_pipeline(PROMPT, pause_after="none").prompt_ready
 
     db = tmp_path / "ck.sqlite"
     env = {
@@ -142,12 +143,12 @@ def test_kill_9_pipeline_then_resume_gives_the_same_prompt(indexed: Settings, tm
             thread_id=thread,
         )
         ctl.select_project("demo")
-        ctl.config["pause_after"] = "none"
+        ctl.options = RunOptions(pause_after="none")
         if ctl.paused_before:
             sp = ctl.resume()
         elif ctl.sp.stage.value == "built":
             sp = ctl.sp
         else:
-            sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+            sp = ctl.run_full_pipeline(PROMPT, pause_after="none")
         assert sp.stage.value == "built"
         assert sp.prompt_ready == expected

@@ -53,7 +53,7 @@ def test_a_rejection_for_missing_information_retrieves_and_the_regeneration_sees
     server.responder = respond
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
-    ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    ctl.run_full_pipeline(PROMPT, pause_after="none")
     assert "ERR_BUDGET_4711" not in ctl.sp.prompt_ready, "the built prompt lacks what the critic will find missing"
     answer = ctl.send()
     first = answer.attempts[0]

@@ -71,7 +71,7 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Settings]:
 def _built(settings: Settings, project: str, prompt: str) -> SuperPrompt:
     ctl = AppController(settings)
     ctl.select_project(project)
-    return ctl.run_full_pipeline(prompt, {"pause_after": "none"})
+    return ctl.run_full_pipeline(prompt, pause_after="none")
 
 
 def _indexed_text(settings: Settings, project: str, rel: str) -> str:

@@ -43,7 +43,7 @@ def built(settings: Settings, tmp_path: Path) -> tuple[Settings, SuperPrompt]:
         "# Alarms\nThe backlog alarm fires when the queue holds more than 10,000 messages.\n", encoding="utf-8"
     )
     IngestionManager(settings).ingest("ops", root)
-    sp = AppController(settings).run_full_pipeline(PROMPT, {"project": "ops", "pause_after": "none"})
+    sp = AppController(settings).run_full_pipeline(PROMPT, project="ops", pause_after="none")
     assert sp.extras.build is not None and sp.extras.build.budget.kept
     return settings, sp
 

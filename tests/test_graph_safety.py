@@ -133,14 +133,14 @@ def test_a_bad_run_through_the_controller_leaves_the_thread_as_it_was(
 ) -> None:
     ctl = AppController(services.settings, checkpointer=memory_checkpointer(), services=services)
     ctl.select_project("demo")
-    ctl.run_full_pipeline(PROMPT, {"pause_after": "a4" if paused else "none"})
+    ctl.run_full_pipeline(PROMPT, pause_after="a4" if paused else "none")
     before, waiting = ctl.sp.model_dump_json(), ctl.paused_before
     prompt, options, error, message = CONTROLLER_BAD_RUNS[bad]
     with pytest.raises(RagstreamError, match=message) as info:
-        ctl.run_full_pipeline(prompt, {"pause_after": "a4", **options})
+        ctl.run_full_pipeline(prompt, **{"pause_after": "a4", **options})
     assert type(info.value).__name__ == error
     assert ctl.sp.model_dump_json() == before and ctl.paused_before == waiting
-    assert ctl.active_project == "demo" and ctl.config["strategy"] is None and ctl.config["skip"] == []
+    assert ctl.active_project == "demo" and ctl.options.strategy is None and ctl.options.skip == []
     if paused:
         ctl.edit(S_CTX_MD="### Facts\n- EDITED AFTER A FAILED RUN")
         assert "EDITED AFTER A FAILED RUN" in ctl.resume().prompt_ready

@@ -75,7 +75,7 @@ def test_a_run_records_the_selection_in_its_metadata(indexed: Settings, tmp_path
     services = _converse(settings)
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
     ctl.select_project("demo")
-    sp = ctl.run_full_pipeline("How are checkpoints written?", {"pause_after": "none"})
+    sp = ctl.run_full_pipeline("How are checkpoints written?", pause_after="none")
     selection = sp.run_metadata.summary_selection
     assert selection is not None and selection == sp.extras.preprocess.memory
     assert sp.run_metadata.context_budget["memory"].used == selection.budget_used > 0

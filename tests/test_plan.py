@@ -28,7 +28,7 @@ REWRITE = (
 def _run(settings: Settings, prompt: str, **options: object):
     ctl = AppController(settings, services=Services(settings))
     ctl.select_project("demo")
-    return ctl.run_full_pipeline(prompt, {"pause_after": "none", **options})
+    return ctl.run_full_pipeline(prompt, **{"pause_after": "none", **options})
 
 
 @pytest.mark.parametrize("prompt", ["Thanks, that helped!", REWRITE])
@@ -146,9 +146,7 @@ def test_a_failed_retrieval_fails_the_stage_by_default(tmp_path: Path) -> None:
     ctl.preprocess("How does the nightly job rebuild the index?")
     before = ctl.sp
     with pytest.raises(RetrievalError, match="every retriever failed"):
-        ctl.run_full_pipeline(
-            "How does the nightly job rebuild the index?", {"pause_after": "none", "strategy": "DENSE"}
-        )
+        ctl.run_full_pipeline("How does the nightly job rebuild the index?", pause_after="none", strategy="DENSE")
     assert ctl.sp.stage.value == "a2" and ctl.sp.base_context_chunks == before.base_context_chunks
 
 

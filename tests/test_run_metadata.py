@@ -25,7 +25,7 @@ def test_the_schema_is_the_published_contract() -> None:
 def test_a_run_records_its_trace_retrieval_budgets_and_usage(indexed: Settings, tmp_path: Path) -> None:
     ctl = AppController(indexed, checkpointer=sqlite_checkpointer(tmp_path / "ck.sqlite"), services=Services(indexed))
     ctl.select_project("demo")
-    sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    sp = ctl.run_full_pipeline(PROMPT, pause_after="none")
     meta = sp.run_metadata
     assert meta.trace_id == ctl.thread_id and meta.project == "demo" and meta.stage == "built"
     assert meta.retrieval is not None
@@ -44,12 +44,12 @@ def test_a_run_records_its_trace_retrieval_budgets_and_usage(indexed: Settings, 
 def test_the_record_never_describes_an_invalid_stage(indexed: Settings) -> None:
     ctl = AppController(indexed, services=Services(indexed))
     ctl.select_project("demo")
-    ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    ctl.run_full_pipeline(PROMPT, pause_after="none")
     sp = ctl.run_stage("preprocess", "# Task\nWhat does the manifest record?")
     meta = sp.run_metadata
     assert meta.stage == "preprocessed" and meta.retrieval is None and set(meta.context_budget) == {"memory"}
     assert set(meta.usage) == {"preprocess"}
-    edited = ctl.run_full_pipeline("# Task\nWhat does the manifest record?", {"pause_after": "a4"})
+    edited = ctl.run_full_pipeline("# Task\nWhat does the manifest record?", pause_after="a4")
     assert "excerpts" not in edited.run_metadata.context_budget  # not built yet
     assert ctl.edit(S_CTX_MD="### Facts\n- a fact I know").run_metadata.stage == "a4"
 

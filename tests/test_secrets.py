@@ -148,7 +148,7 @@ def test_planted_keys_never_reach_the_data_root_the_prompt_or_the_llm(
             f"# Task\nHow is the billing service deployed and which key does the pipeline use?\n"
             f"# Context\nOur Slack bot token is {PROMPT_KEY} if that matters.\n"
         )
-        sp = ctl.run_full_pipeline(prompt, {"project": "billing", "pause_after": "none", "send": True})
+        sp = ctl.run_full_pipeline(prompt, project="billing", pause_after="none", send=True)
         assert events[0] == {"event": "prompt_secrets", "findings": [{"type": "Slack Token", "line": 4}]}
         assert sp.preprocessing is not None and sp.answer is not None
         assert "[REDACTED: Slack Token]" in sp.raw_prompt
@@ -212,7 +212,7 @@ def test_a_secret_typed_into_an_edit_is_redacted_too(settings: Settings, planted
     ctl = AppController(settings)
     events: list[dict] = []
     ctl.on_event = events.append
-    ctl.run_full_pipeline("# Task\nHow is billing deployed?", {"project": "billing"})  # pauses after A4
+    ctl.run_full_pipeline("# Task\nHow is billing deployed?", project="billing")  # pauses after A4
     sp = ctl.edit(S_CTX_MD=ctl.sp.S_CTX_MD + f"\n- the deploy key is {AWS_KEY}")
     assert "[REDACTED: AWS Access Key]" in sp.S_CTX_MD and events[-1]["event"] == "prompt_secrets"
     assert "[REDACTED: AWS Access Key]" in ctl.resume().prompt_ready

@@ -12,6 +12,7 @@ from ragstream.errors import LLMNotConfiguredError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.stage_io import RunOptions
 from tests.openai_server import Reply
 from tests.servers import link_indexed_project
 
@@ -23,7 +24,7 @@ BAD = {"grounded": "no", "complete": "yes", "follows_format": "yes", "feedback":
 def _built(settings: Settings) -> AppController:
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
-    ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    ctl.run_full_pipeline(PROMPT, pause_after="none")
     return ctl
 
 
@@ -170,7 +171,7 @@ def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path
     services.memory.record("demo", "What colour is the logo?", "The logo is teal.")
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
     ctl.select_project("demo")
-    ctl.history_profile = "relevant"
+    ctl.options = RunOptions(history_profile="relevant")
     ctl.preprocess(PROMPT)
     assert [t.role for t in ctl.sp.recentConversation][-2:] == ["user", "assistant"]
     sp = ctl.run_retrieval()

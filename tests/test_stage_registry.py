@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import get_args, get_type_hints
+
 import pytest
 
+import ragstream
 from ragstream.app.controller import AppController
 from ragstream.pipeline import RUNS
 from ragstream.stages import REGISTRY, SELECTION, SPECS
@@ -16,10 +20,12 @@ def test_the_enum_lists_the_registry_in_order_after_raw() -> None:
     assert [stage.node for stage in ORDER[1:]] == [spec.name for spec in REGISTRY] == list(NAMES)
 
 
-def test_every_stage_has_one_adapter_run_by_the_registry() -> None:
+def test_every_stage_has_one_adapter_whose_report_is_its_extras_field() -> None:
     assert list(RUNS) == list(ORDER[1:])
     for stage, run in RUNS.items():
         assert run.__name__ == "run" and run.__module__ == f"ragstream.pipeline.{stage.node}"
+        (report,) = get_args(get_type_hints(run)["return"])
+        assert Extras.model_fields[stage.node].annotation == report | None
 
 
 def test_extras_holds_one_report_per_stage_besides_the_run_records() -> None:
@@ -48,3 +54,17 @@ def test_every_manual_stage_has_its_controller_method() -> None:
     assert SPECS["preprocess"].method == "preprocess"
     for spec in REGISTRY:
         assert callable(getattr(AppController, spec.method)), spec.method
+
+
+def test_nothing_on_the_registry_path_is_loaded_by_name_or_built_at_run_time() -> None:
+    """Go-to-definition finds every stage, its function, its report and its controller method."""
+    root = Path(ragstream.__file__).parent
+    paths = [root / "stages.py", root / "app" / "controller.py", *(root / "pipeline").glob("*.py")]
+    paths += [*(root / "state").glob("*.py")]
+    found = [
+        f"{word} in {path.relative_to(root)}"
+        for path in paths
+        for word in ("importlib", "setattr(", "create_model", "globals()", "Enum(")
+        if word in path.read_text(encoding="utf-8")
+    ]
+    assert found == []

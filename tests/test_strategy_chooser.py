@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from ragstream.retrieval.strategy import choose_strategy, years_in
-from ragstream.strategies import Strategy
+from ragstream.strategies import Strategy, StrategyName
 
 T, E, H = Strategy.TEMPORAL, Strategy.EXPLORATORY, Strategy.HYBRID
 TABLE = [
@@ -62,3 +64,7 @@ def test_table_is_large_and_covers_every_outcome() -> None:
 def test_years_are_only_those_named_as_times() -> None:
     assert years_in("what changed since 2024-01-01 and in 2023") == {2024, 2023}
     assert years_in("how does BM25 work with 2048 tokens") == set()
+
+
+def test_the_strategy_name_type_lists_exactly_the_strategies() -> None:
+    assert get_args(StrategyName) == tuple(Strategy.__members__)

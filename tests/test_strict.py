@@ -39,7 +39,7 @@ def _prompt() -> tuple[str, str]:
 def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(services: Services) -> None:
     header, prompt = _prompt()
     ctl = _controller(services)
-    sp = ctl.run_full_pipeline(prompt, {"strict": True})
+    sp = ctl.run_full_pipeline(prompt, strict=True)
     assert sp.stage is Stage.PREPROCESS and ctl.paused_before == ["decide_headers"]
     question = ctl.waiting
     assert question["kind"] == "headers" and [row["header"] for row in question["headers"]] == [header]
@@ -66,7 +66,7 @@ def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(ser
     built = ctl.resume()
     assert built.stage is Stage.BUILD and "## Context\nQUUXLINE" in built.prompt_ready
 
-    again = _controller(services).run_full_pipeline(prompt, {"strict": True, "pause_after": "none"})
+    again = _controller(services).run_full_pipeline(prompt, strict=True, pause_after="none")
     assert again.stage is Stage.BUILD  # not asked again: the decision is in Agent 00's mapping cache
     assert again.extras.preprocess.decisions == {header: "CONTEXT"}
     assert services.header_cache.decisions()[normalize_header(header)] == "CONTEXT"
@@ -78,7 +78,7 @@ def test_strict_run_waits_for_the_decision_applies_it_and_does_not_ask_again(ser
 def test_keep_and_drop(services: Services, choice: str, shown: bool, note: str) -> None:
     header, prompt = _prompt()
     ctl = _controller(services)
-    ctl.run_full_pipeline(prompt, {"strict": True, "pause_after": "none"})
+    ctl.run_full_pipeline(prompt, strict=True, pause_after="none")
     built = ctl.resume({"decisions": {header: choice}})  # answered and run on, in one go
     assert built.stage is Stage.BUILD
     assert ("QUUXLINE" in built.prompt_ready) is shown
@@ -89,6 +89,6 @@ def test_keep_and_drop(services: Services, choice: str, shown: bool, note: str) 
 def test_without_strict_nothing_waits(services: Services) -> None:
     header, prompt = _prompt()
     ctl = _controller(services)
-    sp = ctl.run_full_pipeline(prompt, {"pause_after": "none"})
+    sp = ctl.run_full_pipeline(prompt, pause_after="none")
     assert sp.stage is Stage.BUILD and sp.extras.preprocess.unknown_attributes == [header]
     assert "QUUXLINE" in sp.prompt_ready  # as today: an additional section, not used for retrieval

@@ -74,7 +74,7 @@ def test_trace_has_tokens_and_cost_and_no_secret(indexed: Settings, tmp_path: Pa
         db = tmp_path / "ck.sqlite"
         ctl = AppController(settings, checkpointer=sqlite_checkpointer(db), services=Services(settings))
         ctl.select_project("demo")
-        ctl.run_full_pipeline(PROMPT + "\n# Misc notes\nsomething", {"pause_after": "none"})
+        ctl.run_full_pipeline(PROMPT + "\n# Misc notes\nsomething", pause_after="none")
         assert server.requests, "the LLM stages called the server"
         events = ctl.trace()
     calls = [e for e in events if e["event"] == "llm_call"]
@@ -134,7 +134,7 @@ def test_otel_spans_per_stage_and_secret_patterns(indexed: Settings) -> None:
     ctl = AppController(indexed, checkpointer=memory_checkpointer(), services=Services(indexed))
     ctl.spans = OtelSpans(exporter)
     ctl.select_project("demo")
-    ctl.run_full_pipeline(PROMPT + "\n# Context\npassword: hunter2-very-secret", {"pause_after": "none"})
+    ctl.run_full_pipeline(PROMPT + "\n# Context\npassword: hunter2-very-secret", pause_after="none")
     ctl.spans.flush()
     spans = exporter.get_finished_spans()
     root = next(s for s in spans if s.name == "ragstream.run_full_pipeline")

@@ -45,7 +45,7 @@ def test_breakdown_per_section_and_excerpt_in_run_and_trace(
     indexed: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ctl = AppController(indexed, services=Services(indexed))
-    sp = ctl.run_full_pipeline(PROMPT, {"project": "demo", "pause_after": "none"})
+    sp = ctl.run_full_pipeline(PROMPT, project="demo", pause_after="none")
     report = ctl.token_breakdown(sp)
     assert [s["section"] for s in report["sections"]] == ["system", "ask", "condensed context", "excerpts"]
     assert [e["chunk"] for e in report["excerpts"]] == sp.extras.build.budget.kept
@@ -85,7 +85,7 @@ def test_a_server_that_tokenizes_gives_the_exact_count(indexed: Settings, tmp_pa
         )
         link_indexed_project(online, indexed)
         ctl = AppController(online)
-        sp = ctl.run_full_pipeline(PROMPT, {"project": "demo", "pause_after": "none"})
+        sp = ctl.run_full_pipeline(PROMPT, project="demo", pause_after="none")
         report = token_breakdown(sp, ctl.services.budget, online)
         assert report["server"] == {
             "total": len(sp.prompt_ready.split()),

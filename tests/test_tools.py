@@ -99,7 +99,7 @@ def _settings(tmp_path: Path, indexed: Settings, **overrides: object) -> Setting
 def _run(settings: Settings, **options: object):
     ctl = AppController(settings, services=Services(settings))
     ctl.select_project("demo")
-    return ctl.run_full_pipeline(QUESTION, {"pause_after": "none", **options})
+    return ctl.run_full_pipeline(QUESTION, **{"pause_after": "none", **options})
 
 
 def test_docs_and_code_projects_are_one_fused_branch(indexed: Settings, tmp_path: Path) -> None:

@@ -60,7 +60,7 @@ def run_to(stage: Stage, settings, model: WeakModel, server: FakeOpenAIServer) -
     server.responder = model
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
-    sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    sp = ctl.run_full_pipeline(PROMPT, pause_after="none")
     assert sp.stage is Stage.BUILD
     return sp
 
@@ -245,7 +245,7 @@ def test_a_critic_without_a_valid_verdict_leaves_the_answer_unjudged(openai_on_i
     server.responder = WeakModel({"CRITIC_v1": [lambda r: ""]})
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
-    sp = ctl.run_full_pipeline("# Task\nHow are changed documents re-embedded?", {"pause_after": "none", "send": True})
+    sp = ctl.run_full_pipeline("# Task\nHow are changed documents re-embedded?", pause_after="none", send=True)
     assert sp.answer is not None and sp.answer.done and sp.answer.text == "A streamed answer citing [x]."
     assert (
         "the critic's reply was invalid: your reply was empty; after one re-ask: your reply was empty"

@@ -58,7 +58,7 @@ def _manual(ctl: AppController) -> SuperPrompt:
 def test_auto_run_equals_eight_manual_stage_calls(services: Services) -> None:
     manual = _manual(_controller(services))
     auto_ctl = _controller(services)
-    auto = auto_ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    auto = auto_ctl.run_full_pipeline(PROMPT, pause_after="none")
     assert auto.stage is Stage.BUILD
     assert auto.history_of_stages == list(ORDER[1:])
     assert comparable(auto) == comparable(manual)
@@ -146,7 +146,7 @@ def test_illegal_order_is_a_typed_error_and_changes_nothing(services: Services) 
 
 def test_rerun_a2_after_build_keeps_retrieval_and_reopens_a5(services: Services) -> None:
     ctl = _controller(services)
-    built = ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    built = ctl.run_full_pipeline(PROMPT, pause_after="none")
     again = ctl.run_a2()
     assert again.stage is Stage.A4 and again.history_of_stages[-1] is Stage.A2
     assert again.base_context_chunks == built.base_context_chunks
@@ -191,16 +191,16 @@ def test_stage_failure_leaves_checkpoint_identical(spec: StageSpec, services: Se
 
 def test_skip_options_and_invalid_skip(services: Services) -> None:
     ctl = _controller(services)
-    sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "none", "skip": ["a2", "a3", "a5"]})
+    sp = ctl.run_full_pipeline(PROMPT, pause_after="none", skip=["a2", "a3", "a5"])
     assert sp.stage is Stage.BUILD
     assert sp.history_of_stages == [Stage.PREPROCESS, Stage.RETRIEVAL, Stage.RERANK, Stage.A4, Stage.BUILD]
     with pytest.raises(InputError, match="cannot skip both"):
-        ctl.run_full_pipeline(PROMPT, {"skip": ["rerank", "a3"]})
+        ctl.run_full_pipeline(PROMPT, skip=["rerank", "a3"])
 
 
 def test_pause_after_every_stage(services: Services) -> None:
     ctl = _controller(services)
-    sp = ctl.run_full_pipeline(PROMPT, {"pause_after": "all"})
+    sp = ctl.run_full_pipeline(PROMPT, pause_after="all")
     seen = [sp.stage]
     while ctl.paused_before:
         assert ctl.paused_before == ["review"] and ctl.waiting["after"] == seen[-1].value
@@ -210,7 +210,7 @@ def test_pause_after_every_stage(services: Services) -> None:
 
 def test_history_and_time_travel(services: Services) -> None:
     ctl = _controller(services)
-    ctl.run_full_pipeline(PROMPT, {"pause_after": "none"})
+    ctl.run_full_pipeline(PROMPT, pause_after="none")
     rows = ctl.history()
     assert rows[0]["stage"] == "built"
     at_a3 = next(r for r in rows if r["stage"] == "a3")
@@ -228,5 +228,5 @@ def test_sqlite_checkpoint_resumed_by_a_new_controller(services: Services, tmp_p
     second = _controller(services, checkpointer=sqlite_checkpointer(db), thread_id=first.thread_id)
     assert second.paused_before == ["review"]
     resumed = second.resume()
-    uninterrupted = _controller(services).run_full_pipeline(PROMPT, {"pause_after": "none"})
+    uninterrupted = _controller(services).run_full_pipeline(PROMPT, pause_after="none")
     assert comparable(resumed) == comparable(uninterrupted)

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -20,26 +21,33 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
-from ragstream.ingestion.manifest import manifest_summary
+from ragstream.ingestion.loader import unsafe_name_reason
+from ragstream.ingestion.manifest import Manifest, manifest_summary
 from ragstream.orchestration.answer import ANSWER, check_sendable
-from ragstream.orchestration.apply import apply_edit, to_channels
+from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
+from ragstream.orchestration.export import export_prompt
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER, REVIEW
 from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
-from ragstream.projects import project_paths
+from ragstream.projects import list_projects, project_paths
+from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions
-from ragstream.stages import Stage, next_stage, stage_named
+from ragstream.stage_io import RunOptions, StageEnv
+from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
 from ragstream.telemetry.otel import OtelSpans
-from ragstream.telemetry.trace import TraceStore
+from ragstream.telemetry.trace import TraceStore, summarize
 
 if TYPE_CHECKING:
+    from ragstream.agents.agent_factory import AgentConfig
     from ragstream.ingestion.manager import IngestionStats, Progress
+    from ragstream.memory.conversation import ConversationMemory
+    from ragstream.onnx_model import Variant
+    from ragstream.users import UserRegistry
 
 log = logging.getLogger("ragstream.controller")
 
@@ -60,17 +68,9 @@ class AppController:
         self.thread_id = thread_id or uuid.uuid4().hex[:12]
         self.active_project: str | None = None
         self.active_store_path: str | None = None
-        self.config: dict[str, Any] = {
-            "pause_after": "a4",
-            "skip": [],
-            "strategy": None,
-            "include_undecided": None,
-            "send": False,
-            "projects": [],  # more projects retrieved with the active one (fused)
-            "web_search": None,  # None: as `tools.web_search.enabled` says
-            "strict": False,
-        }
-        self.history_profile: str | None = None
+        # The session's run options: what the next run, step and resume use (a run's own options become these
+        # once the run is accepted). Their project is always None: the session's project is `active_project`.
+        self.options = RunOptions()
         self.last_error: str | None = None
         self.errors: list[dict[str, str]] = []
         key = self.settings.llm.api_key.get_secret_value() if self.settings.llm.api_key else None
@@ -101,22 +101,19 @@ class AppController:
         interrupts = self.graph.get_state(self._cfg).interrupts
         return interrupts[0].value if interrupts else None
 
-    def _context(self, manual: bool, config: dict[str, Any] | None = None, project: str | None = None) -> RunOptions:
-        config = config or self.config
-        return RunOptions(
-            project=project or self.active_project,
-            strategy=config["strategy"],
-            skip=[] if manual else list(config["skip"]),
-            include_undecided=config["include_undecided"],
-            history_profile=self.history_profile,
+    def _context(self, manual: bool, options: RunOptions | None = None) -> RunOptions:
+        """The options a graph call runs with: the session's (or a run's), on the active project, with the services.
+
+        A manual step skips nothing and never sends."""
+        options = options or self.options
+        values = options.model_dump()
+        values.update(
+            project=options.project or self.active_project,
+            skip=[] if manual else options.skip,
             manual=manual,
-            send=bool(config.get("send")) and not manual,
-            projects=list(config.get("projects") or []),
-            web_search=config.get("web_search"),
-            pause_after=config["pause_after"],
-            strict=bool(config.get("strict")),
-            services=self.services,
+            send=options.send and not manual,
         )
+        return RunOptions(services=self.services, **values)
 
     def _run_graph(
         self,
@@ -194,6 +191,10 @@ class AppController:
     def trace(self) -> list[dict[str, Any]]:
         """Every event recorded for this thread (stages, LLM calls, errors), oldest first."""
         return self.traces.read(self.thread_id)
+
+    def trace_summary(self) -> dict[str, Any]:
+        """The thread's trace summed up: time and counts per stage, LLM calls, tokens and cost, errors."""
+        return summarize(self.trace())
 
     def _execute(self, label: str, run: Callable[[], None]) -> SuperPrompt:
         started = time.perf_counter()
@@ -294,28 +295,45 @@ class AppController:
         return self._step(stage)
 
     def run_full_pipeline(
-        self, user_text: str, options: dict[str, Any] | None = None, on_token: Callable[[str], None] | None = None
+        self,
+        user_text: str,
+        options: RunOptions | None = None,
+        *,
+        on_token: Callable[[str], None] | None = None,
+        **changes: Any,
     ) -> SuperPrompt:
-        """All stages in order, pausing where `options["pause_after"]` says (default: after A4).
+        """All stages in order, pausing where the options' `pause_after` says (default: after A4).
 
-        With `options["send"]`, the run goes on from the build to the answer and its critic
-        (tokens reach `on_token`).
+        The run's options are `options` (default: the session's) with `changes`, RunOptions fields given as
+        keyword arguments (`pause_after="none"`); an unknown or bad one is an InputError and the run does not
+        start. Accepted, they become the session's options and their project the active one. With `send`, the
+        run goes on from the build to the answer and its critic (tokens reach `on_token`).
         """
-        opts = {**self.config, **(options or {})}
-        project = opts.pop("project", None)
-
-        def accepted() -> None:
-            self.config.update({k: opts[k] for k in self.config})
-            if project:
-                self.select_project(project)
 
         def run() -> None:
             validate_prompt(user_text, self.settings)
             text = self._guard_prompt(user_text)
-            context = self._context(manual=False, config=opts, project=project)
+            base = options or self.options
+            opts = RunOptions(**{**base.model_dump(), **changes}) if changes else base
+
+            def accepted() -> None:
+                self.options = opts.model_copy(update={"project": None})
+                if opts.project:
+                    self.select_project(opts.project)
+
+            context = self._context(manual=False, options=opts)
             self._run_graph({"prompt": text}, context, Stage.PREPROCESS, "run_full_pipeline", accepted, on_token)
 
         return self._execute("run_full_pipeline", run)
+
+    def run_alone(
+        self, stage: Stage | str, sp: SuperPrompt | None = None, prompt: str | None = None, **options: Any
+    ) -> SuperPrompt:
+        """One stage on a SuperPrompt outside any thread (nothing is checkpointed): what `ragstream preprocess`
+        and `ragstream a2 < sp.json` print. `options` are RunOptions fields (e.g. `include_undecided=True`)."""
+        stage = stage if isinstance(stage, Stage) else stage_named(stage)
+        env = StageEnv(self.services, RunOptions(manual=True, **options), prompt)
+        return run_alone(sp or SuperPrompt(), stage, env)
 
     def resume(self, answer: dict[str, Any] | None = None) -> SuperPrompt:
         """Continue an auto run: answer the pending review (`{"accept": True}` unless `answer` says
@@ -376,6 +394,21 @@ class AppController:
             )
 
         return self._execute("decide", run)
+
+    def allowed_stages(self) -> list[Stage]:
+        """The stages that may run next on this thread, in order (the GUI enables their buttons)."""
+        return allowed_stages(self.sp)
+
+    def label_choices(self) -> dict[str, list[str]]:
+        """What a person may set each label to at the review (A2's config enums), per SuperPrompt body field."""
+        from ragstream.agents.a2_prompt_shaper import AGENT, LABEL_TO_BODY
+
+        enums = self.services.factory.load_config(AGENT, "v1").enums
+        return {body: enums.get(name, []) for name, body in {**LABEL_TO_BODY, "confidence": "confidence"}.items()}
+
+    def export_prompt(self, style: str, sp: SuperPrompt | None = None) -> str:
+        """The built prompt written in a style (markdown, xml, json, plain); a run not built yet is an InputError."""
+        return export_prompt(sp or self.sp, style)
 
     # -- send and memory ------------------------------------------------------------------
 
@@ -448,19 +481,117 @@ class AppController:
 
     def set_store_path(self, path: str) -> dict[str, Any]:
         """Select a project by its store folder, which must be <data root>/chroma_db/<project>."""
-        from pathlib import Path
-
         target = Path(path).resolve()
         store_root = (self.settings.data_dir / "chroma_db").resolve()
         if target.parent != store_root:
             raise ProjectError(f"{path} is not a project store under {store_root}")
         return self.select_project(target.name)
 
-    def ingest_docs(self, project_name: str, progress: Progress | None = None) -> IngestionStats:
+    def project_names(self) -> list[str]:
+        """The projects under the data root (with documents or an index), by name."""
+        return list_projects(self.settings)
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project under the data root, as `project_overview` describes it."""
+        return [self.project_overview(name) for name in self.project_names()]
+
+    def project_overview(self, project_name: str) -> dict[str, Any]:
+        """What the project's committed manifest says: ingested or not, each file with its chunks and redacted
+        secrets, and the secret lines (type, file, line; never a value) that `projects` and the GUI list."""
+        paths = project_paths(self.settings, project_name)
+        manifest = Manifest.load(paths.manifest_path)
+        return {
+            "project": paths.name,
+            "ingested": bool(manifest.generation),
+            "files": [
+                {"file": path, "chunks": len(entry.chunk_ids), "secrets": len(entry.secrets)}
+                for path, entry in sorted(manifest.files.items())
+            ],
+            "chunks": len(manifest.chunk_ids()),
+            "secrets": manifest.secret_lines(),
+        }
+
+    def create_project(self, project_name: str) -> dict[str, Any]:
+        """A new (or existing) project's document folder, made and selected."""
+        paths = project_paths(self.settings, project_name.strip())
+        paths.raw_dir.mkdir(parents=True, exist_ok=True)
+        return self.select_project(paths.name)
+
+    def save_document(self, file_name: str, data: bytes, project_name: str | None = None) -> Path:
+        """Put an uploaded document into the project's folder (the active project by default), to be ingested.
+
+        Only the name's last part is kept, so an upload cannot leave the folder; a name that could end a line
+        or hide text, or a file over `ingestion.max_file_bytes`, is refused with an InputError and not saved.
+        """
+        project = project_name or self.active_project
+        if not project:
+            raise ProjectError("select a project to add documents to")
+        name = Path(file_name).name
+        unsafe = unsafe_name_reason(name)
+        if unsafe is not None:
+            raise InputError(f"{escape_attr(name)}: {unsafe}, not saved")
+        limit = self.settings.ingestion.max_file_bytes
+        if len(data) > limit:
+            raise InputError(f"{name}: larger than {limit:,} bytes, not saved")
+        folder = project_paths(self.settings, project).raw_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+        return folder / name
+
+    def ingest_docs(
+        self,
+        project_name: str,
+        progress: Progress | None = None,
+        *,
+        source: Path | None = None,
+        ignore_files: bool | None = None,
+    ) -> IngestionStats:
+        """Index the project's folder (or `source`, remembered for the project); only changed files re-embed.
+        `ignore_files` False also takes what .gitignore, .ignore or .ragstreamignore exclude."""
         from ragstream.ingestion.manager import IngestionManager  # chromadb loads only when ingesting
 
         try:
-            return IngestionManager(self.settings, self.services.chunker).ingest(project_name, progress=progress)
+            return IngestionManager(self.settings, self.services.chunker).ingest(
+                project_name, source, progress, ignore_files=ignore_files
+            )
         except RagstreamError as exc:
             self.last_error = f"ingest: {exc}"
             raise
+
+    def memory_of(self, user: str | None = None, server: str | None = None, token: str = "") -> ConversationMemory:
+        """Conversation memory: the local user's, or with `server` (a LangGraph server's URL) the memory of `user`
+        there, read and written with their bearer `token`."""
+        if server is None:
+            return self.services.memory
+        from ragstream.app.remote_store import RemoteStore
+
+        if not token or not user:
+            raise InputError("a server's memory needs the user and their token (from `ragstream users add`)")
+        return self.services.memory_of(user, RemoteStore(server, token))
+
+    # -- what the pipeline runs with ------------------------------------------------------
+
+    def agent_configs(self) -> list[tuple[str, str, AgentConfig]]:
+        """Every agent config (name, version and the config, validated), as the stages load them."""
+        factory = self.services.factory
+        return [(name, version, factory.load_config(name, version)) for name, version in factory.list_agents()]
+
+    def agent_config(self, agent_name: str, version: str = "v1") -> tuple[Path, AgentConfig]:
+        """One agent config, validated, and the file it was read from (an unknown one is a typed error)."""
+        factory = self.services.factory
+        config = factory.load_config(agent_name, version)
+        return factory.config_path(agent_name, version), config
+
+    def prepare_models(self, variants: list[Variant]) -> list[Path]:
+        """Export the embedding model to ONNX now (each variant: fp32, int8), not on the first run that embeds."""
+        from ragstream.model_files import resolve_model_dir
+        from ragstream.onnx_model import ensure_model
+
+        model_dir = resolve_model_dir(self.settings.embedding)
+        return [ensure_model(model_dir, self.settings.models_dir, variant) for variant in variants]
+
+    def users(self) -> UserRegistry:
+        """The users of a shared LangGraph server on this data root, each with their projects and token."""
+        from ragstream.users import UserRegistry
+
+        return UserRegistry.of(self.settings)

@@ -64,23 +64,18 @@ def build_server(settings: Settings) -> MCPServer:
     @_clear_errors
     def list_projects() -> list[dict[str, Any]]:
         """The projects under the data root: files and chunks indexed, and how many secrets were redacted."""
-        from ragstream.ingestion.manifest import Manifest
-        from ragstream.projects import list_projects as names
-        from ragstream.projects import project_paths
+        from ragstream.app.controller import AppController
 
-        found = []
-        for name in names(settings):
-            manifest = Manifest.load(project_paths(settings, name).manifest_path)
-            found.append(
-                {
-                    "project": name,
-                    "ingested": bool(manifest.generation),
-                    "files": len(manifest.files),
-                    "chunks": len(manifest.chunk_ids()),
-                    "secrets_redacted": len(manifest.secret_lines()),
-                }
-            )
-        return found
+        return [
+            {
+                "project": project["project"],
+                "ingested": project["ingested"],
+                "files": len(project["files"]),
+                "chunks": project["chunks"],
+                "secrets_redacted": len(project["secrets"]),
+            }
+            for project in AppController(settings).projects()
+        ]
 
     @server.tool()
     @_clear_errors
@@ -104,7 +99,7 @@ def build_server(settings: Settings) -> MCPServer:
         from ragstream.orchestration.export import export_prompt, prompt_parts
 
         ctl = AppController(settings)
-        sp = ctl.run_full_pipeline(prompt, {"project": project, "pause_after": "none"})
+        sp = ctl.run_full_pipeline(prompt, project=project, pause_after="none")
         parts = prompt_parts(sp)
         return {
             "prompt": export_prompt(sp, style),

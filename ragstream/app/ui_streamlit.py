@@ -7,24 +7,18 @@ draws widgets and forwards clicks.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from ragstream.agents.a2_prompt_shaper import AGENT as A2_AGENT
-from ragstream.agents.a2_prompt_shaper import LABEL_TO_BODY
 from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
-from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES, unsafe_name_reason
-from ragstream.ingestion.manifest import Manifest
-from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES, export_prompt
+from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
+from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES
 from ragstream.orchestration.metadata import summary_lines
-from ragstream.projects import list_projects, project_paths, validate_project_name
-from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import describe
-from ragstream.stages import REGISTRY, Stage, allowed_stages
-from ragstream.telemetry.trace import summarize
+from ragstream.stage_io import RunOptions
+from ragstream.stages import REGISTRY, Stage
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)
@@ -47,11 +41,12 @@ def attempt(action, *args, **kwargs) -> bool:
 
 
 def sidebar(ctl: AppController) -> None:
-    ctl.config["strict"] = st.sidebar.toggle(
+    strict = st.sidebar.toggle(
         "Strict mode", key="strict", help="Headers PreProcessing cannot map wait for your decision before retrieval."
     )
+    ctl.options = RunOptions(strict=strict)  # what the widgets choose: the runs, steps and resumes of this session
     st.sidebar.header("Project")
-    projects = list_projects(ctl.settings)
+    projects = ctl.project_names()
     if projects:
         current = ctl.active_project if ctl.active_project in projects else projects[0]
         choice = st.sidebar.selectbox("Active project", projects, index=projects.index(current), key="project")
@@ -59,29 +54,17 @@ def sidebar(ctl: AppController) -> None:
             ctl.select_project(choice)
     new_name = st.sidebar.text_input("New project name", key="new_project")
     if st.sidebar.button("Create project", key="create_project") and new_name:
-        try:
-            paths = project_paths(ctl.settings, validate_project_name(new_name.strip()))
-            paths.raw_dir.mkdir(parents=True, exist_ok=True)
-            ctl.select_project(paths.name)
+        if attempt(ctl.create_project, new_name):
             st.rerun()
-        except RagstreamError as exc:
-            st.session_state.flash = str(exc)
     if not ctl.active_project:
         st.sidebar.info("Create a project, upload documents, then ingest.")
         return
-    paths = project_paths(ctl.settings, ctl.active_project)
     uploads = st.sidebar.file_uploader("Add documents", type=UPLOAD_TYPES, accept_multiple_files=True, key="uploads")
     for upload in uploads or []:
-        name = Path(upload.name).name
-        unsafe = unsafe_name_reason(name)
-        if unsafe is not None:
-            st.sidebar.warning(f"{escape_attr(name)}: {unsafe}, not saved")
-            continue
-        if upload.size > ctl.settings.ingestion.max_file_bytes:
-            st.sidebar.warning(f"{name}: larger than {ctl.settings.ingestion.max_file_bytes:,} bytes, not saved")
-            continue
-        paths.raw_dir.mkdir(parents=True, exist_ok=True)
-        (paths.raw_dir / name).write_bytes(upload.getvalue())
+        try:
+            ctl.save_document(upload.name, upload.getvalue())
+        except RagstreamError as exc:
+            st.sidebar.warning(str(exc))
     if st.sidebar.button("Ingest", key="ingest"):
         bar = st.sidebar.progress(0.0, text="scanning")
 
@@ -98,22 +81,18 @@ def sidebar(ctl: AppController) -> None:
         st.sidebar.success(st.session_state.ingest_summary)
         for path, reason in st.session_state.get("ingest_skipped", {}).items():
             st.sidebar.caption(f"skipped {path}: {reason}")
-    manifest = Manifest.load(paths.manifest_path)
-    if manifest.files:
+    project = ctl.project_overview(ctl.active_project)
+    if project["files"]:
         st.sidebar.dataframe(
             pd.DataFrame(
-                [
-                    {"file": p, "chunks": len(f.chunk_ids), "secrets redacted": len(f.secrets)}
-                    for p, f in sorted(manifest.files.items())
-                ]
+                [{"file": f["file"], "chunks": f["chunks"], "secrets redacted": f["secrets"]} for f in project["files"]]
             ),
             hide_index=True,
         )
-    secrets = manifest.secret_lines()
-    if secrets:
+    if project["secrets"]:
         st.sidebar.warning(
             "Secrets found (redacted before indexing; values never kept):\n\n"
-            + "\n".join(f"- {line}" for line in secrets)
+            + "\n".join(f"- {line}" for line in project["secrets"])
         )
 
 
@@ -135,8 +114,7 @@ def waiting_for(ctl: AppController, kind: str) -> dict | None:
 
 
 def stage_buttons(ctl: AppController, prompt: str) -> None:
-    sp = ctl.sp
-    legal = set(allowed_stages(sp))
+    legal = set(ctl.allowed_stages())
     per_row = -(-len(STAGE_BUTTONS) // BUTTON_ROWS)
     for start in range(0, len(STAGE_BUTTONS), per_row):
         row = STAGE_BUTTONS[start : start + per_row]
@@ -160,12 +138,6 @@ def stage_buttons(ctl: AppController, prompt: str) -> None:
 
 
 REVIEW_KEYS = ("sctx_edit", "keep_", "label_", "format_edit")
-
-
-def label_options(ctl: AppController) -> dict[str, list[str]]:
-    """The labels A2 chooses from (its config's enums), per SuperPrompt body field."""
-    enums = ctl.services.factory.load_config(A2_AGENT, "v1").enums
-    return {body: enums.get(field, []) for field, body in {**LABEL_TO_BODY, "confidence": "confidence"}.items()}
 
 
 def review_answer(ctl: AppController, review: dict) -> dict:
@@ -201,7 +173,7 @@ def review_panel(ctl: AppController) -> None:
         st.caption(plain(chunk["preview"]))
     if review["S_CTX_MD"]:
         st.text_area("Condensed context (editable)", review["S_CTX_MD"], height=260, key="sctx_edit")
-    options = label_options(ctl)
+    options = ctl.label_choices()
     columns = st.columns(len(review["labels"]))
     for column, (name, value) in zip(columns, review["labels"].items(), strict=False):
         choices = ["", *dict.fromkeys([*([value] if value else []), *options.get(name, [])])]
@@ -279,7 +251,7 @@ def metadata_panel(ctl: AppController) -> None:
 
 
 def telemetry_panel(ctl: AppController) -> None:
-    summary = summarize(ctl.trace())
+    summary = ctl.trace_summary()
     if not summary["stages"]:
         return
     st.subheader("Stages")
@@ -331,7 +303,7 @@ def main() -> None:
         style = st.selectbox("Download style", STYLES, key="download_style")
         st.download_button(
             "Download prompt",
-            export_prompt(sp, style),
+            ctl.export_prompt(style),
             file_name=f"superprompt{SUFFIXES[style]}",
             mime=MEDIA_TYPES[style],
             key="download",

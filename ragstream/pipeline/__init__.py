@@ -1,4 +1,4 @@
-"""The stage adapters: one module per stage, each with one `run(state, env) -> StageOutput`.
+"""The stage adapters: one module per stage, each with one `run(state, env) -> StageOutput[<its report>]`.
 
 An adapter reads what its stage needs from the SuperPrompt and the run's services, calls the stage's
 logic (preprocessing/, agents/, retrieval/, rendering/), and returns the stage's output; it never
@@ -10,12 +10,13 @@ the registry's other half: `ragstream.stages.REGISTRY` says what each stage read
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ragstream.pipeline import a2, a3, a4, a5, build, preprocess, rerank, retrieval
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import Stage, SuperPrompt
 
-StageRun = Callable[[SuperPrompt, StageEnv], StageOutput]
+StageRun = Callable[[SuperPrompt, StageEnv], StageOutput[Any]]
 
 RUNS: dict[Stage, StageRun] = {
     Stage.PREPROCESS: preprocess.run,

@@ -23,7 +23,7 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     )
 
 
-def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     chunks = sp.chunk_by_id()
     candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
     ask = normalized_ask(sp)

@@ -9,7 +9,7 @@ from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A4Report, LLMOutcomes, Stage, SuperPrompt
 
 
-def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
     services = env.services

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ragstream.agents.a2_prompt_shaper import fixed_fields
 from ragstream.agents.a5_format_enforcer import enforce
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import SuperPrompt
+from ragstream.state import A5Report, SuperPrompt
 
 
-def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A5Report]:
     return StageOutput(report=enforce(sp.body, env.services.runner, depth_given="depth" in fixed_fields(sp)))

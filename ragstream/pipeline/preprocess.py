@@ -6,10 +6,10 @@ from ragstream.memory.selection import select_memory
 from ragstream.preprocessing.pipeline import preprocess
 from ragstream.secret_scan import redacted_in, scan_prompt
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import ConversationTurn, Extras, SummarySelection, SuperPrompt
+from ragstream.state import ConversationTurn, Extras, PreprocessReport, SummarySelection, SuperPrompt
 
 
-def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[PreprocessReport]:
     """The prompt from the run's input (or the thread's own, when re-run), preprocessed, with the headers
     a person decided on (strict mode) as they decided.
 

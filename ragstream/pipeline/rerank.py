@@ -6,10 +6,10 @@ from ragstream.pipeline.retrieval import project_of
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.chunks import rerank
 from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.state import Stage, SuperPrompt
+from ragstream.state import RerankReport, Stage, SuperPrompt
 
 
-def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[RerankReport]:
     by_id = sp.chunk_by_id()
     view = [by_id[cid] for cid in sp.selection_before(Stage.RERANK) if cid in by_id]
     searcher = env.services.searcher(project_of(sp, env))

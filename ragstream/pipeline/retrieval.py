@@ -34,7 +34,7 @@ def project_of(sp: SuperPrompt, env: StageEnv) -> str:
     return project
 
 
-def run(sp: SuperPrompt, env: StageEnv) -> StageOutput:
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[RetrievalReport]:
     """The plan first (decided here, so it is valid exactly as long as what it retrieved), then retrieval as planned.
 
     A failed retrieval fails the stage, or, with `plan.on_retrieval_failure: continue`, leaves the run

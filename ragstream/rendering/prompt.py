@@ -47,7 +47,7 @@ def fence(chunk: Chunk) -> str:
     return fence_block(fence_info("excerpt", attrs, chunk.metadata.get("language")), chunk.text)
 
 
-def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> StageOutput:
+def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> StageOutput[BuildReport]:
     """System block, the ask with its output format, and the excerpts that fit the prompt budget (the
     plan's, when it set one), whole (hydrated from `sources`, the project's documents; see
     rendering/excerpts.py). Grounding instructions only when there is something to ground in."""

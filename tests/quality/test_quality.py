@@ -136,13 +136,13 @@ def test_quality_case(case: dict, quality_root: Path) -> None:
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
     ctl.select_project(project)
     options = case.get("options", {})
-    ctl.history_profile = options.get("history_profile")
     run_options = {"pause_after": "none", **{k: v for k, v in options.items() if k in ("strategy", "skip")}}
+    run_options["history_profile"] = options.get("history_profile")
     if "expect_error" in case:
         with pytest.raises(RagstreamError, match=case["expect_error"]):
-            ctl.run_full_pipeline(case["prompt"], run_options)
+            ctl.run_full_pipeline(case["prompt"], **run_options)
     else:
-        ctl.run_full_pipeline(case["prompt"], run_options)
+        ctl.run_full_pipeline(case["prompt"], **run_options)
     sp = ctl.sp
     prompt = sp.prompt_ready
     blocks = _blocks(prompt)

@@ -1,0 +1,114 @@
+"""What every command shares: the once-only option, the prompt it reads, the controller it drives and prints."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragstream.errors import InputError
+from ragstream.settings import Settings
+from ragstream.state import Answer, SuperPrompt
+
+if TYPE_CHECKING:
+    from ragstream.app.controller import AppController
+
+
+class Once(argparse.Action):
+    """An option that may be given once: argparse would otherwise keep the last of two silently."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} given twice: give it once")
+        setattr(namespace, self.dest, values)
+
+
+def read_prompt(args: argparse.Namespace) -> str:
+    """The prompt from --file (UTF-8) or the argument; a clear InputError when neither is readable."""
+    if args.file:
+        try:
+            data = Path(args.file).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read prompt file {args.file}: {exc.strerror}") from exc
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"prompt file {args.file} is not UTF-8 text (byte {exc.start})") from exc
+    if args.prompt is None:
+        raise InputError("give the prompt as an argument or with --file")
+    return args.prompt
+
+
+def print_progress(event: dict[str, Any]) -> None:
+    """Live per-stage progress on stderr, from the graph's event stream."""
+    kind = event.get("event")
+    if kind == "prompt_secrets":
+        found = ", ".join(f"{f['type']} (line {f['line']})" for f in event["findings"])
+        print(
+            f"warning: your prompt holds secrets: {found}; each was replaced by [REDACTED: <type>] "
+            "before anything was stored or sent",
+            file=sys.stderr,
+            flush=True,
+        )
+    elif kind == "stage_start":
+        print(f"> {event['stage']} ...", file=sys.stderr, flush=True)
+    elif kind == "stage_finish":
+        counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
+        mode = event.get("retrieval")
+        extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
+        print(
+            f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} "
+            f"tokens{extra})",
+            file=sys.stderr,
+            flush=True,
+        )
+        plan = event.get("plan")
+        if plan:
+            print(
+                f"  plan: {plan['intent']} (confidence {plan['confidence']:.2f}), "
+                f"{'retrieve' if plan['retrieve'] else 'no retrieval'}: {plan['reason']}",
+                file=sys.stderr,
+                flush=True,
+            )
+    elif kind == "stage_warning":
+        print(f"  note {event['stage']}: {event['message']}", file=sys.stderr, flush=True)
+    # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
+
+
+def open_controller(settings: Settings, thread: str | None = None, project: str | None = None) -> AppController:
+    """The controller on a thread (a new one when None), on `project` or else the project the thread ran on,
+    printing its progress to stderr. Imported here, not above: `ragstream --help` stays quick."""
+    from ragstream.app.controller import AppController
+
+    ctl = AppController(settings, thread_id=thread)
+    ctl.on_event = print_progress
+    project = project or ctl.sp.extras.project
+    if project:
+        ctl.select_project(project)
+    return ctl
+
+
+def report(ctl: AppController, sp: SuperPrompt) -> None:
+    """Where the thread stands (stderr) and its prompt as it is now (stdout)."""
+    print(
+        f"thread {ctl.thread_id}: stage {sp.stage.value}"
+        + (f", paused before {ctl.paused_before}" if ctl.paused_before else ""),
+        file=sys.stderr,
+    )
+    print(sp.prompt_ready, end="")
+
+
+def print_token(token: str) -> None:
+    print(token, end="", flush=True)
+
+
+def report_answer(answer: Answer) -> None:
+    verdicts = [" ".join(f"{k}={v}" for k, v in a.critique.items() if k != "feedback") for a in answer.attempts]
+    print(f"critic: {' | '.join(verdicts)}; regenerations: {answer.retries}", file=sys.stderr)
