@@ -41,10 +41,10 @@ from ragstream.orchestration.checkpoint import memory_checkpointer  # noqa: E402
 from ragstream.services import Services  # noqa: E402
 from ragstream.settings import Settings, load_settings  # noqa: E402
 from ragstream.state import SuperPrompt  # noqa: E402
+from ragstream.text.chunk_ids import citations  # noqa: E402
 
 SAMPLE = ROOT / "examples" / "sample_project"
 STAGE_OF_AGENT = {"A00": "preprocess", "A2": "a2", "A3": "a3", "A4": "a4", "A5": "a5", "CRITIC": "critic"}
-_CITED = re.compile(r"\[([^\[\]\s]+@[0-9a-f]{10}#\d+)\]")
 
 
 def reachable(base_url: str, timeout: float = 3.0) -> str | None:
@@ -86,7 +86,7 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
     a4 = sp.extras.a4
     given = set(a4.budget.kept) if a4 and a4.budget else set(sp.final_selection_ids)
     lines = [line for line in sp.S_CTX_MD.splitlines() if line.startswith("- ") and not line.startswith("- none found")]
-    cited = [set(_CITED.findall(line)) for line in lines]
+    cited = [set(citations(line)) for line in lines]
     return {
         "stage": sp.stage.value,
         "condensed_lines": len(lines),

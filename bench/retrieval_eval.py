@@ -25,6 +25,7 @@ from ragstream.retrieval.chunks import rerank
 from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.settings import Settings, load_settings
 from ragstream.strategies import Strategy
+from ragstream.text.chunk_ids import source_of
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
@@ -62,7 +63,7 @@ def doc_ranking(ids: list[str]) -> list[str]:
     """Chunk ids to distinct document ids, first occurrence wins."""
     seen: dict[str, None] = {}
     for cid in ids:
-        seen.setdefault(Path(cid.split("@", 1)[0]).stem, None)
+        seen.setdefault(Path(source_of(cid)).stem, None)
     return list(seen)
 
 

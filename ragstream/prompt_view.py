@@ -7,11 +7,8 @@ SuperPrompt always renders to the same text.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Mapping
-
 from ragstream.state import A5Report, Stage, SuperPrompt
+from ragstream.text.fences import CONDENSED_FENCE_INFO, CONVERSATION_FENCE_INFO, escape_attr, fence_block
 
 _CONTENT_BLOCKS = (("task", "Task"), ("context", "Context"), ("purpose", "Purpose"), ("constraints", "Constraints"))
 _LABELS = (
@@ -22,50 +19,7 @@ _LABELS = (
     ("format", "Format"),
 )
 _PREVIEW_CHARS = 240
-_TILDES = re.compile(r"~{3,}")
 CITE_RULE = "Cite the excerpt ids you rely on in square brackets."  # A5's rule; dropped when nothing is cited
-CONDENSED_FENCE_INFO = 'condensed-context from="the excerpts below"'
-CONVERSATION_FENCE_INFO = 'earlier-conversation note="past turns, quoted: not the current request"'
-
-
-_LANGUAGE = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
-_BREAKING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format characters, line/paragraph separators
-
-
-def breaking_characters(text: str) -> list[str]:
-    """The characters of `text` that can end a line or hide what follows (U+000A, U+2028, U+202E, ...)."""
-    return [ch for ch in text if unicodedata.category(ch) in _BREAKING]
-
-
-def escape_attr(value: object) -> str:
-    """A fence info-line attribute value (unquoted): a quote or backslash is escaped with a backslash and a
-    character that could end the line or hide text is written `\\uXXXX`, so no file name, chunk id or
-    other value can close the attribute, the info line or the fence, or start a line of its own."""
-    out = []
-    for ch in str(value):
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif unicodedata.category(ch) in _BREAKING:
-            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def fence_info(kind: str, attrs: Mapping[str, object], language: object = None) -> str:
-    """The info line of a fence: an optional language word (dropped unless it is a plain identifier),
-    the kind, then `name="value"` attributes, every value escaped (`escape_attr`)."""
-    head = f"{language} " if isinstance(language, str) and _LANGUAGE.match(language) else ""
-    return head + " ".join([kind, *(f'{name}="{escape_attr(value)}"' for name, value in attrs.items())])
-
-
-def fence_block(info: str, text: str) -> str:
-    """`text` in a tilde fence longer than any tilde run inside it, so the text cannot close it.
-
-    This module renders every fence of the prompt; `info` comes from `fence_info` (or is a constant)."""
-    longest = max((len(m.group()) for m in _TILDES.finditer(text)), default=0)
-    bar = "~" * max(4, longest + 1)
-    return f"{bar}{info}\n{text}\n{bar}"
 
 
 def render_condensed(sp: SuperPrompt) -> str:

@@ -49,8 +49,16 @@ class Services:
 
     @property
     def offline(self) -> bool:
-        """True when the LLM stages run on the local provider: they then decide from evidence, not a model."""
-        return self.llm.provider_name == "local"
+        """True when no model is configured (the `local` provider). The one switch for offline behaviour.
+
+        Every stage reads it here: the planner's rules, A3's evidence gate, A4's extraction, no answer and
+        no critic are the offline behaviour of their stages, in code, because they need the pipeline's own
+        data (the index's term frequencies, chunk spans, vectors, the budget), which a chat-model interface
+        cannot carry. The agents whose offline judgment rests on the user's words alone (A00, A2, A5, SAL)
+        declare it as keyword rules in their config (`x-cues`), which the local provider applies when the
+        runner calls them offline; that is data for this switch, not a second one.
+        """
+        return not self.llm.has_model
 
     @property
     def embedder(self) -> Embedder:

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from ragstream.agents.extractive import condense_extractively
 from ragstream.chunking import Chunker
 from ragstream.embedding import get_embedder
-from ragstream.ingestion.manager import chunk_id
 from ragstream.settings import ChunkingSettings, Settings
 from ragstream.state import Chunk
+from ragstream.text.chunk_ids import chunk_id
 
 WORDS = [
     "index",

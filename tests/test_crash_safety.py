@@ -14,13 +14,14 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.chunking import Chunker
 from ragstream.ingestion.loader import load_document
-from ragstream.ingestion.manager import IngestionManager, chunk_id
+from ragstream.ingestion.manager import IngestionManager
 from ragstream.ingestion.manifest import Manifest
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.projects import project_paths
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
+from ragstream.text.chunk_ids import chunk_id
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 

@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
         "onnx_model",
         "lines",
         "users",
+        "text",
         "strategies",
         "deferred_imports",
         "heap_snapshots",

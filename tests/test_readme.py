@@ -82,3 +82,16 @@ def test_readme_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
         command = ["bash", "-c", code] if language == "bash" else [sys.executable, "-c", code]
         done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{code}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-2000:]}"
+
+
+def test_the_graph_drawing_is_the_graph() -> None:
+    from ragstream import build_graph
+
+    drawn = re.search(r"^```mermaid\n(.*?)^```$", README.read_text(encoding="utf-8"), flags=re.M | re.S)
+    assert drawn is not None
+
+    def graph(mermaid: str) -> list[str]:  # the nodes and edges, without the styling
+        lines = mermaid.split("graph TD;", 1)[1].splitlines()
+        return [line.strip() for line in lines if line.strip() and not line.strip().startswith("classDef")]
+
+    assert graph(drawn.group(1)) == graph(build_graph().get_graph().draw_mermaid())

@@ -11,11 +11,12 @@ from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Stage
 from ragstream.strategies import Strategy
+from ragstream.text.chunk_ids import source_of
 from tests.helpers import preprocessed, run_stage
 
 
 def _files(result) -> list[str]:
-    return [cid.split("@")[0] for cid in result.ids]
+    return [source_of(cid) for cid in result.ids]
 
 
 def test_dense_finds_a_paraphrase_without_shared_words(indexed: Settings) -> None:
@@ -54,7 +55,7 @@ def test_temporal_filters_by_named_year(indexed: Settings) -> None:
     assert "temporal" in result.results[0].scores
     newer = searcher.retrieve(["excerpt fencing changes since 2024"], Strategy.TEMPORAL)
     temporal_hits = [r for r in newer.results if "temporal" in r.scores]
-    assert [r.chunk_id.split("@")[0] for r in temporal_hits] == ["notes/changelog.md"]
+    assert [source_of(r.chunk_id) for r in temporal_hits] == ["notes/changelog.md"]
 
 
 def test_exploratory_expands_to_linked_files(indexed: Settings) -> None:
@@ -63,7 +64,7 @@ def test_exploratory_expands_to_linked_files(indexed: Settings) -> None:
     result = searcher.retrieve(["pause after the condenser for human review"], Strategy.EXPLORATORY)
     files = _files(result)
     assert files[0] == "architecture.md"
-    graph = {r.chunk_id.split("@")[0] for r in result.results if "graph" in r.scores}
+    graph = {source_of(r.chunk_id) for r in result.results if "graph" in r.scores}
     assert {"retrieval.md", "ingestion.md"} <= graph
 
 

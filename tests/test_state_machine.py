@@ -24,13 +24,14 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
-from ragstream.orchestration.apply import CITATION, settle
+from ragstream.orchestration.apply import settle
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.prompt_view import render_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.stages import NAMES, REGISTRY, SKIPPABLE, rank
 from ragstream.state import SuperPrompt
+from ragstream.text.chunk_ids import CITATION
 
 pytestmark = pytest.mark.slow
 

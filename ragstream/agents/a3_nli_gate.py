@@ -30,18 +30,17 @@ import numpy as np
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.ingestion.snapshot import bm25_tokens
-from ragstream.preprocessing.canonicalize import asks
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.prompt_view import normalized_ask
 from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 from ragstream.telemetry.events import emit
+from ragstream.text.asking import asking_sentences
 
 AGENT = "A3"
 SHINGLE = 5
 DUPLICATE_JACCARD = 0.8
 _WORD = re.compile(r"\w+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
 
 
@@ -256,5 +255,5 @@ def asking_parts(sp: SuperPrompt, settings: Settings) -> list[str]:
     """The sentences of the task that ask for something (each judged for coverage); the task when none does."""
     task = sp.body.task or normalized_ask(sp)
     openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
-    found = [s.strip() for s in _SENTENCE.split(task) if s.strip() and asks(s, openers)]
+    found = asking_sentences(task, openers)
     return found or [" ".join(task.split())]

@@ -22,11 +22,11 @@ from ragstream.errors import AgentReplyError
 from ragstream.prompt_view import normalized_ask
 from ragstream.settings import CondenserSettings
 from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, SuperPrompt
+from ragstream.text.chunk_ids import citations, uncite
 from ragstream.token_budget import ContextBudget
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
-_CITATION = re.compile(r"\[([^\[\]]+)\]")
 _WORD = re.compile(r"\w+")
 # Sentences addressed to the model reading the prompt, not statements about the subject: attempts to
 # change its instructions or role, talk about prompts and system messages, or dictate its reply.
@@ -62,8 +62,8 @@ def _words(text: str) -> set[str]:
 def cite(line: str, chunks: list[Chunk]) -> tuple[str, list[str]]:
     """The line without citation brackets, and the selected chunk ids it rests on (maybe none)."""
     ids = {c.id for c in chunks}
-    cited = [c for c in _CITATION.findall(line) if c in ids]
-    text = " ".join(_CITATION.sub(lambda m: "" if m.group(1) in ids else m.group(0), line).split())
+    cited = [c for c in citations(line) if c in ids]
+    text = uncite(line, ids)
     if cited:
         return text, list(dict.fromkeys(cited))
     flat = " ".join(text.split()).lower()

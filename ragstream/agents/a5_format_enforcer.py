@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from ragstream.agents.providers.local_provider import _phrase
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.prompt_view import CITE_RULE
 from ragstream.state import A5Report, LLMOutcomes, PromptBody
+from ragstream.text.phrases import phrase
 
 AGENT = "A5"
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(.+?)\s*$", re.MULTILINE)
@@ -69,7 +69,7 @@ def _named_in(kind: str, requested: str, runner: AgentRunner, version: str) -> b
     cues = (
         runner.factory.load_config(AGENT, version).output_schema["properties"]["kind"].get("x-cues", {}).get(kind, [])
     )
-    return any(_phrase(cue).search(requested) for cue in cues)
+    return any(phrase(cue).search(requested) for cue in cues)
 
 
 def enforce(body: PromptBody, runner: AgentRunner, version: str = "v1", depth_given: bool = True) -> A5Report:

@@ -22,10 +22,10 @@ import numpy as np
 from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
+from ragstream.text.fences import FENCE_LINE
+from ragstream.text.phrases import phrase
+from ragstream.text.sentences import MARKDOWN, spans
 
-_BREAK = re.compile(
-    r"(?<=[.!?])[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)"
-)
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
 _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
@@ -36,7 +36,6 @@ _MARKUP = re.compile(
     r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)",
     re.MULTILINE,
 )
-_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 # A paragraph that introduces literal text (reStructuredText "::", or a code directive): what follows is code.
 _LITERAL_INTRO = re.compile(r"::\s*$|^\.\.\s+(?:code|code-block|sourcecode|literalinclude|doctest)\b")
 _LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
@@ -85,7 +84,7 @@ class Line:
 
 def _fenced(text: str) -> list[tuple[int, int]]:
     """Spans of the text inside fenced code blocks (an unclosed fence runs to the end)."""
-    marks = [m.start() for m in _FENCE.finditer(text)]
+    marks = [m.start() for m in FENCE_LINE.finditer(text)]
     marks += [len(text)] if len(marks) % 2 else []
     return list(zip(marks[::2], marks[1::2], strict=False))
 
@@ -102,12 +101,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         return []  # source code is never flattened into sentences
     text = chunk.text
     fenced = _fenced(text)
-    pieces: list[tuple[int, int]] = []
-    start = 0
-    for match in _BREAK.finditer(text):
-        pieces.append((start, match.start()))
-        start = match.end()
-    pieces.append((start, len(text)))
+    pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
     consumed = literal = 0
     for index, (a, b) in enumerate(pieces):
@@ -156,7 +150,7 @@ def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
 
 def _cue(sentence: str, cues: list[str]) -> str:
     lowered = sentence.lower()
-    return next((cue for cue in cues if re.search(r"(?<![\w])" + re.escape(cue) + r"(?![\w])", lowered)), "")
+    return next((cue for cue in cues if phrase(cue).search(lowered)), "")
 
 
 def classify(sentence: str, settings: CondenserSettings) -> tuple[str, str]:

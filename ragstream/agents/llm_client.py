@@ -50,6 +50,11 @@ class LLMClient:
     def provider_name(self) -> str:
         return self.provider.name
 
+    @property
+    def has_model(self) -> bool:
+        """False for the offline provider, which is no model: the one test of "offline" (Services.offline)."""
+        return self.provider.name != "local"
+
     def call(
         self,
         model: str,

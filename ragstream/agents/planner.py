@@ -23,8 +23,8 @@ Rules, in order (the cue lists are in `config/ragstream.json`, section `plan`):
 2. conversational: the prompt is social phrases only ("Thanks, that helped!"), with no question;
    one word besides them makes it a guess.
 3. research: a research cue ("compare", "trade-offs", "in depth") or two questions or more.
-4. factual: a question, or an imperative asking to explain, list or show; otherwise factual as the
-   default, a guess.
+4. factual: a question, or a sentence that asks by the one rule of ragstream/text/asking.py (it opens
+   with one of the prompt schema's `ask_openers`); otherwise factual as the default, a guess.
 """
 
 from __future__ import annotations
@@ -32,27 +32,20 @@ from __future__ import annotations
 import re
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
+from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.retrieval.strategy import choose_strategy
 from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
 from ragstream.state.reports import Intent, PlanSource
 from ragstream.strategies import Strategy
+from ragstream.text.asking import ask_of
+from ragstream.text.phrases import any_phrase
+from ragstream.text.sentences import TYPED, split
 
 AGENT = "PLAN"
 _OPENER = r"(?:^|(?<=[.!?:\n])\s*|(?<=^\W))\s*(?:please\s+|kindly\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
-_ASKING = re.compile(
-    r"^\W*(?:how|what|which|where|when|who|whom|whose|why|is|are|does|do|did|can|could|should|would|will|"
-    r"explain|describe|list|show|tell|give|find|summarize|summarise|outline|walk)\b",
-    re.I,
-)
 _QUOTED = re.compile(r"(?:\"[^\"]{20,}\"|“[^”]{20,}”|^>\s?.{20,}|~~~|```)", re.M)
 _WORD = re.compile(r"[\w'’-]+")
-
-
-def _phrases(phrases: list[str]) -> re.Pattern[str]:
-    """Any of `phrases` as whole words, longest first (so 'thank you' wins over 'you')."""
-    ordered = sorted({p.lower() for p in phrases}, key=len, reverse=True)
-    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w])", re.I)
 
 
 def _words(text: str) -> list[str]:
@@ -80,11 +73,11 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, l
     rules = settings.plan
     task = sp.body.task or sp.raw_prompt
     context = sp.body.context or ""
-    verbs = _phrases(rules.transform_verbs)
+    verbs = any_phrase(rules.transform_verbs)
     for match in re.finditer(_OPENER + r"(" + verbs.pattern + r")", task, re.I | re.M):
         verb = match.group(1)
         given = _given_text(task, match.end(), context)
-        deictic = _phrases(rules.deictic_targets).search(task[match.end() : match.end() + 60])
+        deictic = any_phrase(rules.deictic_targets).search(task[match.end() : match.end() + 60])
         if given:
             evidence = [f"'{verb}'", given] + ([f"'{deictic.group(0)}'"] if deictic else [])
             return (
@@ -102,7 +95,7 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, l
                 [f"'{verb}'", f"'{deictic.group(0)}'"],
             )
     whole = sp.raw_prompt
-    social = _phrases(rules.social_phrases)
+    social = any_phrase(rules.social_phrases)
     found = [m.group(0) for m in social.finditer(whole)]
     if found and "?" not in whole:
         left = [w for w in _words(social.sub(" ", whole)) if w not in settings.gate.function_words]
@@ -120,15 +113,16 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, l
                 f"social phrases ({', '.join(repr(f) for f in found)}) and one other word ('{left[0]}')",
                 found,
             )
-    cue = _phrases(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
+    cue = any_phrase(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
     questions = task.count("?")
     if cue:
         return "research", 0.8, f"a research cue: '{cue.group(0)}'", [cue.group(0)]
     if questions >= 2:
         return "research", 0.75, f"{questions} questions in one prompt", [f"{questions} question marks"]
-    asking = _ASKING.search(task)
+    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
+    asking = next((opener for s in split(task, TYPED) if (opener := ask_of(s, openers))), None)
     if questions or asking:
-        what = "a question mark" if questions or asking is None else f"it opens with '{asking.group(0).strip()}'"
+        what = "a question mark" if questions or asking is None else f"a sentence opens with '{asking}'"
         return "factual", 0.8, f"a request to look something up: {what}", [what]
     return "factual", 0.5, "no rule applies: looking it up is the default", []
 

@@ -95,7 +95,7 @@ class AgentRunner:
         try:
             call = self._ask(prompt, messages, response_format)
         except AgentReplyError as exc:
-            if fallback is False or self.llm.provider_name == "local":
+            if fallback is False or not self.llm.has_model:
                 self._record(
                     agent,
                     version,

@@ -32,7 +32,6 @@ from ragstream.orchestration.review import NO_ANSWER, REVIEW
 from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import list_projects, project_paths
-from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
@@ -41,6 +40,7 @@ from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
 from ragstream.telemetry.otel import OtelSpans
 from ragstream.telemetry.trace import TraceStore, summarize
+from ragstream.text.fences import escape_attr
 
 if TYPE_CHECKING:
     from ragstream.agents.agent_factory import AgentConfig

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from io import BytesIO
 from pathlib import Path
 
-from ragstream.prompt_view import breaking_characters
+from ragstream.text.fences import breaking_characters
 
 TEXT_SUFFIXES = frozenset(
     ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts "

@@ -14,7 +14,6 @@ import functools
 import hashlib
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,12 +40,14 @@ from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generati
 from ragstream.ingestion.store import ChromaStore
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
-from ragstream.prompt_view import escape_attr
 from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
 from ragstream.secret_scan import identity as secrets_identity
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
 from ragstream.state import Chunk, Span
+from ragstream.text.chunk_ids import chunk_id
+from ragstream.text.dates import first_day
+from ragstream.text.fences import escape_attr
 
 log = logging.getLogger("ragstream.ingestion")
 
@@ -55,7 +56,6 @@ Progress = Callable[[str, int, int], None]
 # The modules whose code decides where chunks are cut (their source is part of chunking_identity).
 CUTTING_MODULES = (ragstream.chunking, ragstream.code.chunks, ragstream.code.outline, ragstream.ingestion.loader)
 EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
-_ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")
 
 
 @dataclass
@@ -117,11 +117,6 @@ def cutting_rules_version() -> str:
     for module in CUTTING_MODULES:
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()[:12]
-
-
-def chunk_id(rel_path: str, sha256: str, index: int) -> str:
-    """Stable across runs: the same file content at the same path always gives the same ids."""
-    return f"{rel_path}@{sha256[:10]}#{index}"
 
 
 def _walk(
@@ -199,7 +194,7 @@ class IngestionManager:
 
     def _chunks_for(self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str) -> list[Chunk]:
         headings = headings_at(text) if kind == "text" else []
-        dated = _ISO_DATE.search(text) or _ISO_DATE.search(rel)
+        dated = first_day(text, rel)
         language = self.languages.of(rel) if kind == "text" else None
         line_of = LineIndex(text).line_of if kind == "text" else None
         if language is not None:
@@ -210,7 +205,7 @@ class IngestionManager:
         for index, (span, symbols) in enumerate(pieces):
             metadata: dict[str, str | int | float | bool | None] = {"mtime": mtime, "title": title, "kind": kind}
             if dated:
-                metadata["date"] = dated.group()
+                metadata["date"] = dated
             heading = _heading_for(headings, span.start) if language is None else ""
             if heading:
                 metadata["heading"] = heading

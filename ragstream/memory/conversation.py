@@ -37,6 +37,7 @@ from ragstream.projects import validate_project_name
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import MemorySettings, SecretsSettings
 from ragstream.state import Chunk, ConversationTurn, Span
+from ragstream.text.chunk_ids import turn_id
 from ragstream.token_budget import ContextBudget
 
 LOCAL_USER = "local"
@@ -177,7 +178,7 @@ class ConversationMemory:
         log_name = f"memory/{project}"
         return [
             Chunk(
-                id=f"{log_name}#turn{turns[i].index}",
+                id=turn_id(log_name, turns[i].index),
                 source_path=log_name,
                 sha256="",
                 chunk_index=turns[i].index,

@@ -26,9 +26,9 @@ import numpy as np
 from ragstream.memory.conversation import Embeds
 from ragstream.settings import MemorySettings
 from ragstream.state import ConversationTurn, SummarySelection
+from ragstream.text.sentences import TYPED, spans
 from ragstream.token_budget import ContextBudget
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
@@ -50,7 +50,7 @@ class _Candidate:
 
 def sentences(text: str) -> list[str]:
     """Sentences and bullet lines of `text`, without their bullet markers."""
-    return [s for s in (_BULLET.sub("", part).strip() for part in _SPLIT.split(text)) if s]
+    return [s for s in (_BULLET.sub("", text[a:b]).strip() for a, b in spans(text, TYPED)) if s]
 
 
 def _key(sentence: str) -> str:

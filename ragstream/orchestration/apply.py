@@ -18,7 +18,6 @@ without an allow-list (strict msgpack included).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,8 +42,8 @@ from ragstream.stages import (
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 from ragstream.state.stage import SELECTING
 from ragstream.telemetry.events import collect_llm_calls
+from ragstream.text.chunk_ids import citations, uncite
 
-CITATION = re.compile(r"\[([^\[\]\s]+?(?:@[0-9a-f]{10}#\d+|#turn\d+))\]")
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")
 # Fields a person may edit, and the facet each belongs to (what it invalidates follows from the registry).
 EDITABLE: dict[str, str] = {
@@ -61,14 +60,14 @@ def prune_citations(text: str, selection: list[str]) -> tuple[str, list[str]]:
     lines: list[str] = []
     withdrawn: list[str] = []
     for line in text.split("\n"):
-        cited = CITATION.findall(line)
+        cited = citations(line)
         gone = [cid for cid in cited if cid not in keep]
         if not gone:
             lines.append(line)
         elif len(gone) == len(cited):
             withdrawn.append(line)
         else:
-            lines.append(" ".join(CITATION.sub(lambda m: m.group(0) if m.group(1) in keep else "", line).split()))
+            lines.append(uncite(line, set(gone)))
     return "\n".join(lines), withdrawn
 
 

@@ -19,11 +19,11 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
-from ragstream.prompt_view import CONDENSED_FENCE_INFO, fence_block
 from ragstream.rendering.excerpts import shown_excerpts
 from ragstream.rendering.prompt import DEFAULT_SYSTEM, GROUNDING, fence
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
+from ragstream.text.fences import CONDENSED_FENCE_INFO, fence_block
 
 STYLES = ("markdown", "xml", "json", "plain")
 SCHEMA_ID = "ragstream.superprompt/1"

@@ -14,6 +14,7 @@ from ragstream.preprocessing.parse import ParsedPrompt, strip_span
 from ragstream.preprocessing.schema import PromptSchema, normalize_header
 from ragstream.state import CanonEntry, Span
 from ragstream.state.parts import MappedBy, TaskRule
+from ragstream.text.asking import asks
 
 SNIPPET_CHARS = 300
 
@@ -42,31 +43,11 @@ class Canonicalized:
     task_section: int | None
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # A role the user wrote for the model, as the opening sentence of the ask: "You are a/an/the ...",
 # "Act as a ...". Not "You are given ..." (a statement of the task), hence the article.
 _USER_ROLE = re.compile(
     r"(?i)(?:you\s+are|you're|please\s+act\s+as|act\s+as|acting\s+as|play\s+the\s+role\s+of)\s+(?:an?|the|my|our)\s[^\n]*?[.!](?=\s|$)"
 )
-_BULLET = re.compile(r"^[\s>*\-+\d.)]*")
-
-
-def asks(text: str, openers: tuple[str, ...]) -> bool:
-    """Whether a section asks for something: a question, or a sentence opening with a request.
-
-    A sentence that ends in '?' is a question; a sentence whose first words are one of the schema's
-    `ask_openers` (imperative verbs such as 'explain' or 'list', or 'please', 'can you', 'how', ...)
-    is a request.
-    """
-    for sentence in _SENTENCE.split(text):
-        words = _BULLET.sub("", sentence).strip().lower()
-        if not words:
-            continue
-        if words.endswith("?"):
-            return True
-        if any(words == o or words.startswith(o + " ") or words.startswith(o + ",") for o in openers):
-            return True
-    return False
 
 
 def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema) -> tuple[TaskRule, int | None]:

@@ -11,9 +11,9 @@ import re
 from json.decoder import scanstring  # type: ignore[attr-defined]  # exported by the stdlib, missing in typeshed
 
 from ragstream.state import Header, PromptFormat, Span
+from ragstream.text.fences import COMMONMARK_FENCE
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*\r?$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _WS = " \t\r\n"
 _DECODER = json.JSONDecoder()
 
@@ -53,7 +53,7 @@ def _markdown_headers(prompt: str) -> list[Header]:
     found: list[tuple[int, int, int, int, str]] = []  # level, line start, line end, body start, name
     fence: str | None = None
     for start, end, content in lines:
-        fence_match = _FENCE.match(content)
+        fence_match = COMMONMARK_FENCE.match(content)
         if fence_match:
             marker = fence_match.group(1)
             if fence is None:

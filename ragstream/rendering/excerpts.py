@@ -35,13 +35,13 @@ from ragstream.lines import LineIndex
 from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import ExcerptSettings, Settings
 from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
+from ragstream.text.fences import FENCE_LINE
+from ragstream.text.sentences import EXCERPT, spans
 from ragstream.token_budget import ContextBudget, TrimReport
 
-_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]*_]*\s+(?=[\"'\u201c\u2018(\[*_`]?[A-Z0-9#>|`*\-])")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _BLOCK_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|[-*+][ \t]|\d{1,3}[.)][ \t]|\||>|```|~~~)", re.M)
 _STANDALONE_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t].*|\|.*\||```.*|~~~.*)$", re.M)
-_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S.*$", re.M)
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
 
@@ -106,8 +106,7 @@ class Document:
                     self.line_end(self.line_starts[n - 1] + 1) for n in statements[1] if n <= len(self.line_starts)
                 )
         else:
-            found = {0}
-            found.update(m.end() for m in _SENTENCE_END.finditer(text))
+            found = {start for start, _ in spans(text, EXCERPT)}
             found.update(m.end() for m in _PARAGRAPH.finditer(text))
             found.update(m.start() for m in _BLOCK_LINE.finditer(text))
             found.update(m.end() + 1 for m in _STANDALONE_LINE.finditer(text) if m.end() < len(text))
@@ -125,7 +124,7 @@ class Document:
         for number, start in enumerate(self.line_starts):
             end = self.text.find("\n", start)
             line = self.text[start : end if end != -1 else len(self.text)]
-            if _FENCE_LINE.match(line):
+            if FENCE_LINE.match(line):
                 lines.add(number)
                 inside = not inside
             elif inside:

@@ -10,10 +10,11 @@ says so explicitly.
 from __future__ import annotations
 
 from ragstream.code.symbols import lines_of
-from ragstream.prompt_view import fence_block, fence_info, render_ask, render_condensed, render_format
+from ragstream.prompt_view import render_ask, render_condensed, render_format
 from ragstream.rendering.excerpts import Sources, whole_excerpts
 from ragstream.stage_io import StageOutput
 from ragstream.state import BudgetReport, BuildReport, Chunk, SuperPrompt
+from ragstream.text.fences import excerpt_fence
 from ragstream.token_budget import ContextBudget
 
 DEFAULT_SYSTEM = "You are a careful assistant."
@@ -36,15 +37,16 @@ NOT_COVERED = (
 def fence(chunk: Chunk) -> str:
     """Code fences open with their language (for highlighting and for the model); `lines` lets an
     answer cite `path:line`."""
-    lines = lines_of(chunk)
-    attrs = {"source": chunk.source_path, "chunk": chunk.id}
-    for key in ("project", "tool"):  # a result of another project or of the web says so
-        if isinstance(chunk.metadata.get(key), str):
-            attrs[key] = str(chunk.metadata[key])
-    if lines:
-        attrs["lines"] = f"{lines[0]}-{lines[1]}"
-    attrs["span"] = f"{chunk.span.start}-{chunk.span.end}"
-    return fence_block(fence_info("excerpt", attrs, chunk.metadata.get("language")), chunk.text)
+    origin = {key: str(value) for key in ("project", "tool") if isinstance(value := chunk.metadata.get(key), str)}
+    return excerpt_fence(
+        chunk.text,
+        source=chunk.source_path,
+        chunk=chunk.id,
+        span=(chunk.span.start, chunk.span.end),
+        lines=lines_of(chunk),
+        language=chunk.metadata.get("language"),
+        origin=origin,  # a result of another project or of the web says so
+    )
 
 
 def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> StageOutput[BuildReport]:

@@ -27,6 +27,7 @@ from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
 from ragstream.retrieval.strategy import choose_strategy, years_in
 from ragstream.settings import RetrievalSettings
 from ragstream.strategies import Strategy
+from ragstream.text.dates import timestamp
 
 log = logging.getLogger("ragstream.retrieval")
 
@@ -296,10 +297,8 @@ class ProjectSearcher:
 def _timestamp(metadata: dict[str, str | int | float | bool | None]) -> float | None:
     """A chunk's date: an ISO date found in the document, else the file's mtime."""
     date = metadata.get("date")
-    if isinstance(date, str):
-        try:
-            return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
-        except ValueError:
-            pass
+    when = timestamp(date) if isinstance(date, str) else None
+    if when is not None:
+        return when
     mtime = metadata.get("mtime")
     return float(mtime) if isinstance(mtime, (int, float)) and math.isfinite(mtime) else None

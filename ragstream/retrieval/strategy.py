@@ -19,13 +19,13 @@ from __future__ import annotations
 import re
 
 from ragstream.strategies import Strategy
+from ragstream.text.dates import ISO_DATE, years_of_dates
 
 _MONTHS = (
     r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
     r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
 )
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_ISO_DATE = re.compile(r"\b(?:19|20)\d{2}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?\b")
 _YEAR_AFTER_PREPOSITION = re.compile(
     r"\b(?:in|since|before|after|during|from|until|till|as of)\s+((?:19|20)\d{2})\b", re.I
 )
@@ -50,15 +50,13 @@ _EXPLORE = re.compile(
 
 def years_in(text: str) -> set[int]:
     """Years the query names as dates (ISO dates, or 'in/since/before … YYYY')."""
-    return {int(m.group()[:4]) for m in _ISO_DATE.finditer(text)} | {
-        int(m.group(1)) for m in _YEAR_AFTER_PREPOSITION.finditer(text)
-    }
+    return years_of_dates(text) | {int(m.group(1)) for m in _YEAR_AFTER_PREPOSITION.finditer(text)}
 
 
 def choose_strategy(query: str) -> tuple[Strategy, str]:
     """The strategy for a query, and the rule that chose it (recorded in the retrieval report)."""
     for strategy, pattern, what in (
-        (Strategy.TEMPORAL, _ISO_DATE, "a date"),
+        (Strategy.TEMPORAL, ISO_DATE, "a date"),
         (Strategy.TEMPORAL, _YEAR_AFTER_PREPOSITION, "a year"),
         (Strategy.TEMPORAL, _SINCE_A_TIME, "'since' a time"),
         (Strategy.TEMPORAL, _RECENCY, "a recency phrase"),

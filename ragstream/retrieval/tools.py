@@ -26,6 +26,7 @@ from ragstream.retrieval.fusion import RankedList, rrf_fuse
 from ragstream.retrieval.search import Query
 from ragstream.settings import WebSearchSettings
 from ragstream.state import Chunk, Span
+from ragstream.text.chunk_ids import chunk_id
 
 _ID_UNSAFE = re.compile(r"[\[\]\s\"]")
 _QUERY_CHARS = 400  # a search engine's query, not a document
@@ -81,7 +82,7 @@ def web_chunk(item: dict, rank: int) -> Chunk:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     source = _ID_UNSAFE.sub("", str(item["url"]))[:200]
     return Chunk(
-        id=f"{source}@{digest[:10]}#{rank}",
+        id=chunk_id(source, digest, rank),
         source_path=source,
         sha256=digest,
         chunk_index=rank,

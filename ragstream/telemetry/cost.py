@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
+
+from ragstream.text.dates import SNAPSHOT_SUFFIX
 
 if TYPE_CHECKING:
     from ragstream.settings import Prices
-
-_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 def price_key(prices: Prices, model: str) -> str | None:
     """The price-table entry for a model the server reports: the name itself, a fine-tune's base model,
     or a dated snapshot's model (`gpt-4.1-mini-2025-04-14`). None: not priced (a local server's model)."""
     base = model.split(":")[1] if model.startswith("ft:") and ":" in model else model
-    for name in (model, base, _SNAPSHOT.sub("", base)):
+    for name in (model, base, SNAPSHOT_SUFFIX.sub("", base)):
         if name in prices:
             return name
     return None

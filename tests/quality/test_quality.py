@@ -20,11 +20,11 @@ from ragstream.app.controller import AppController
 from ragstream.code.symbols import symbols_of
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.orchestration.apply import CITATION
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
+from ragstream.text.chunk_ids import CITATION, source_of
 from tests.helpers import unfenced
 
 HERE = Path(__file__).parent
@@ -68,7 +68,7 @@ def _condensed(sp: SuperPrompt) -> dict[str, list[str]]:
 
 
 def _files(ids: list[str]) -> set[str]:
-    return {Path(cid.split("@", 1)[0]).name for cid in ids}
+    return {Path(source_of(cid)).name for cid in ids}
 
 
 # A condensed line is prose that stands on its own (issue 24): no markup, no dangling reference, no
@@ -170,7 +170,7 @@ def test_quality_case(case: dict, quality_root: Path) -> None:
     if "not_selected" in case:
         assert not set(case["not_selected"]) & _files(sp.final_selection_ids)
     for name in case.get("a3_dropped", []):
-        decisions = {Path(cid.split("@")[0]).name: d for cid, d in sp.extras.a3.decisions.items()}
+        decisions = {Path(source_of(cid)).name: d for cid, d in sp.extras.a3.decisions.items()}
         assert decisions[name].decision == "drop_irrelevant" and re.search(r"cosine -?\d\.\d\d", decisions[name].reason)
     if "task_rule" in case:
         assert sp.preprocessing.task_rule == case["task_rule"]

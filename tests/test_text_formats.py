@@ -1,0 +1,93 @@
+"""The shared formats (ragstream/text/): what one module builds, the same module reads back."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragstream.errors import InputError
+from ragstream.text.asking import ask_of, asking_sentences, asks
+from ragstream.text.chunk_ids import chunk_id, citations, is_chunk_id, parse, source_of, turn_id, uncite
+from ragstream.text.dates import first_day, timestamp, years_of_dates
+from ragstream.text.phrases import any_phrase, phrase
+from ragstream.text.sentences import EXCERPT, MARKDOWN, TYPED, WRAPPED, spans, split
+
+_SOURCES = st.text(st.characters(blacklist_characters="[]\n", blacklist_categories=("Cs",)), min_size=1, max_size=40)
+
+
+@given(_SOURCES, st.text("0123456789abcdef", min_size=10, max_size=64), st.integers(0, 10**6))
+def test_a_built_chunk_id_parses_back_and_is_cited_whole(source: str, sha: str, index: int) -> None:
+    cid = chunk_id(source, sha, index)
+    parts = parse(cid)
+    assert (parts.source, parts.sha, parts.index, parts.turn) == (source, sha[:10], index, False)
+    assert citations(f"- a fact [{cid}] and more") == [cid]
+
+
+def test_turn_ids_and_file_names_with_spaces_are_citations_too() -> None:
+    turn = turn_id("memory/sample", 3)
+    spaced = chunk_id("my notes/plan v2.md", "0123456789abcdef", 0)
+    line = f"- both [{turn}] [{spaced}] [not an id] [see a@b#1]"
+    assert citations(line) == [turn, spaced]
+    assert parse(turn).turn and source_of(spaced) == "my notes/plan v2.md"
+    assert uncite(line, {spaced}) == f"- both [{turn}] [not an id] [see a@b#1]"
+
+
+@pytest.mark.parametrize("value", ["", "a.md", "a.md@0123#1", "a[1].md@0123456789#1", "x#turn"])
+def test_what_is_not_a_chunk_id_says_so(value: str) -> None:
+    assert not is_chunk_id(value)
+    with pytest.raises(InputError):
+        parse(value)
+
+
+def test_a_document_is_dated_by_a_day_a_query_by_a_day_or_a_month() -> None:
+    assert first_day("released 2024-05 then 2024-05-13x and 2023-02-30", "notes/2022-01-02.md") == "2023-02-30"
+    assert first_day("no date", "notes/2022-01-02.md") == "2022-01-02"
+    assert years_of_dates("since 2021-03, before 1899-01-01, by 2024-12-31") == {2021, 2024}
+    assert timestamp("2023-02-30") is None and timestamp("1970-01-02") == 86400.0
+
+
+_DOC = '# Title\nThe index is rebuilt\nnightly. It keeps "old copies." Then:\n- one item\n\nversion 2. Done'
+
+
+def test_each_sentence_rule_ends_sentences_where_its_text_does() -> None:
+    assert split("Explain the gate\nand list its rules. Why? ok", TYPED) == [
+        "Explain the gate",
+        "and list its rules.",
+        "Why?",
+        "ok",
+    ]
+    assert split(_DOC, WRAPPED) == [  # lines joined, heading dropped; a quote after the stop hides it
+        "The index is rebuilt nightly.",
+        'It keeps "old copies." Then: - one item',
+        "version 2.",
+        "Done",
+    ]
+    assert [_DOC[a:b].strip() for a, b in spans(_DOC, MARKDOWN)] == [  # a list item and a blank line break too
+        "# Title\nThe index is rebuilt\nnightly.",
+        'It keeps "old copies.',
+        "Then:",
+        "- one item",
+        "version 2.",
+        "Done",
+    ]
+    starts = [a for a, _ in spans(_DOC, EXCERPT)]
+    assert [_DOC[s : s + 8] for s in starts] == ["# Title\n", "It keeps", "Then:\n- ", "Done"]
+    with pytest.raises(ValueError):
+        spans(_DOC, WRAPPED)
+
+
+def test_a_sentence_asks_by_a_question_mark_or_a_configured_opener_only() -> None:
+    openers = ("explain", "can you", "how")
+    assert ask_of("- Explain the gate", openers) == "explain" and ask_of("Is it fast?", openers) == "?"
+    assert ask_of("Cannot you see", openers) is None and ask_of("How, then", openers) == "how"
+    assert asking_sentences("Some background.\nCan you list them. How it works", openers) == [
+        "Can you list them.",
+        "How it works",
+    ]
+    assert asks("Background only.", openers) is False
+
+
+def test_a_cue_phrase_matches_whole_words_only() -> None:
+    assert phrase("S3").search("we use s3 daily") and not phrase("s3").search("aws3x")
+    assert any_phrase(["you", "thank you"]).search("Thank you!").group(0) == "Thank you"
