@@ -5,7 +5,9 @@ candidates A3 would see; the offline gate keeps or drops each. Printed per setti
 relevant candidates kept (it must stay near 1: dropping evidence is worse than keeping noise), the
 share of irrelevant candidates dropped, the candidates kept per query and the queries where nothing was
 kept (every SciFact query has an answer, so "not covered" there is a miss). The shipped setting is
-the last line; the grid around it is what it was chosen from.
+the last line; the grid around it is what it was chosen from. Then, for `gate.strong_evidence` (with a
+model, the evidence at which the model's "irrelevant" is overruled) and values around it, the share of
+candidates at or above it that are relevant, against the share among all kept candidates.
 
 Run after bench/retrieval_eval.py has ingested the corpus:
     python bench/gate_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench]
@@ -20,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
-from ragstream.agents.a3_nli_gate import rarity_of, stemmed_terms, weigh
+from ragstream.agents.a3_nli_gate import rarity_of, stemmed_terms, weigh, weigh_all
 from ragstream.retrieval.chunks import rerank, retrieve
 from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.search import Query
@@ -83,6 +85,19 @@ def main() -> None:
             f"irrelevant dropped {dropped_other / max(total_other, 1):.3f}  "
             f"kept/query {statistics.mean(kept_per_query):.1f}  nothing kept {nothing_kept}/{len(cases)}  {label}",
             flush=True,
+        )
+    judged = [
+        (weigh_all(ask, chunks, np.asarray(vectors, dtype=np.float32), ask_vector, shipped, rarity), relevant)
+        for ask, chunks, vectors, ask_vector, relevant, rarity in cases
+    ]
+    kept = [cid in relevant for found, relevant in judged for cid in found.kept]
+    print(f"kept candidates: {len(kept)}, relevant {sum(kept) / max(len(kept), 1):.3f}")
+    for strong in sorted({0.7, 0.8, 0.9, 1.0, shipped.strong_evidence}):
+        above = [cid in relevant for found, relevant in judged for cid in found.kept if found.evidence[cid] >= strong]
+        label = "shipped" if strong == shipped.strong_evidence else ""
+        print(
+            f"strong_evidence {strong:.2f}: {len(above)} kept at or above, "
+            f"relevant {sum(above) / max(len(above), 1):.3f}  {label}"
         )
 
 

@@ -1,11 +1,15 @@
-"""Final-prompt quality on the documentation sets nobody tuned for (tests/quality cases on attrs and click).
+"""Final-prompt quality on the documentation sets nobody tuned for (tests/quality cases on attrs and click,
+or other corpora: --corpora attrs,click,streamlit).
 
 For every case with expectations on those corpora it runs the whole pipeline offline (the `local`
 provider), as the quality suite does, and prints per case and in total: condensed lines, useful
 condensed lines (lines containing one of the case's `useful` terms, the words an answer needs,
 written before tuning), prompt tokens, excerpt tokens, and whether the answering file was selected.
+It also prints how A3 decided, with file-level labels (rough: a long answering file has chunks on
+other topics): the answering file's candidates kept, the other candidates dropped, and for asks no
+document covers, the candidates dropped and the asks where nothing was kept.
 
-Run: python bench/prompt_quality.py [--work /tmp/prompt_quality]
+Run: python bench/prompt_quality.py [--work /tmp/prompt_quality] [--corpora attrs,click]
 """
 
 from __future__ import annotations
@@ -20,18 +24,18 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from tests.quality.test_quality import CASES, _condensed, _files, _project
 
-CORPORA = {"attrs", "click"}
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/prompt_quality"))
+    parser.add_argument("--corpora", default="attrs,click", help="the cases whose corpora are all among these")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     total = useful_total = found = answerable = 0
+    gate = {"answering kept": [0, 0], "others dropped": [0, 0], "uncovered dropped": [0, 0], "nothing kept": [0, 0]}
     ratios: list[float] = []
     for case in CASES:
-        if not set(case["corpora"]) <= CORPORA:
+        if not set(case["corpora"]) <= set(args.corpora.split(",")):
             continue
         shared, project = _project(args.work, case["corpora"])
         ctl = AppController(shared, checkpointer=memory_checkpointer(), services=Services(shared))
@@ -50,6 +54,17 @@ def main() -> None:
                 if set(case["selected"]) <= _files(sp.final_selection_ids)
                 else "answering file MISSING"
             )
+        decisions = sp.extras.a3.decisions if sp.extras.a3 is not None else {}
+        for cid, d in decisions.items():
+            if d.decision == "drop_duplicate":
+                continue
+            mine = _files([cid]) <= set(case.get("selected", []))
+            key = "uncovered dropped" if case.get("not_covered") else "answering kept" if mine else "others dropped"
+            gate[key][0] += (d.decision == "keep") == (key == "answering kept")
+            gate[key][1] += 1
+        if case.get("not_covered"):
+            gate["nothing kept"][0] += not any(d.decision == "keep" for d in decisions.values())
+            gate["nothing kept"][1] += 1
         if "useful" in case:
             total += len(lines)
             useful_total += len(useful)
@@ -67,6 +82,7 @@ def main() -> None:
         "excerpts"
     )
     print(f"answering file selected: {found}/{answerable}")
+    print("A3: " + ", ".join(f"{key} {n}/{of} = {n / max(of, 1):.2f}" for key, (n, of) in gate.items()))
 
 
 if __name__ == "__main__":

@@ -107,11 +107,6 @@ def test_demo_is_the_main_job_offline(tmp_path: Path) -> None:
     assert '~~~~excerpt source="architecture.md"' in out.stdout  # it names the stages and the human review
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (issue 24's absolute A3 gate): retrieval.md, which says how chunks "
-    "are found, has MiniLM cosine 0.26 to the demo prompt and evidence 0.29 < 0.55, so it is dropped",
-)
 def test_demo_keeps_the_document_on_how_chunks_are_found(tmp_path: Path) -> None:
     out = subprocess.run(
         ["ragstream", "--data-dir", str(tmp_path / "data"), "demo"],

@@ -8,12 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragstream.agents.a3_nli_gate import rarity_of, uncovered_parts, weigh
+from ragstream.agents.a3_nli_gate import keep_referenced, rarity_of, uncovered_parts, weigh, weigh_all
 from ragstream.agents.a5_format_enforcer import enforce
 from ragstream.agents.extractive import classify, sentences_of, stands_alone
+from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import Chunk, PromptBody, Span
+from ragstream.text.asking import clauses
 
 
 def _chunk(text: str, name: str = "doc.md") -> Chunk:
@@ -105,6 +107,75 @@ def test_a3_keeps_a_candidate_with_the_asks_rare_words(settings: Settings) -> No
         ["How do I rate limit requests?"], candidates, vectors, _unit(1.0, 0.0, 0.0)[None, :], settings.gate, rarity
     )
     assert kept == ["limits.md@0#0"]
+
+
+def test_an_ask_splits_into_clauses_only_where_each_clause_asks_and_stands(settings: Settings) -> None:
+    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
+    enough = lambda clause: len(clause.split()) >= 4  # noqa: E731
+    assert clauses(
+        "How is X rate-limited on Kubernetes, and how are changed documents re-embedded?", openers, enough
+    ) == [
+        "How is X rate-limited on Kubernetes",
+        "how are changed documents re-embedded?",
+    ]
+    assert clauses("Explain how callbacks see values; also list the chat widgets.", openers, enough) == [
+        "Explain how callbacks see values",
+        "list the chat widgets.",
+    ]
+    assert clauses("How do I read and write files?", openers, enough) == ["How do I read and write files?"]
+    standing = lambda clause: "their" not in clause  # noqa: E731
+    assert clauses("What are slotted classes and what are their drawbacks?", openers, standing) == [
+        "What are slotted classes and what are their drawbacks?"  # a clause the caller finds leaning stays joined
+    ]
+    assert clauses("We use salt and pepper. How is soup made?", openers, enough) == ["How is soup made?"]
+
+
+def test_a3_keeps_a_chunk_for_one_clause_of_a_two_part_ask_and_ranks_kept_chunks_by_meaning(settings: Settings) -> None:
+    candidates = [
+        _chunk("Pods scale with replicas.", "pods.md"),
+        _chunk("Documents are re-embedded; changed hashes are stored.", "notes.md"),
+        _chunk("Changed documents are re-embedded when their hash changes.", "ingest.md"),
+    ]
+    whole, first, second = _unit(1.0, 1.0, 0.0), _unit(1.0, 0.0, 0.0), _unit(0.0, 1.0, 0.0)
+    vectors = np.stack([_unit(1.0, 0.0, 3.0), _unit(-0.5, 1.0, 0.9), _unit(-0.5, 1.0, 0.5)])
+    rarity = rarity_of({"kubernet": 0, "rate": 0, "limit": 0, "chang": 3, "document": 5, "re": 9, "embed": 2}, 100)
+    texts = ["How is it rate-limited on Kubernetes, and how are changed documents re-embedded?"]
+    texts += ["How is it rate-limited on Kubernetes", "how are changed documents re-embedded?"]
+    alone = weigh_all(texts[:1], candidates, vectors, whole[None, :], settings.gate, rarity)
+    assert "ingest.md@0#0" not in alone.kept  # judged against the whole sentence, the covered half is lost
+    found = weigh_all(texts, candidates, vectors, np.stack([whole, first, second]), settings.gate, rarity)
+    assert found.kept == ["ingest.md@0#0", "notes.md@0#0"]  # closest first, not in retrieval's order
+    assert "for 'how are changed documents re-embedded?'" in found.report.decisions["ingest.md@0#0"].reason
+
+
+def test_a3_keeps_a_file_a_kept_chunk_names_for_the_ask(settings: Settings) -> None:
+    candidates = [
+        _chunk(
+            "Stages run in order. See retrieval.md for how chunks are found and meeting.md for the minutes.", "a.md"
+        ),
+        _chunk("The controller searches vectors and BM25.", "retrieval.md"),
+        _chunk("We met on Tuesday.", "meeting.md"),
+    ]
+    ask = _unit(1.0, 0.0, 0.0)
+    vectors = np.stack([_unit(1.0, 0.1, 0.0), _unit(0.2, 1.0, 0.0), _unit(0.1, 0.0, 1.0)])
+    weighed = weigh_all(["How do chunks reach the prompt?"], candidates, vectors, ask[None, :], settings.gate)
+    assert weighed.kept == ["a.md@0#0"]
+    said = {
+        "Stages run in order.": _unit(0.0, 0.0, 1.0),
+        "See retrieval.md for how chunks are found and": _unit(1.0, 0.5, 0.0),
+        "meeting.md for the minutes.": _unit(0.0, 1.0, 0.0),
+    }
+    found = keep_referenced(
+        weighed,
+        candidates,
+        ["How do chunks reach the prompt?"],
+        ask[None, :],
+        lambda texts: np.stack([said[t] for t in texts]),
+        settings.gate,
+    )
+    assert found.kept == ["a.md@0#0", "retrieval.md@0#0"]  # the minutes are named too, but not for the ask
+    assert "kept by reference" in found.report.decisions["retrieval.md@0#0"].reason
+    assert found.report.decisions["meeting.md@0#0"].decision == "drop_irrelevant"
 
 
 def test_uncovered_parts_name_the_sentence_and_the_unknown_name(settings: Settings) -> None:

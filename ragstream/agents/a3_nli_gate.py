@@ -4,27 +4,36 @@ Near-duplicates are removed deterministically first (word 5-gram Jaccard similar
 LLM never spends a call on them and the better-ranked copy always survives. With an LLM, each
 remaining candidate is judged by the A3 agent (concurrently, results in input order), which gives its
 reason; the offline evidence below is weighed too, decides a candidate whose reply stays invalid, and
-overrules the model by a stated rule when it drops every candidate the evidence rates relevant.
+overrules the model by a stated rule when it drops every candidate the evidence rates relevant, or
+calls a candidate with strong evidence irrelevant without naming a conflict.
 Offline, the gate decides from absolute evidence the pipeline already has, never relative to the best
-candidate (a ratio keeps the best of a bad lot, so an ask the documents do not cover still got "evidence"):
+candidate (a ratio keeps the best of a bad lot, so an ask the documents do not cover still got "evidence").
+The ask is taken apart first: the query pieces, and each asking clause of the task (a multi-part
+question is several asks, canonicalize.clauses), so a chunk that answers one clause is evidence for it
+even when the other clause is about something no document covers. For each piece:
 
-- the best cosine similarity of the chunk's stored embedding to the prompt's query pieces ("meaning":
-  what retrieval measured), and
-- the share of the ask's content-term weight the chunk holds ("words"), each term weighted by its
+- the cosine similarity of the chunk's stored embedding to the piece ("meaning": what retrieval
+  measured), and
+- the share of the piece's content-term weight the chunk holds ("words"), each term weighted by its
   rarity in the project (idf), so a name on every page is no evidence.
 
-A candidate under `gate.min_similarity` is dropped; otherwise it is kept when its evidence, cosine +
-`gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair meaning with the
-ask's distinctive words, keeps it). bench/gate_eval.py measures the thresholds on SciFact. Every decision records these
-numbers as its reason. Offline, the report also
-names the parts of the ask (its asking sentences, or words no document contains) that no kept chunk
-covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
+A piece under `gate.min_similarity` is no evidence; otherwise the chunk is kept when its evidence for
+the piece, cosine + `gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair
+meaning with the ask's distinctive words, keeps it). A dropped candidate is also kept when a kept chunk
+names its file in words about the ask (documents point to each other; the pointer is evidence the
+text may lack). bench/gate_eval.py measures the thresholds on SciFact, bench/prompt_quality.py on the
+documentation sets of the quality suite. Every decision records these numbers, and the piece, as its
+reason. Offline, the report also names the clauses of the ask (or words no document contains) that no
+kept chunk covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import numpy as np
 
@@ -35,7 +44,8 @@ from ragstream.prompt_view import normalized_ask
 from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 from ragstream.telemetry.events import emit
-from ragstream.text.asking import asking_sentences
+from ragstream.text.asking import clauses
+from ragstream.text.sentences import MARKDOWN, split
 
 AGENT = "A3"
 SHINGLE = 5
@@ -73,16 +83,19 @@ def gate(
     candidates: list[Chunk],
     runner: AgentRunner,
     evidence: A3Report,
-    best: str | None = None,
+    ranked: Sequence[str] = (),
+    strong: Sequence[str] = (),
     version: str = "v1",
 ) -> tuple[list[str], A3Report]:
-    """The candidates the model keeps for the ask (in their order), each decision with the model's reason.
+    """The candidates the model keeps for the ask (those the offline evidence keeps first, best first), each
+    decision with the model's reason.
 
-    `evidence` is the offline gate's report on the same candidates and `best` the candidate it rates
-    closest to the ask. A candidate whose reply stays invalid takes the offline decision. Two stated
-    rules overrule the model, and the report says when: if it drops every candidate the offline
-    evidence keeps, those are kept; and the best candidate is not dropped as merely irrelevant (a
-    conflict the model names stands). A weak judge alone never leaves the prompt without its best
+    `evidence` is the offline gate's report on the same candidates, `ranked` the candidates it keeps, best
+    first, and `strong` those whose offline evidence is strong (`gate.strong_evidence`). A candidate whose reply
+    stays invalid takes the offline decision. Two stated rules overrule the model, and the report says
+    when: if it drops every candidate the offline evidence keeps, those are kept; and a candidate with
+    strong evidence is not dropped as merely irrelevant (a conflict the model names stands; weaker
+    evidence never outvotes the model). A weak judge alone never leaves the prompt without its best
     grounding.
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
@@ -108,12 +121,13 @@ def gate(
             f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
             "rule: those are kept, so the prompt is not left without grounding on the model's word alone"
         )
-    elif best in relevant and decisions[best].decision == "drop_irrelevant":
-        relevant = [best]
-        overruled = (
-            f"the model called {best}, the candidate the offline evidence rates closest to the ask, "
-            "irrelevant; rule: the best candidate is kept unless the model names a conflict"
-        )
+    else:
+        relevant = [cid for cid in relevant if cid in strong and decisions[cid].decision == "drop_irrelevant"]
+        if relevant:
+            overruled = (
+                f"the model called {', '.join(relevant)}, with strong offline evidence for the ask, irrelevant; "
+                "rule: a candidate with strong evidence is kept unless the model names a conflict"
+            )
     if overruled:
         for cid in relevant:
             if decisions[cid].decision != "keep":
@@ -123,7 +137,12 @@ def gate(
                     f"offline evidence: {evidence.decisions[cid].reason}",
                 )
         emit({"event": "stage_warning", "stage": "a3", "message": overruled})
-    kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
+    order = {cid: i for i, cid in enumerate(ranked)}
+    position = {c.id: i for i, c in enumerate(candidates)}
+    kept = sorted(
+        (c.id for c in candidates if decisions[c.id].decision == "keep"),
+        key=lambda cid: (order.get(cid, len(order)), position[cid]),
+    )
     counts: dict[str, int] = {}
     for d in decisions.values():
         counts[d.decision] = counts.get(d.decision, 0) + 1
@@ -170,45 +189,67 @@ def _judge(cosine: float, words: float, settings: GateSettings) -> tuple[bool, s
     return False, f"evidence {evidence:.2f} under {settings.min_evidence:g}"
 
 
-def weigh(
+@dataclass(frozen=True)
+class Weighed:
+    """The offline gate's finding: kept ids (closest first), the report, and per judged candidate its evidence
+    and the cosine to the piece that earned it."""
+
+    kept: list[str]
+    report: A3Report
+    evidence: dict[str, float]
+    cosine: dict[str, float]
+
+
+def weigh_all(
     pieces: list[str],
     candidates: list[Chunk],
     vectors: np.ndarray,
     piece_vectors: np.ndarray,
     settings: GateSettings,
     rarity: dict[str, float] | None = None,
-) -> tuple[list[str], A3Report]:
+) -> Weighed:
     """The offline gate: keep/drop each candidate from absolute evidence, the same for every corpus.
 
-    `pieces` are the prompt's query pieces (what retrieval searched with): meaning is a chunk's best
-    cosine to any of them; words are the largest share of one piece's content-term weight the chunk
-    holds, each term weighted by its rarity in the project (`Snapshot.rarity`; equal weights without one). Neither
-    is relative to the best candidate, so when nothing is relevant nothing is kept.
+    `pieces` are what the chunk may answer: the prompt's query pieces (what retrieval searched with) and
+    each asking clause. A chunk's evidence for a piece is its cosine to it plus `gate.words_weight` x the
+    share of the piece's content-term weight the chunk holds, each term weighted by its rarity in the
+    project (`Snapshot.rarity`; equal weights without one); its evidence is that of its best piece, so a
+    chunk that answers one clause of a multi-part ask is kept for that clause. Neither measure is
+    relative to the best candidate, so when nothing is relevant nothing is kept. Kept ids come closest
+    first (the cosine to the piece that earned the keep), since A4 and the Prompt Builder fill their
+    budgets in that order: the word share decides whether a chunk is on topic, but it saturates (every
+    chunk naming the ask's rare words holds all of it), so meaning ranks (on the quality suite's docs,
+    the answering file is first for 30 of 35 covered asks this way, 29 by evidence, 26 by retrieval's order).
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
     piece_terms = [stemmed_terms(p, settings) for p in pieces]
     ask_terms = set().union(*piece_terms)
     rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
-    cosine = (
-        (vectors @ piece_vectors.T).max(axis=1) if len(candidates) and len(piece_vectors) else np.zeros(len(candidates))
-    )
+    cosine = vectors @ piece_vectors.T if len(candidates) and len(piece_vectors) else np.zeros((len(candidates), 1))
     decisions = {
         cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}")
         for cid, other in dupes.items()
     }
+    scores: dict[str, float] = {}
+    meaning: dict[str, float] = {}
     tokens = bm25_tokens([candidates[i].text for i in judged])  # one call: bm25s pays a fixed cost per call
     for i, held in zip(judged, tokens, strict=True):
         shared = sorted(ask_terms & set(held))
-        words = max((_word_share(terms, set(shared), rarity) for terms in piece_terms), default=0.0)
-        keep, why = _judge(float(cosine[i]), words, settings)
-        evidence = f"cosine {float(cosine[i]):.2f}, {words:.2f} of the ask's word weight" + (
+        words = [_word_share(terms, set(shared), rarity) for terms in piece_terms] or [0.0]
+        score = [float(cosine[i, p]) + settings.words_weight * words[p] for p in range(len(words))]
+        valid = [p for p in range(len(words)) if cosine[i, p] >= settings.min_similarity]
+        best = max(valid, key=lambda p: score[p]) if valid else int(np.argmax(cosine[i, : len(words)]))
+        keep, why = _judge(float(cosine[i, best]), words[best], settings)
+        scores[candidates[i].id], meaning[candidates[i].id] = score[best], float(cosine[i, best])
+        evidence = f"cosine {float(cosine[i, best]):.2f}, {words[best]:.2f} of the ask's word weight" + (
             f" ({', '.join(shared[:6])})" if shared else ""
         )
+        part = f" for '{_shorten(pieces[best])}'" if len(pieces) > 1 else ""
         decisions[candidates[i].id] = ChunkDecision(
-            decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}: {why}"
+            decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}{part}: {why}"
         )
-    kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
+    kept = sorted((c.id for c in candidates if decisions[c.id].decision == "keep"), key=lambda cid: -meaning[cid])
     counts: dict[str, int] = {}
     for d in decisions.values():
         counts[d.decision] = counts.get(d.decision, 0) + 1
@@ -218,7 +259,25 @@ def weigh(
         decisions={c.id: decisions[c.id] for c in candidates},
         counts=counts,
     )
-    return kept, report
+    return Weighed(kept, report, scores, meaning)
+
+
+def weigh(
+    pieces: list[str],
+    candidates: list[Chunk],
+    vectors: np.ndarray,
+    piece_vectors: np.ndarray,
+    settings: GateSettings,
+    rarity: dict[str, float] | None = None,
+) -> tuple[list[str], A3Report]:
+    """`weigh_all`'s kept ids (best evidence first) and report."""
+    found = weigh_all(pieces, candidates, vectors, piece_vectors, settings, rarity)
+    return found.kept, found.report
+
+
+def _shorten(text: str, words: int = 12) -> str:
+    found = text.split()
+    return " ".join(found[:words]) + (" ..." if len(found) > words else "")
 
 
 def uncovered_parts(
@@ -251,9 +310,82 @@ def uncovered_parts(
     return missing
 
 
-def asking_parts(sp: SuperPrompt, settings: Settings) -> list[str]:
-    """The sentences of the task that ask for something (each judged for coverage); the task when none does."""
+# A word that leans on the rest of its sentence ("... and what can change before it is sent"): such a
+# clause is not named on its own as uncovered.
+_BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IGNORECASE)
+
+
+def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) -> list[str]:
+    """The asks of the task, one per clause (canonicalize.clauses): "How are X found, and how are Y ranked?"
+    is two asks, so a chunk answering either is evidence and an unanswered one can be named. A clause
+    must name at least two content terms of its own; with `standalone`, also no word that leans on the
+    rest of its sentence (the parts judged for coverage, named in Open issues). The task when none asks."""
     task = sp.body.task or normalized_ask(sp)
     openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
-    found = asking_sentences(task, openers)
-    return found or [" ".join(task.split())]
+
+    def substantive(clause: str) -> bool:
+        return len(stemmed_terms(clause, settings.gate)) >= 2 and not (standalone and _BACK_REFERENCE.search(clause))
+
+    return clauses(task, openers, substantive) or [" ".join(task.split())]
+
+
+def referenced(kept: list[Chunk], others: list[Chunk]) -> list[tuple[Chunk, str, str]]:
+    """(kept chunk, file name, the words naming it): each mention of a candidate's file in a kept chunk's
+    sentence ("See retrieval.md for how chunks are found and ingestion.md for ..."), with the words from the
+    sentence's start (first mention) or from the mention up to the next one, which say what the file is for."""
+    names = {PurePosixPath(c.source_path).name for c in others}
+    found: list[tuple[Chunk, str, str]] = []
+    for chunk in kept:
+        for sentence in split(chunk.text, MARKDOWN):
+            mentions = sorted(
+                (m.start(), name)
+                for name in names
+                for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", sentence)
+            )
+            for k, (start, name) in enumerate(mentions):
+                end = mentions[k + 1][0] if k + 1 < len(mentions) else len(sentence)
+                found.append((chunk, name, " ".join(sentence[0 if k == 0 else start : end].split())))
+    return found
+
+
+def keep_referenced(
+    weighed: Weighed,
+    candidates: list[Chunk],
+    pieces: list[str],
+    piece_vectors: np.ndarray,
+    embed: Callable[[list[str]], np.ndarray],
+    settings: GateSettings,
+) -> Weighed:
+    """A candidate dropped for weak evidence of its own is kept when a kept chunk names its file for (part of)
+    the ask: the words naming it reach `gate.min_reference_similarity` cosine to a piece. Documents point to
+    each other ("See retrieval.md for how chunks are found"), and the pointer is evidence its text may
+    lack (other words, or none of the ask's). The file's best-rated candidate is kept, after the others."""
+    by_id = {c.id: c for c in candidates}
+    decisions = weighed.report.decisions
+    dropped = [c for c in candidates if decisions[c.id].decision == "drop_irrelevant"]
+    kept_files = {PurePosixPath(by_id[cid].source_path).name for cid in weighed.kept}
+    dropped_files = {PurePosixPath(c.source_path).name for c in dropped} - kept_files
+    mentions = [m for m in referenced([by_id[cid] for cid in weighed.kept], candidates) if m[1] in dropped_files]
+    if not mentions:
+        return weighed
+    similarity = embed([words for _, _, words in mentions]) @ piece_vectors.T
+    added: dict[str, tuple[float, str]] = {}
+    for (chunk, name, words), row in zip(mentions, similarity, strict=True):
+        best = int(np.argmax(row))
+        if row[best] < settings.min_reference_similarity or name in added:
+            continue
+        target = max(
+            (c for c in dropped if PurePosixPath(c.source_path).name == name), key=lambda c: weighed.evidence[c.id]
+        )
+        added[name] = (float(row[best]), target.id)
+        decisions[target.id] = ChunkDecision(
+            decision="keep",
+            reason=f"{decisions[target.id].reason}; named in {chunk.id}, which is kept: '{_shorten(words)}' "
+            f"(cosine {float(row[best]):.2f} to '{_shorten(pieces[best])}'): kept by reference",
+        )
+    counts: dict[str, int] = {}
+    for d in decisions.values():
+        counts[d.decision] = counts.get(d.decision, 0) + 1
+    weighed.report.counts = counts
+    extra = [cid for _, cid in sorted(added.values(), key=lambda a: -a[0])]
+    return Weighed([*weighed.kept, *extra], weighed.report, weighed.evidence, weighed.cosine)

@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape, quoteattr
 from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
 from ragstream.rendering.excerpts import shown_excerpts
-from ragstream.rendering.prompt import DEFAULT_SYSTEM, GROUNDING, fence
+from ragstream.rendering.prompt import DEFAULT_SYSTEM, GROUNDING, conversation_note, fence
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
 from ragstream.text.fences import CONDENSED_FENCE_INFO, fence_block
@@ -63,6 +63,7 @@ class PromptParts:
     ask: str
     condensed_context: str
     excerpts: list[Excerpt]
+    conversation: str = ""  # the system's note on the earlier conversation's fence, when there is one
 
 
 def prompt_parts(sp: SuperPrompt) -> PromptParts:
@@ -86,7 +87,11 @@ def prompt_parts(sp: SuperPrompt) -> PromptParts:
                 chunk.text,
             )
         )
-    return PromptParts(sp.body.system or DEFAULT_SYSTEM, sp.Prompt_MD, sp.S_CTX_MD, excerpts)
+    return PromptParts(sp.body.system or DEFAULT_SYSTEM, sp.Prompt_MD, sp.S_CTX_MD, excerpts, conversation_note(sp))
+
+
+def _with_note(grounding: str, parts: PromptParts) -> str:
+    return f"{grounding} {parts.conversation}" if parts.conversation else grounding
 
 
 def _xml_text(text: str) -> str:
@@ -101,7 +106,7 @@ def _xml(parts: PromptParts) -> str:
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f"<superprompt format={_xml_attr(SCHEMA_ID)}>",
-        f"<system>{_xml_text(parts.system)}\n\n{_xml_text(_GROUNDING_BY_STYLE['xml'])}</system>",
+        f"<system>{_xml_text(parts.system)}\n\n{_xml_text(_with_note(_GROUNDING_BY_STYLE['xml'], parts))}</system>",
         f"<instructions>\n{_xml_text(parts.ask)}\n</instructions>",
     ]
     if parts.condensed_context:
@@ -130,7 +135,7 @@ def _json(parts: PromptParts) -> str:
     document = {
         "format": SCHEMA_ID,
         "system": parts.system,
-        "grounding": _GROUNDING_BY_STYLE["json"],
+        "grounding": _with_note(_GROUNDING_BY_STYLE["json"], parts),
         "instructions": parts.ask,
         "condensed_context": parts.condensed_context,
         "excerpts": [asdict(e) for e in parts.excerpts],
@@ -144,7 +149,10 @@ def _plain(sp: SuperPrompt, parts: PromptParts) -> str:
     def section(title: str, body: str) -> str:
         return f"{rule}\n{title}\n{rule}\n{body}"
 
-    sections = [section("SYSTEM", f"{parts.system}\n\n{GROUNDING}"), section("INSTRUCTIONS", parts.ask)]
+    sections = [
+        section("SYSTEM", f"{parts.system}\n\n{_with_note(GROUNDING, parts)}"),
+        section("INSTRUCTIONS", parts.ask),
+    ]
     if parts.condensed_context:
         sections.append(section("CONDENSED CONTEXT", fence_block(CONDENSED_FENCE_INFO, parts.condensed_context)))
     if parts.excerpts:

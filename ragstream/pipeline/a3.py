@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragstream.agents.a3_nli_gate import asking_parts, gate, rarity_of, stemmed_terms, uncovered_parts, weigh
+from ragstream.agents.a3_nli_gate import (
+    asking_parts,
+    gate,
+    keep_referenced,
+    rarity_of,
+    stemmed_terms,
+    uncovered_parts,
+    weigh_all,
+)
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
@@ -33,24 +41,27 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     vectors = candidate_vectors(sp, candidates, env)
     settings = env.services.settings.gate
     project = env.context.project or sp.extras.project
-    parts = asking_parts(sp, env.services.settings)
-    terms = set().union(*(stemmed_terms(text, settings) for text in [*pieces, *parts]))
+    asked = asking_parts(sp, env.services.settings)  # the evidence: a chunk may answer one clause of the ask only
+    parts = asking_parts(sp, env.services.settings, standalone=True)  # each part named when no kept chunk covers it
+    texts = list(dict.fromkeys([*pieces, *asked, *parts]))
+    terms = set().union(*(stemmed_terms(text, settings) for text in texts))
     snapshot = env.services.searcher(project).snapshot() if project else None
     frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
     rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
-    embedded = env.services.embedder.embed(pieces + parts)  # a chunk may answer one asking sentence only
-    kept, report = weigh(pieces + parts, candidates, vectors, embedded, settings, rarity)
+    embedder = env.services.embedder
+    embedded = embedder.embed(texts)
+    weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)
+    weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
+    kept, report = weighed.kept, weighed.report
     if not env.services.offline:
-        ids = [c.id for c in candidates]
-        cosine = (vectors @ embedded.T).max(axis=1) if kept else []
-        best = max(kept, key=lambda cid: float(cosine[ids.index(cid)]), default=None)
-        kept, report = gate(ask, candidates, env.services.runner, report, best)
+        strong = [cid for cid in kept if weighed.evidence[cid] >= settings.strong_evidence]
+        kept, report = gate(ask, candidates, env.services.runner, report, kept, strong)
     else:
         index = {c.id: i for i, c in enumerate(candidates)}
         absent = {t for t, n in frequency.items() if n == 0}
         report.uncovered = uncovered_parts(
             parts,
-            embedded[len(pieces) :],
+            embedded[[texts.index(part) for part in parts]],
             [chunks[cid] for cid in kept],
             vectors[[index[cid] for cid in kept]],
             settings,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragstream.agents.a3_nli_gate import asking_parts
 from ragstream.agents.a4_condenser import condense, condense_offline, nothing_to_condense, render_sctx, uncovered
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
@@ -19,8 +20,11 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
         return StageOutput(
             updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
         )
-    pieces = [q.text for q in query_pieces(sp)] or [normalized_ask(sp)]
     missing = uncovered(sp, selection)
+    # The covered clauses of a multi-part ask are pieces too: a line answering one clause is relevant to it
+    # even when the whole sentence, about something the documents lack as well, is not.
+    covered = [c for c in asking_parts(sp, services.settings) if not any(c in part for part in missing)]
+    pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
 
     def offline(why: str = "") -> tuple[str, list[str], A4Report]:
         text, kept, report = condense_offline(

@@ -9,7 +9,7 @@ look something up by it, and the A3 gate judges the coverage of each asking sent
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ragstream.text.sentences import TYPED, split
 
@@ -23,6 +23,10 @@ def ask_of(sentence: str, openers: Iterable[str]) -> str | None:
         return None
     if words.endswith("?"):
         return "?"
+    return _opener(words, openers)
+
+
+def _opener(words: str, openers: Iterable[str]) -> str | None:
     return next((o for o in openers if words == o or words.startswith(o + " ") or words.startswith(o + ",")), None)
 
 
@@ -35,3 +39,22 @@ def asking_sentences(text: str, openers: Iterable[str]) -> list[str]:
 def asks(text: str, openers: Iterable[str]) -> bool:
     """Whether any sentence of typed `text` asks for something."""
     return bool(asking_sentences(text, openers))
+
+
+# Where one sentence may join two asks: a semicolon, or "and"/"or"/"but"/"also" (after a comma or not).
+_JOIN = re.compile(r"\s*;\s*(?:(?:and|also|then)\s+)*|,?\s+(?:and|or|but|also)\s+(?:also\s+)?", re.IGNORECASE)
+
+
+def clauses(text: str, openers: Iterable[str], substantive: Callable[[str], bool] = bool) -> list[str]:
+    """The asks in typed `text`, one per clause: each asking sentence, cut where a join is followed by a
+    request opener ("How are X found, and how are they ranked?"; "Explain X; also list Y"), so the A3 gate
+    can judge each ask on its own. A sentence is cut only when every clause is `substantive` (e.g. names
+    enough of its own), so "How do I read and write files?" or "... and what are its drawbacks?" stay whole."""
+    listed = tuple(openers)
+    found: list[str] = []
+    for sentence in (s.strip() for s in asking_sentences(text, listed)):
+        cuts = [m for m in _JOIN.finditer(sentence) if _opener(sentence[m.end() :].strip().lower(), listed)]
+        bounds = [0, *(x for m in cuts for x in (m.start(), m.end())), len(sentence)]
+        parts = [sentence[bounds[i] : bounds[i + 1]].strip() for i in range(0, len(bounds), 2)]
+        found += parts if len(parts) > 1 and all(substantive(p) for p in parts) else [sentence]
+    return found
