@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ragstream.agents.a3_nli_gate import stemmed_terms
 from ragstream.ingestion.snapshot import bm25_tokens
-from ragstream.settings import GateSettings
+from ragstream.settings import GateSettings, default_settings
 
 piece = st.text(st.sampled_from(list("abcdefghij ABC_.-/\n!?0123")), max_size=12) | st.sampled_from(
     ["the ", "running ", "getUserName ", "x.py ", "HTTPServer "]
@@ -26,8 +26,10 @@ def test_terms_of_a_text_do_not_depend_on_its_batch(texts: list[str]) -> None:
 
 
 def test_function_words_are_not_terms_and_a_new_list_applies() -> None:
-    def gate(words: list[str]) -> GateSettings:
-        return GateSettings(min_similarity=0.2, words_weight=0.5, min_evidence=0.6, function_words=words)
+    gate = default_settings().gate
 
-    assert stemmed_terms("the running server", gate(["server"])) == {"run"}
-    assert stemmed_terms("the running server", gate(["running"])) == {"server"}
+    def with_words(words: list[str]) -> GateSettings:
+        return gate.model_copy(update={"function_words": words})
+
+    assert stemmed_terms("the running server", with_words(["server"])) == {"run"}
+    assert stemmed_terms("the running server", with_words(["running"])) == {"server"}
