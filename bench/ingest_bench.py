@@ -20,11 +20,11 @@ import shutil
 import time
 from pathlib import Path
 
+from retrieval_eval import DEFAULT_DATA  # bench/ is the script's folder: shared/data/scifact, found from a worktree
+
 from ragstream.embedding import get_embedder
 from ragstream.ingestion.manager import IngestionManager, IngestionStats
 from ragstream.settings import load_settings
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
 def markdown_sections(data: Path, limit_bytes: int) -> list[str]:

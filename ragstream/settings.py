@@ -43,7 +43,7 @@ class EmbeddingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: Literal["local", "openai"] = "local"
-    backend: Literal["onnx", "onnx-int8", "torch"] = "onnx"
+    backend: Literal["onnx", "onnx-int8", "onnx-w8", "onnx-w8-int8", "torch"] = "onnx-w8-int8"
     base_url: str | None = None
     api_key: SecretStr | None = None
     model: str

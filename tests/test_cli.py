@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -240,3 +242,18 @@ def test_verbose_logs_what_ingestion_did_and_default_does_not(tmp_path: Path) ->
     loud = _run("-v", "ingest", "p", "--path", str(docs), "--quiet", cwd=tmp_path)
     assert quiet.returncode == loud.returncode == 0
     assert "INFO" not in quiet.stderr and "INFO ragstream.ingestion: ingest p:" in loud.stderr
+
+
+def test_models_prepare_builds_the_configured_variant_without_torch(tmp_path: Path) -> None:
+    """The default backend's graph is built from the packaged int8 weights; torch is never imported."""
+    script = (
+        "import sys; from ragstream.app.cli import main; code = main(['models', 'prepare']); "
+        "print('torch loaded' if 'torch' in sys.modules else 'no torch'); sys.exit(code)"
+    )
+    env = {**os.environ, "RAGSTREAM_MODELS_DIR": str(tmp_path / "models")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("w8-int8: ") and "-w8-int8-" in done.stdout and "no torch" in done.stdout
+    assert len(list((tmp_path / "models").glob("*.onnx"))) == 1

@@ -225,3 +225,22 @@ def test_a_failed_store_write_commits_nothing_and_the_next_ingest_repairs(
     ids, manifest = _state(settings, manager)
     assert stats.added == 1 and ids == manifest.chunk_ids()
     assert {"read", "cut", "embed", "store", "index"} <= set(stats.phases)
+
+
+def test_switching_the_embedder_variant_re_embeds_every_chunk(settings: Settings, project: Path) -> None:
+    """Vectors of two variants (packaged int8 weights with and without int8 activations) never mix."""
+    import numpy as np
+
+    from ragstream.ingestion.manifest import generation_dir
+
+    paths = project_paths(settings, "demo")
+    first = IngestionManager(settings).ingest("demo")
+    before = np.load(generation_dir(paths.index_dir, first.generation) / "vectors.npy")
+    w8 = settings.model_copy(update={"embedding": settings.embedding.model_copy(update={"backend": "onnx-w8"})})
+    switched = IngestionManager(w8).ingest("demo")
+    assert switched.chunks_written == switched.chunks_total == first.chunks_total
+    after = np.load(generation_dir(paths.index_dir, switched.generation) / "vectors.npy")
+    cosine = np.sum(before * after, axis=1)
+    assert cosine.min() > 0.95 and not np.allclose(before, after, atol=1e-4)
+    assert IngestionManager(w8).ingest("demo").chunks_written == 0
+    assert IngestionManager(settings).ingest("demo").chunks_written == first.chunks_total

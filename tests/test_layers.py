@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
         "tokens",
         "model_files",
         "onnx_model",
+        "bert_graph",
         "lines",
         "users",
         "text",

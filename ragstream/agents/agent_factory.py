@@ -10,11 +10,11 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ragstream.agents.agent_prompt import AgentPrompt
 from ragstream.errors import AgentConfigError, AgentInputError, UnknownAgentConfigError
@@ -38,7 +38,8 @@ class AgentConfig(BaseModel):
     enums: dict[str, list[str]] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
     value_descriptions: dict[str, dict[str, str]] = Field(default_factory=dict)
-    input_keys: list[str] | None = None
+    # A key is a payload field's name: an empty or spaced name can never be given, so it is the file's mistake.
+    input_keys: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] | None = None
     model_name: str
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_output_tokens: int = Field(default=256, gt=0)

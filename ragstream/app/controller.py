@@ -582,13 +582,18 @@ class AppController:
         config = factory.load_config(agent_name, version)
         return factory.config_path(agent_name, version), config
 
-    def prepare_models(self, variants: list[Variant]) -> list[Path]:
-        """Export the embedding model to ONNX now (each variant: fp32, int8), not on the first run that embeds."""
-        from ragstream.model_files import resolve_model_dir
+    def prepare_models(self, variants: list[Variant] | None = None) -> list[tuple[Variant, Path]]:
+        """Build the embedding model's ONNX graph now (each variant, by default the configured backend's),
+        not on the first run that embeds."""
+        from ragstream.embedding import backend_variant
+        from ragstream.model_files import weights_source
         from ragstream.onnx_model import ensure_model
 
-        model_dir = resolve_model_dir(self.settings.embedding)
-        return [ensure_model(model_dir, self.settings.models_dir, variant) for variant in variants]
+        embedding = self.settings.embedding
+        return [
+            (variant, ensure_model(weights_source(embedding, variant), self.settings.models_dir, variant))
+            for variant in variants or [backend_variant(embedding.backend)]
+        ]
 
     def users(self) -> UserRegistry:
         """The users of a shared LangGraph server on this data root, each with their projects and token."""

@@ -31,7 +31,7 @@ from ragstream.chunking import Chunker
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
 from ragstream.code.symbols import index_text, symbols_to_metadata
-from ragstream.embedding import get_embedder
+from ragstream.embedding import backend_variant, get_embedder
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.ingestion.ignore import IgnoreRules
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
@@ -93,9 +93,13 @@ class IngestionStats:
 
 
 def embedding_identity(embedding: EmbeddingSettings) -> str:
-    """What the stored vectors were made with; a change re-embeds every file (torch and fp32 ONNX agree)."""
+    """What the stored vectors were made with, the local variant included (weights and quantization): a
+    change re-embeds every file. torch and fp32 ONNX give the same vectors, so they share one identity."""
     identity = f"{embedding.provider}:{embedding.model}"
-    return identity + ":int8" if embedding.provider == "local" and embedding.backend == "onnx-int8" else identity
+    if embedding.provider != "local":
+        return identity
+    variant = backend_variant(embedding.backend)
+    return identity if variant == "fp32" else f"{identity}:{variant}"
 
 
 def chunking_identity(settings: Settings) -> str:

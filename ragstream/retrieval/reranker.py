@@ -96,8 +96,10 @@ class CrossEncoderReranker:
     name = "cross_encoder"
 
     def __init__(self, model: str, top_n: int) -> None:
-        from sentence_transformers import CrossEncoder
-
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError as exc:
+            raise ConfigError("the cross_encoder reranker needs torch: pip install 'ragstream[torch]'") from exc
         try:
             self.model = CrossEncoder(model, device="cpu", local_files_only=True)
         except Exception as exc:  # any load failure means the model is not usable here

@@ -14,7 +14,12 @@ from ragstream.settings import Settings
 def register(sub: Any) -> None:
     models = sub.add_parser("models", help="prepare the embedding model's ONNX export (otherwise done on first use)")
     models.add_argument("action", choices=["prepare"])
-    models.add_argument("--variants", nargs="+", choices=["fp32", "int8"], default=["fp32"])
+    models.add_argument(
+        "--variants",
+        nargs="+",
+        choices=["fp32", "int8", "w8", "w8-int8"],
+        help="ONNX variants to build (default: the configured embedding.backend's)",
+    )
     models.set_defaults(handler=cmd_models)
 
     agents = sub.add_parser("agents", help="list agent configs or show one, validated")
@@ -25,8 +30,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
-    """Export the embedding model to ONNX now, instead of on the first run that embeds."""
-    for variant, path in zip(args.variants, open_controller(settings).prepare_models(args.variants), strict=True):
+    """Build the embedding model's ONNX graph now, instead of on the first run that embeds."""
+    for variant, path in open_controller(settings).prepare_models(args.variants):
         print(f"{variant}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
