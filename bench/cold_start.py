@@ -2,8 +2,11 @@
 `ragstream demo` (an unchanged re-ingest of the sample, then the same run).
 
 Each figure is the wall time of a fresh process (the median of several), with the local provider and
-the embedding model already exported (as after the first run or `ragstream models prepare`). Also
-lists which heavy modules `ragstream run` imported: none of them is needed to build a prompt.
+the embedding model already exported (as after the first run or `ragstream models prepare`), and its
+CPU time (user + system, the median): on a shared machine the wall time mostly measures the wait for
+a core, the CPU time what the command itself costs. Also lists which modules `ragstream run` imported
+that a local run does not use (none should be), and whether it imported LangSmith: LangGraph imports
+LangChain Core's tracers, which import the LangSmith SDK at module level (see README, "Capacity").
 
 Run: python bench/cold_start.py [--runs 5] [--work data/bench-cold]
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -19,22 +23,46 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "sentence_transformers", "chromadb", "langchain_openai", "streamlit", "pandas", "transformers")
+HEAVY = (
+    "torch",
+    "sentence_transformers",
+    "chromadb",
+    "langchain_openai",
+    "streamlit",
+    "pandas",
+    "transformers",
+    "langgraph_sdk.client",
+    "httpx",
+    "rich",
+    "langsmith.types.run",
+)
 PROBE = (
     "import runpy, sys; sys.argv = ['ragstream'] + sys.argv[1:]\n"
     "try:\n    runpy.run_module('ragstream.app.cli', run_name='__main__')\n"
     "except SystemExit:\n    pass\n"
     f"print('heavy:', ','.join(m for m in {HEAVY!r} if m in sys.modules) or 'none', file=sys.stderr)\n"
+    "print('langsmith:', 'yes' if 'langsmith' in sys.modules else 'no', file=sys.stderr)\n"
 )
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Wall seconds, CPU seconds (user + system of the child) and the finished process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
-    return elapsed, done
+    return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done
+
+
+def figure(name: str, samples: list[tuple[float, float, object]]) -> str:
+    walls, cpus = [s[0] for s in samples], [s[1] for s in samples]
+    return (
+        f"{name}: median {statistics.median(walls):.2f} s wall (min {min(walls):.2f}, max {max(walls):.2f}), "
+        f"{statistics.median(cpus):.2f} s CPU, n={len(samples)}"
+    )
 
 
 def main() -> None:
@@ -46,24 +74,15 @@ def main() -> None:
     cli = [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(args.work)]
     timed([*cli, "demo"], env)  # ingest the sample project and export the model once
     run = [*cli, "run", "--project", "sample", "--file", str(ROOT / "examples" / "prompt.md")]
-    helps = [timed([*cli, "--help"], env)[0] for _ in range(args.runs)]
-    runs = [timed(run, env)[0] for _ in range(args.runs)]
-    demos = [timed([*cli, "demo"], env)[0] for _ in range(args.runs)]
-    _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
-    heavy = probe.stderr.strip().splitlines()[-1].removeprefix("heavy: ")
-    print(
-        f"ragstream --help: median {statistics.median(helps):.2f} s (min {min(helps):.2f}, max {max(helps):.2f}, "
-        f"n={args.runs})"
-    )
-    print(
-        f"ragstream run (ingested project, local provider): median {statistics.median(runs):.2f} s "
-        f"(min {min(runs):.2f}, max {max(runs):.2f}, n={args.runs})"
-    )
-    print(
-        f"ragstream demo (sample already ingested): median {statistics.median(demos):.2f} s "
-        f"(min {min(demos):.2f}, max {max(demos):.2f}, n={args.runs})"
-    )
-    print(f"heavy modules imported by run: {heavy}")
+    helps = [timed([*cli, "--help"], env) for _ in range(args.runs)]
+    runs = [timed(run, env) for _ in range(args.runs)]
+    demos = [timed([*cli, "demo"], env) for _ in range(args.runs)]
+    _, _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
+    lines = probe.stderr.strip().splitlines()
+    print(figure("ragstream --help", helps))
+    print(figure("ragstream run (ingested project, local provider)", runs))
+    print(figure("ragstream demo (sample already ingested)", demos))
+    print(f"unused modules imported by run: {lines[-2].removeprefix('heavy: ')}; {lines[-1]}")
 
 
 if __name__ == "__main__":

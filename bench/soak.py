@@ -2,16 +2,21 @@
 
 One process, one set of services and one SQLite checkpointer shared by a new controller per run (as
 the GUI and the LangGraph server do), the local provider, a SciFact project, a different claim per
-run. Printed: the median warm auto-run time, resident memory after the warm-up and at the end, and
-the growth per run after the warm-up (a leak shows as a steady positive slope).
+run. Printed: the median warm auto-run time (wall, and CPU time of the whole process: on a shared
+machine the wall time mostly measures the wait for a core), resident memory after the warm-up and at the end, and
+the growth per run after the warm-up (a leak shows as a steady positive slope). With --profile, the
+warm runs also print each stage's median time (from the stage events) and a cProfile of the warm loop:
+the functions with the most cumulative time, where a fix would pay.
 
-Run: python bench/soak.py [--runs 300] [--warmup 10] [--docs 0 (all)] [--work data/bench-soak]
+Run: python bench/soak.py [--runs 300] [--warmup 10] [--docs 0 (all)] [--work data/bench-soak] [--profile 30]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
+import pstats
 import statistics
 import sys
 import time
@@ -50,6 +55,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--docs", type=int, default=0, help="ingest only the first N SciFact documents (0: all)")
     parser.add_argument("--work", type=Path, default=Path("data/bench-soak"))
+    parser.add_argument("--profile", type=int, default=0, help="print per-stage medians and the top N functions")
     args = parser.parse_args()
 
     settings = load_settings(overrides={"data_dir": str(args.work), "llm.provider": "local"})
@@ -60,15 +66,26 @@ def main() -> None:
     checkpointer = sqlite_checkpointer(settings.data_dir / "soak-checkpoints.sqlite")
 
     walls: list[float] = []
+    cpus: list[float] = []
     samples: list[tuple[int, float]] = []
     warm_rss = 0.0
+    stage_ms: dict[str, list[float]] = {}
+    profiler = cProfile.Profile() if args.profile else None
     for run in range(1, args.runs + 1):
         ctl = AppController(settings, services=services, checkpointer=checkpointer, thread_id=uuid.uuid4().hex)
         ctl.select_project("scifact")
+        if profiler and run > args.warmup:
+            ctl.on_event = lambda e: (
+                e["event"] == "stage_finish" and stage_ms.setdefault(e["stage"], []).append(e["duration_ms"])
+            )
+            profiler.enable()
         prompt = f"# Task\nIs this claim supported? {claims[run % len(claims)]}\n# Format\nbullet list"
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         ctl.run_full_pipeline(prompt, pause_after="none")
         walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+        if profiler:
+            profiler.disable()
         del ctl
         if run == args.warmup:
             gc.collect()
@@ -81,12 +98,16 @@ def main() -> None:
     warm_walls = walls[args.warmup :]
     print(
         f"warm auto run (local provider, SciFact): p50 {statistics.median(warm_walls):.3f} s, "
-        f"p95 {sorted(warm_walls)[int(0.95 * (len(warm_walls) - 1))]:.3f} s (n={len(warm_walls)})"
+        f"p95 {sorted(warm_walls)[int(0.95 * (len(warm_walls) - 1))]:.3f} s (n={len(warm_walls)}); "
+        f"CPU p50 {statistics.median(cpus[args.warmup :]):.3f} s"
     )
     print(
         f"RSS after {args.warmup} warm-up runs {warm_rss:.1f} MB, after {args.runs} runs {end_rss:.1f} MB "
         f"(+{end_rss - warm_rss:.1f} MB); growth {slope(samples) * 1000:.1f} kB per run after the warm-up"
     )
+    if profiler:
+        print("stage medians (ms): " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in stage_ms.items()))
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
 
 
 if __name__ == "__main__":

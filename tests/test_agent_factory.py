@@ -126,3 +126,17 @@ def test_new_version_needs_only_a_new_file(tmp_path: Path) -> None:
     _factory_with(tmp_path, v2, version="v2")
     assert factory.create("A2", "v2", PAYLOAD).model_name.startswith("ft:")
     assert factory.create("A2", "v1", PAYLOAD).model_name == "gpt-4.1-mini"
+
+
+def test_an_edited_config_is_validated_again(tmp_path: Path) -> None:
+    """Validated configs are remembered (each agent call loads one), but by the file's text: an edit that
+    breaks the file fails at once, and the repaired file loads with its new values."""
+    factory = _factory_with(tmp_path, BASE)
+    assert factory.load_config("A2", "v1").temperature == BASE["temperature"]
+    _factory_with(tmp_path, _mutated(lambda c: c["output_schema"].update(type="array")))
+    with pytest.raises(AgentConfigError, match="output_schema"):
+        factory.load_config("A2", "v1")
+    with pytest.raises(AgentConfigError, match="output_schema"):  # a failure is never remembered as valid
+        factory.create("A2", "v1", PAYLOAD)
+    _factory_with(tmp_path, _mutated(lambda c: c.update(temperature=0.7)))
+    assert factory.load_config("A2", "v1").temperature == 0.7

@@ -25,6 +25,8 @@ LAYERS: list[set[str]] = [
         "users",
         "text",
         "strategies",
+        "deferred_imports",
+        "heap_snapshots",
     },
     {"state"},
     {"stages", "embedding", "chunking", "code", "prompt_view", "stage_io"},

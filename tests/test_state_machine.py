@@ -108,7 +108,7 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
         )
         def run_all(self, prompt: str, pause: str, skip: list[str]) -> None:
             assert set(skip) <= SKIPPABLE
-            self.attempt(self.ctl.run_full_pipeline, prompt, {"pause_after": pause, "skip": skip})
+            self.attempt(self.ctl.run_full_pipeline, prompt, pause_after=pause, skip=skip)
 
         @rule()
         def resume(self) -> None:

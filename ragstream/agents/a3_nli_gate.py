@@ -29,6 +29,7 @@ kept chunk covers: A4 turns them into Open issues and the Prompt Builder tells t
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -67,8 +68,9 @@ def near_duplicates(texts: list[tuple[str, str]]) -> dict[str, str]:
     for cid, text in texts:
         mine = shingles(text)
         for other_id, other in kept:
-            union = len(mine | other)
-            if union and len(mine & other) / union >= DUPLICATE_JACCARD:
+            shared = len(mine & other)
+            union = len(mine) + len(other) - shared  # no union set built: this loop is quadratic in candidates
+            if union and shared / union >= DUPLICATE_JACCARD:
                 dupes[cid] = other_id
                 break
         else:
@@ -157,7 +159,13 @@ def gate(
 
 def stemmed_terms(text: str, settings: GateSettings) -> set[str]:
     """Content terms (stemmed, function words removed), as BM25 indexes them."""
-    return set(bm25_tokens([text])[0]) - set(bm25_tokens([" ".join(settings.function_words)])[0])
+    return set(bm25_tokens([text])[0]) - _function_stems(tuple(settings.function_words))
+
+
+@functools.lru_cache(maxsize=8)
+def _function_stems(words: tuple[str, ...]) -> frozenset[str]:
+    """The configured function words as BM25 stems (tokenized once per configuration, not per term set)."""
+    return frozenset(bm25_tokens([" ".join(words)])[0])
 
 
 def rarity_of(frequency: dict[str, int], chunks: int) -> dict[str, float]:
@@ -225,8 +233,9 @@ def weigh_all(
     }
     scores: dict[str, float] = {}
     meaning: dict[str, float] = {}
-    for i in judged:
-        shared = sorted(ask_terms & set(bm25_tokens([candidates[i].text])[0]))
+    tokens = bm25_tokens([candidates[i].text for i in judged])  # one call: bm25s pays a fixed cost per call
+    for i, held in zip(judged, tokens, strict=True):
+        shared = sorted(ask_terms & set(held))
         words = [_word_share(terms, set(shared), rarity) for terms in piece_terms] or [0.0]
         score = [float(cosine[i, p]) + settings.words_weight * words[p] for p in range(len(words))]
         valid = [p for p in range(len(words)) if cosine[i, p] >= settings.min_similarity]
@@ -284,7 +293,7 @@ def uncovered_parts(
     in covered parts, names (capitalized inside a sentence, as the user wrote them) no document contains."""
     if not kept:
         return list(parts)
-    texts = [set(bm25_tokens([c.text])[0]) for c in kept]
+    texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
     cosine = part_vectors @ kept_vectors.T
     missing: list[str] = []
     for p, part in enumerate(parts):

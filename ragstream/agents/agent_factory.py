@@ -6,14 +6,15 @@ Knows nothing about any particular agent: a new agent or version is a new JSON f
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ragstream.agents.agent_prompt import AgentPrompt
 from ragstream.errors import AgentConfigError, AgentInputError, UnknownAgentConfigError
@@ -37,7 +38,8 @@ class AgentConfig(BaseModel):
     enums: dict[str, list[str]] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
     value_descriptions: dict[str, dict[str, str]] = Field(default_factory=dict)
-    input_keys: list[str] | None = None
+    # A key is a payload field's name: an empty or spaced name can never be given, so it is the file's mistake.
+    input_keys: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] | None = None
     model_name: str
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_output_tokens: int = Field(default=256, gt=0)
@@ -85,6 +87,33 @@ def _check_schema_and_enums(path: Path, cfg: AgentConfig) -> None:
         raise _fail(path, "enums", "a Chooser agent needs at least one enum field")
 
 
+@functools.lru_cache(maxsize=64)
+def _validated(path: Path, text: str, agent_name: str, version: str) -> AgentConfig:
+    """The config in `text`, validated. Checking the output schema costs tens of milliseconds and every
+    agent call loads its config, so a validated config is remembered by the file's exact text: an edited
+    file is validated again, and a file that fails is never remembered (the error is raised each time)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AgentConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise _fail(path, "(top level)", "must be a JSON object")
+    for key in REQUIRED_KEYS:
+        if key not in data:
+            raise _fail(path, key, "is required")
+    try:
+        cfg = AgentConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise _fail(path, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
+    if cfg.agent_name != agent_name:
+        raise _fail(path, "agent_name", f"is '{cfg.agent_name}' but the file is for '{agent_name}'")
+    if cfg.version != version:
+        raise _fail(path, "version", f"is '{cfg.version}' but the file is for '{version}'")
+    _check_schema_and_enums(path, cfg)
+    return cfg
+
+
 class AgentFactory:
     """Stateless: each call depends only on its arguments and the JSON file's contents."""
 
@@ -104,27 +133,10 @@ class AgentFactory:
                 f"no config for agent '{agent_name}' version '{version}': {path} does not exist"
             )
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise AgentConfigError(f"{path}: cannot read: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise AgentConfigError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-        if not isinstance(data, dict):
-            raise _fail(path, "(top level)", "must be a JSON object")
-        for key in REQUIRED_KEYS:
-            if key not in data:
-                raise _fail(path, key, "is required")
-        try:
-            cfg = AgentConfig.model_validate(data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise _fail(path, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
-        if cfg.agent_name != agent_name:
-            raise _fail(path, "agent_name", f"is '{cfg.agent_name}' but the file is for '{agent_name}'")
-        if cfg.version != version:
-            raise _fail(path, "version", f"is '{cfg.version}' but the file is for '{version}'")
-        _check_schema_and_enums(path, cfg)
-        return cfg
+        return _validated(path, text, agent_name, version)
 
     def create(self, agent_name: str, version: str, input_payload: dict[str, Any]) -> AgentPrompt:
         cfg = self.load_config(agent_name, version)

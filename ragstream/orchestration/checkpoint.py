@@ -47,10 +47,16 @@ def memory_checkpointer() -> InMemorySaver:
 
 
 def sqlite_checkpointer(path: Path) -> SqliteSaver:
-    """A SQLite saver on `path`, shared safely across threads (SqliteSaver locks internally)."""
+    """A SQLite saver on `path`, shared safely across threads (SqliteSaver locks internally).
+
+    A run commits about twenty times (a checkpoint and its writes per step). In WAL mode,
+    `synchronous=NORMAL` syncs the log when it is folded into the database, not at every commit: a killed
+    process loses nothing and the database never corrupts; only a power cut may lose the last commits.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
     return SqliteSaver(conn, serde=state_serializer())
 
 

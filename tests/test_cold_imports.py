@@ -1,0 +1,70 @@
+"""A command imports only what it uses: `ragstream --help` no pipeline at all, a local `run` no model
+runtime it does not run, no vector database and no HTTP client (see `ragstream.deferred_imports`).
+
+Each check runs the real command in a fresh interpreter and reads its `sys.modules` at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = (
+    "import json, runpy, sys\n"
+    "watched = sys.argv.pop(1).split(',')\n"
+    "sys.argv = ['ragstream'] + sys.argv[1:]\n"
+    "try:\n    runpy.run_module('ragstream.app.cli', run_name='__main__')\n"
+    "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+    "print(json.dumps(sorted(m for m in watched if m in sys.modules)), file=sys.stderr)\n"
+)
+NEVER = ["torch", "sentence_transformers", "transformers", "chromadb", "streamlit", "langchain_openai"]
+UNUSED_BY_RUN = ["langgraph_sdk.client", "httpx", "rich", "click", "websockets", "langsmith.types.run"]
+
+
+def imported(args: list[str], watched: list[str], cwd: Path) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    env_args = [sys.executable, "-c", PROBE, ",".join(watched), *args]
+    done = subprocess.run(env_args, capture_output=True, text=True, cwd=cwd, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stderr.strip().splitlines()[-1]), done
+
+
+def test_help_imports_no_pipeline(tmp_path: Path) -> None:
+    found, done = imported(["--help"], [*NEVER, "langgraph", "langsmith", "langchain_core", "numpy"], tmp_path)
+    assert "usage: ragstream" in done.stdout
+    assert found == []
+
+
+def test_a_local_run_imports_no_unused_runtime(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    demo = subprocess.run(
+        ["ragstream", "--data-dir", str(data), "demo"], capture_output=True, text=True, cwd=tmp_path, timeout=600
+    )
+    assert demo.returncode == 0, demo.stderr
+    prompt = ROOT / "examples" / "prompt.md"
+    args = ["--data-dir", str(data), "run", "--project", "sample", "--file", str(prompt)]
+    found, done = imported(args, [*NEVER, *UNUSED_BY_RUN, "langgraph"], tmp_path)
+    assert done.stdout.startswith("## System") and "## Condensed context" in done.stdout
+    assert found == ["langgraph"]
+
+
+def test_a_deferred_package_is_whole_when_used(tmp_path: Path) -> None:
+    code = (
+        "import ragstream.app.controller, sys\n"
+        "assert 'langgraph_sdk.auth.types' in sys.modules and 'langgraph_sdk.client' not in sys.modules\n"
+        "import langgraph_sdk\n"
+        "from langsmith.types import Run\n"
+        "assert callable(langgraph_sdk.get_sync_client) and langgraph_sdk.__version__\n"
+        "assert Run.__module__ == 'langsmith.types.run'\n"
+        "from langgraph_sdk import Auth\n"
+        "print('whole')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "whole"
