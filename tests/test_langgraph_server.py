@@ -4,9 +4,6 @@ it was. The server runs with strict msgpack."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +15,7 @@ from langgraph_sdk import get_sync_client
 from ragstream.settings import Settings
 from ragstream.state import RunMetadata
 from ragstream.users import UserRegistry
-from tests.servers import free_port, wait_for_http
+from tests.servers import langgraph_dev
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 
@@ -51,44 +48,9 @@ def tester(indexed: Settings) -> None:
 @pytest.fixture(scope="module")
 def server_process(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
     (indexed.data_dir / "doc_raw" / "unindexed").mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("lgdev")
-    for name in ("langgraph.json", "graphs"):
-        (workdir / name).symlink_to(ROOT / name)
-    env = {
-        **os.environ,
-        "RAGSTREAM_DATA_DIR": str(indexed.data_dir),
-        "RAGSTREAM_LLM_PROVIDER": "local",
-        "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"),
-        "LANGSMITH_TRACING": "false",
-        "LANGCHAIN_TRACING_V2": "false",
-        "LANGGRAPH_STRICT_MSGPACK": "true",
-    }
-    log = (workdir / "server.log").open("w")
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "langgraph"),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        cwd=workdir,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_for_http(f"{url}/ok", proc, 180, workdir / "server.log")
-    yield Server(url, workdir / "server.log")
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    env = {"RAGSTREAM_DATA_DIR": str(indexed.data_dir), "RAGSTREAM_LLM_PROVIDER": "local"}
+    with langgraph_dev(tmp_path_factory.mktemp("lgdev"), env) as (url, log):
+        yield Server(url, log)
 
 
 @pytest.fixture()
@@ -282,46 +244,14 @@ def llm_server(indexed: Settings, tmp_path_factory: pytest.TempPathFactory):
 
     with FakeOpenAIServer() as model_server:
         model_server.responder = Model()
-        port = free_port()
-        workdir = tmp_path_factory.mktemp("lgdev-llm")
-        for name in ("langgraph.json", "graphs"):
-            (workdir / name).symlink_to(ROOT / name)
         env = {
-            **os.environ,
             "RAGSTREAM_DATA_DIR": str(indexed.data_dir),
             "RAGSTREAM_LLM_PROVIDER": "openai",
             "OPENAI_BASE_URL": model_server.url,
             "OPENAI_API_KEY": "sk-test-local-server-0000",
-            "RAGSTREAM_CONFIG_DIR": str(ROOT / "config"),
-            "LANGSMITH_TRACING": "false",
-            "LANGCHAIN_TRACING_V2": "false",
-            "LANGGRAPH_STRICT_MSGPACK": "true",
         }
-        log = (workdir / "server.log").open("w")
-        proc = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "langgraph"),
-                "dev",
-                "--no-browser",
-                "--no-reload",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-            ],
-            cwd=workdir,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        wait_for_http(f"{url}/ok", proc, 180, workdir / "server.log")
-        yield url
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        with langgraph_dev(tmp_path_factory.mktemp("lgdev-llm"), env) as (url, _log):
+            yield url
 
 
 def test_sending_from_the_sdk_streams_tokens_over_sse_and_the_critic_loops_once(llm_server: str) -> None:
