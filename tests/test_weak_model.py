@@ -297,3 +297,17 @@ def test_a_server_down_is_one_line_naming_the_url_and_the_next_run_works(
         server.responder = schema_responder
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         assert main(args) == 0
+
+
+def test_with_a_model_the_prompt_still_names_the_half_of_the_ask_the_documents_do_not_cover(openai_on_indexed) -> None:
+    """A model keeping a candidate is no evidence that every part of the ask is answered."""
+    server, settings = openai_on_indexed()
+
+    def keep(r: dict) -> str:
+        return json.dumps({"decision": "keep", "reason": "Relevant."})
+
+    prompt = "# Task\nHow does RAGstream rate-limit requests to Kubernetes, and how are changed documents re-embedded?"
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v1": [keep]}), server, prompt)
+    assert any("Kubernetes" in part for part in sp.extras.a3.uncovered)
+    assert "The documents do not cover: How does RAGstream rate-limit requests to Kubernetes" in sp.prompt_ready
+    assert "re-embedded" not in " ".join(sp.extras.a3.uncovered)

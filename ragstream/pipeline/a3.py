@@ -56,16 +56,17 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     if not env.services.offline:
         strong = [cid for cid in kept if weighed.evidence[cid] >= settings.strong_evidence]
         kept, report = gate(ask, candidates, env.services.runner, report, kept, strong)
-    else:
-        index = {c.id: i for i, c in enumerate(candidates)}
-        absent = {t for t, n in frequency.items() if n == 0}
-        report.uncovered = uncovered_parts(
-            parts,
-            embedded[[texts.index(part) for part in parts]],
-            [chunks[cid] for cid in kept],
-            vectors[[index[cid] for cid in kept]],
-            settings,
-            rarity,
-            absent,
-        )
+    # What the documents do not cover is measured on what was kept, whoever decided it: a model's keep is
+    # no evidence that every part of the ask is answered.
+    index = {c.id: i for i, c in enumerate(candidates)}
+    absent = {t for t, n in frequency.items() if n == 0}
+    report.uncovered = uncovered_parts(
+        parts,
+        embedded[[texts.index(part) for part in parts]],
+        [chunks[cid] for cid in kept],
+        vectors[[index[cid] for cid in kept]],
+        settings,
+        rarity,
+        absent,
+    )
     return StageOutput(report=report, selection=kept)
