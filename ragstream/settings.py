@@ -149,6 +149,12 @@ class GateSettings(BaseModel):
     # A dropped candidate is kept when a kept chunk names its file in words this close (cosine) to the ask.
     min_reference_similarity: float = Field(ge=-1.0, le=1.0)
     function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
+    # Calibration against the corpus (agents/a3_nli_gate.calibrated): the off-topic questions (a file in
+    # config/), the hits of each judged, and how far above their evidence (robust spreads) a chunk must be.
+    off_topic_questions: str = "a3_off_topic.json"
+    null_hits: int = Field(default=10, gt=0)
+    null_z: float = 3.0
+    null_min_spread: float = Field(default=0.03, ge=0.0)
 
 
 class CondenserSettings(BaseModel):

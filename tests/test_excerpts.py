@@ -222,3 +222,61 @@ def test_overlapping_and_adjacent_excerpts_of_one_file_merge_into_one() -> None:
     )
     assert [m.id for m in together[0].members] == ["a.md@x#2", "a.md@x#0", "a.md@x#1"], "best first"
     assert together[0].as_chunk().id == "a.md@x#0 a.md@x#1 a.md@x#2", "the fence names them in file order"
+
+
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
+
+
+def _list_lead_in(lines: list[str], item: int) -> int | None:
+    """0-based line introducing the list that holds line `item`: the first non-blank line above the list that
+    is neither an item nor an item's indented continuation (None: the list opens the document)."""
+    i = item
+    while i > 0 and (_ITEM.match(lines[i - 1]) or lines[i - 1][:1] in (" ", "\t") or not lines[i - 1].strip()):
+        i -= 1
+    return i - 1 if i > 0 else None
+
+
+def test_closing_over_lead_ins_and_lists() -> None:
+    text = (
+        "# Naming files\n\nGood names help everyone. File names should be:\n1. Machine readable\n2. Human readable\n"
+        "3. Sortable\n\n## Presenting\n\nTips for a talk follow.\n\n* Keep slides short\n* Minimise jargon\n"
+        "* Practise twice\n\nRun this:\n\n```bash\nmake talk\n```\n\nThe end.\n"
+    )
+    doc = Document(text, code=False)
+
+    def closed(probe: str) -> str:
+        start = text.index(probe)
+        a, b = doc.closed(start, start + len(probe))
+        return text[a:b]
+
+    assert closed("File names should be:\n1. Machine readable") == (
+        "File names should be:\n1. Machine readable\n2. Human readable\n3. Sortable"
+    ), "a list's lead-in comes with its items, and the items with their lead-in"
+    assert (
+        closed("* Minimise jargon")
+        == "Tips for a talk follow.\n\n* Keep slides short\n* Minimise jargon\n* Practise twice"
+    )
+    assert closed("Run this:") == "Run this:\n\n```bash\nmake talk\n```", "a lead-in brings the block it introduces"
+    assert closed("The end.") == "The end.", "plain prose is left as it is"
+
+
+@pytest.mark.parametrize("prompt", DOC_PROMPTS)
+def test_an_excerpt_never_ends_on_a_lead_in_and_lists_keep_their_lead_in(
+    projects: dict[str, Settings], prompt: str
+) -> None:
+    settings = projects["docs"]
+    sp = _built(settings, "docs", prompt)
+    for record in sp.extras.build.excerpts:
+        text = _indexed_text(settings, "docs", record.source)
+        assert not record.text.rstrip().splitlines()[-1].rstrip().endswith(":"), (
+            f"{record.source} ends on a lead-in: {record.text[-80:]!r} ({record.hydrated})"
+        )
+        lines = text.split("\n")
+        first, last = record.lines[0] - 1, record.lines[1] - 1
+        for n in range(first, last + 1):
+            if _ITEM.match(lines[n]):
+                lead = _list_lead_in(lines, n)
+                assert lead is None or lead >= first, (
+                    f"{record.source}:{n + 1} is a list item shown without its lead-in at line {(lead or 0) + 1} "
+                    f"({record.hydrated})"
+                )

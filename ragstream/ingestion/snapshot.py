@@ -174,8 +174,8 @@ def _load(folder: Path, generation: int) -> Snapshot:
 
     chunks = [
         Chunk.model_validate_json(line)
-        for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
-        if line
+        for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").split("\n")  # not splitlines: a chunk's
+        if line  # text may hold U+2028 or U+0085, which JSON leaves unescaped and splitlines would cut at
     ]
     links = json.loads((folder / "links.json").read_text(encoding="utf-8"))
     bm25 = bm25s.BM25.load(str(folder / "bm25")) if (folder / "bm25").is_dir() else None

@@ -6,13 +6,17 @@ import numpy as np
 
 from ragstream.agents.a3_nli_gate import (
     asking_parts,
+    calibrated,
+    corpus_null,
     gate,
     keep_referenced,
+    off_topic_questions,
     rarity_of,
     stemmed_terms,
     uncovered_parts,
     weigh_all,
 )
+from ragstream.ingestion.manifest import generation_dir
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
@@ -49,6 +53,13 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
     rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
     embedder = env.services.embedder
+    if snapshot is not None and project:  # a chunk needs more evidence than off-topic questions reach here
+        questions = off_topic_questions(env.services.settings.config_dir, settings)
+        folder = generation_dir(env.services.searcher(project).paths.index_dir, snapshot.generation)
+        calibration = calibrated(corpus_null(snapshot, folder, embedder.embed, questions, settings), settings)
+    else:
+        calibration = calibrated([], settings)
+    settings = settings.model_copy(update={"min_evidence": calibration.min_evidence})
     embedded = embedder.embed(texts)
     weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)
     weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
@@ -60,6 +71,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     # no evidence that every part of the ask is answered.
     index = {c.id: i for i, c in enumerate(candidates)}
     absent = {t for t, n in frequency.items() if n == 0}
+    report.calibration = calibration.describe()
     report.uncovered = uncovered_parts(
         parts,
         embedded[[texts.index(part) for part in parts]],

@@ -9,8 +9,13 @@ span), and then
    a statement starts), so no excerpt starts or ends mid-sentence;
 2. merges excerpts of one file that overlap or touch into one excerpt with one span and one line
    range, so no line is shown twice;
-3. keeps, best first, the excerpts that fit the prompt budget;
-4. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
+3. closes each prose excerpt over what its answer needs: an excerpt never ends on a lead-in (a line
+   ending in ':', which promises what follows: the list, table, code block or paragraph after it is
+   added) and never holds list items without the list's lead-in (the whole list and the sentence or
+   heading introducing it are added; for a list that adds over `excerpts.max_parent_tokens`, the lead-in
+   and the items up to the excerpt);
+4. keeps, best first, the excerpts that fit the prompt budget;
+5. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
    idea): a code chunk holding part of a definition to the whole definition, a prose chunk to its
    list, else to its Markdown section, each at most `excerpts.max_parent_tokens`.
 
@@ -44,6 +49,7 @@ _BLOCK_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|[-*+][ \t]|\d{1,3}[.)][ \t]|\||
 _STANDALONE_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t].*|\|.*\||```.*|~~~.*)$", re.M)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S.*$", re.M)
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
+_TABLE_ROW = re.compile(r"^[ \t]*\|")
 
 
 def statement_lines(text: str, language: Language | None) -> tuple[set[int], set[int]] | None:
@@ -96,6 +102,7 @@ class Document:
         self.lines = LineIndex(text)
         self.ends: list[int] | None = None
         fenced = self._fenced_lines()
+        self.fenced = fenced
         if code:
             statements = statement_lines(text, language)
             if statements is None:
@@ -203,6 +210,79 @@ class Document:
         if first > last:
             return None
         return self.trimmed(self.line_starts[first], self.line_end(self.line_starts[last] + 1))
+
+    def lead_in(self, first: int) -> int | None:
+        """Where the lead-in of a list (or block) starting on 0-based line `first` begins: the heading, or the
+        last sentence of the paragraph, right above it (blank lines between allowed); None when there is none."""
+        j = first - 1
+        while j >= 0 and not self._line(j).strip():
+            j -= 1
+        if j < 0 or j in self.fenced or _LIST_ITEM.match(self._line(j)) or _TABLE_ROW.match(self._line(j)):
+            return None
+        if _HEADING.match(self._line(j)):
+            return self.line_starts[j]
+        end = self.line_starts[j] + len(self._line(j).rstrip())
+        paragraph = j
+        while paragraph > 0 and self._line(paragraph - 1).strip() and paragraph - 1 not in self.fenced:
+            paragraph -= 1
+        sentence = self.starts[max(bisect_right(self.starts, end - 1) - 1, 0)]
+        return max(sentence, self.line_starts[paragraph])
+
+    def following(self, i: int) -> tuple[int, int] | None:
+        """The block a lead-in on 0-based line `i` introduces: the list, code block, table, section (after a
+        heading) or paragraph that comes next (blank lines between allowed); None at the document's end."""
+        count = len(self.line_starts)
+        j = i + 1
+        while j < count and not self._line(j).strip():
+            j += 1
+        if j >= count:
+            return None
+        line, start = self._line(j), self.line_starts[j]
+        if j in self.fenced:
+            k = j + 1
+            while k < count and k in self.fenced and not FENCE_LINE.match(self._line(k)):
+                k += 1
+            return start, self.line_end(self.line_starts[min(k, count - 1)] + 1)
+        if _LIST_ITEM.match(line):
+            return self.list_block(start, start + len(line))
+        if _HEADING.match(line):
+            return self.section(start, start + len(line))
+        k = j
+        table = bool(_TABLE_ROW.match(line))
+        while k + 1 < count and self._line(k + 1).strip() and (not table or _TABLE_ROW.match(self._line(k + 1))):
+            k += 1
+        return start, self.line_end(self.line_starts[k] + 1)
+
+    def closed(self, start: int, end: int, least: bool = False) -> tuple[int, int]:
+        """The span widened until it holds what its answer needs: a list it touches whole, with the list's
+        lead-in, and the block a lead-in at its end introduces (its last line ends in ':'). With `least`, the
+        smallest such widening (for a list too long to show whole): from the lead-in of the list its first
+        line is in, and a trailing lead-in's first item or paragraph. Prose only."""
+        if self.code:
+            return start, end
+        for _ in range(8):  # each round adds one block; a handful reaches the fixed point
+            before = start, end
+            block = self.list_block(start, end)
+            if block is not None:
+                lead = self.lead_in(self.line_of(block[0]) - 1)
+                start = min(start, block[0], lead if lead is not None else start)
+                end = end if least else max(end, block[1])
+            last = self.line_of(max(end - 1, start)) - 1
+            if last not in self.fenced and self._line(last).rstrip().endswith(":"):
+                found = self.following(last)
+                if found is not None and least and _LIST_ITEM.match(self._line(self.line_of(found[0]) - 1)):
+                    found = found[0], self.item_end(self.line_of(found[0]) - 1)
+                end = max(end, found[1]) if found is not None else end
+            if (start, end) == before:
+                break
+        return start, end
+
+    def item_end(self, i: int) -> int:
+        """The end of the list item on 0-based line `i`, with its indented continuation lines."""
+        k = i
+        while k + 1 < len(self.line_starts) and self._line(k + 1)[:1] in (" ", "\t") and self._line(k + 1).strip():
+            k += 1
+        return self.line_end(self.line_starts[k] + 1)
 
     def _line(self, i: int) -> str:
         start = self.line_starts[i]
@@ -359,6 +439,21 @@ def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
     return None
 
 
+def closed_excerpt(excerpt: Excerpt, cost: Callable[[Excerpt], int], cfg: ExcerptSettings) -> Excerpt:
+    """The excerpt closed over its lead-ins and lists (`Document.closed`): whole lists when that adds at most
+    `excerpts.max_parent_tokens`, else the least closure, else as it is."""
+    if excerpt.doc is None:
+        return excerpt
+    for least in (False, True):
+        start, end = excerpt.doc.closed(excerpt.start, excerpt.end, least)
+        if (start, end) == (excerpt.start, excerpt.end):
+            return excerpt
+        wider = Excerpt(list(excerpt.members), start, end, f"{excerpt.how} + lead-in and list", excerpt.doc)
+        if cost(wider) - cost(excerpt) <= cfg.max_parent_tokens:
+            return wider
+    return excerpt
+
+
 def whole_excerpts(
     selection: list[Chunk],
     sources: Sources,
@@ -370,7 +465,6 @@ def whole_excerpts(
 ) -> tuple[list[Chunk], TrimReport, list[ExcerptRecord]]:
     """The excerpts the prompt shows (as fence-ready chunks, best first), the budget report by chunk id,
     and how each excerpt was hydrated; `ceiling` overrides the prompt budget's (a plan's budget)."""
-    excerpts = merged([hydrated(c, sources, cfg.sentence_reach_chars) for c in selection])
     cost_cache: dict[tuple[str, int, int, str], int] = {}
 
     def cost(e: Excerpt) -> int:
@@ -378,6 +472,11 @@ def whole_excerpts(
         if key not in cost_cache:
             cost_cache[key] = budget.count(fence(e.as_chunk()))
         return cost_cache[key]
+
+    # Closed before the budget is filled: an excerpt is shown with the lead-in and list its answer needs, or not
+    # at all, never cut right before the items it announces.
+    excerpts = merged([hydrated(c, sources, cfg.sentence_reach_chars) for c in selection])
+    excerpts = merged([closed_excerpt(e, cost, cfg) for e in excerpts])
 
     kept, trim = budget.fit(
         "prompt",

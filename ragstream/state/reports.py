@@ -235,6 +235,7 @@ class A3Report(Report):
     uncovered: list[str] = Field(default_factory=list)
     llm: LLMOutcomes | None = None
     overruled: str = ""  # the stated rule that resolved a disagreement between the model and the offline evidence
+    calibration: str = ""  # how the evidence threshold was set against this corpus (off-topic questions' evidence)
 
 
 class LineEvidence(Report):

@@ -1,0 +1,82 @@
+""" "Not covered" on real corpora nobody tuned the gate for: a topic no document treats keeps nothing and is
+named, and the missing half of a half-answered ask is named. A3's evidence threshold is calibrated against each
+corpus (how strongly off-topic questions match it); the calibration is computed once per index generation and
+stored beside it. Corpora: attrs' documentation (Markdown) and httpx's source (Python)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragstream.agents.a3_nli_gate import NULL_FILE
+from ragstream.app.controller import AppController
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.projects import project_paths
+from ragstream.settings import Settings, load_settings
+from ragstream.state import SuperPrompt
+from ragstream.text.chunk_ids import CITATION
+
+ATTRS = Path(__file__).parent / "quality" / "corpora" / "attrs"
+HTTPX = Path(httpx.__file__).parent
+HTTPX_FILES = ("_client.py", "_models.py", "_urls.py", "_config.py")
+OFF_TOPIC = "How do I configure the Splunk Universal Forwarder to ship our JSON log files to Splunk Cloud indexers?"
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Settings]:
+    root = tmp_path_factory.mktemp("not_covered")
+    found = {}
+    for name, source, files in (("attrs", ATTRS, None), ("httpx", HTTPX, HTTPX_FILES)):
+        settings = load_settings(overrides={"data_dir": str(root / name), "llm.provider": "local"})
+        raw = settings.data_dir / "doc_raw" / name
+        raw.mkdir(parents=True)
+        for file in files or [p.name for p in source.iterdir() if p.is_file()]:
+            shutil.copy(source / file, raw / file)
+        IngestionManager(settings).ingest(name)
+        found[name] = settings
+    return found
+
+
+def _run(settings: Settings, project: str, prompt: str) -> SuperPrompt:
+    ctl = AppController(settings)
+    ctl.select_project(project)
+    return ctl.run_full_pipeline(prompt, pause_after="none")
+
+
+def _section(sp: SuperPrompt, title: str) -> list[str]:
+    lines, inside = [], False
+    for line in sp.S_CTX_MD.splitlines():
+        if line.startswith("### "):
+            inside = line[4:].strip() == title
+        elif inside and line.startswith("- "):
+            lines.append(line)
+    return lines
+
+
+@pytest.mark.parametrize("project", ["attrs", "httpx"])
+def test_an_off_topic_question_keeps_nothing_and_is_named(corpora: dict[str, Settings], project: str) -> None:
+    settings = corpora[project]
+    sp = _run(settings, project, OFF_TOPIC)
+    a3 = sp.extras.a3
+    assert a3 is not None and a3.decisions, "A3 judged the candidates retrieval found"
+    assert not sp.final_selection_ids, f"nothing is kept: {[d.reason for d in a3.decisions.values()][:3]}"
+    for title in ("Facts", "Constraints"):
+        assert not any(CITATION.search(line) for line in _section(sp, title)), sp.S_CTX_MD
+    assert any("Splunk" in line for line in _section(sp, "Open issues")), sp.S_CTX_MD
+    assert "off-topic questions" in a3.calibration, a3.calibration
+    newest = sorted(project_paths(settings, project).index_dir.glob("g*"))[-1]
+    assert (newest / NULL_FILE).is_file(), "the calibration is stored with the index generation"
+
+
+def test_the_missing_half_of_an_ask_is_named_on_code(corpora: dict[str, Settings]) -> None:
+    sp = _run(
+        corpora["httpx"],
+        "httpx",
+        "How does the client build the request it sends after a redirect, and how do I export its spans to Jaeger?",
+    )
+    assert sp.final_selection_ids, "the covered half keeps its evidence"
+    assert any("_client.py" in cid for cid in sp.final_selection_ids)
+    assert any("Jaeger" in line for line in _section(sp, "Open issues")), sp.S_CTX_MD
