@@ -7,7 +7,8 @@ share of irrelevant candidates dropped, the candidates kept per query and the qu
 kept (every SciFact query has an answer, so "not covered" there is a miss). The shipped setting is
 the last line; the grid around it is what it was chosen from. Then, for `gate.strong_evidence` (with a
 model, the evidence at which the model's "irrelevant" is overruled) and values around it, the share of
-candidates at or above it that are relevant, against the share among all kept candidates.
+candidates at or above it that are relevant, against the share among all kept candidates. The shipped
+`gate.min_evidence` is first calibrated against the corpus, as the pipeline does (printed first).
 
 Run after bench/retrieval_eval.py has ingested the corpus:
     python bench/gate_eval.py [--data ../shared/data/scifact] [--split train] [--work data/bench]
@@ -22,7 +23,15 @@ from pathlib import Path
 import numpy as np
 from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
-from ragstream.agents.a3_nli_gate import rarity_of, stemmed_terms, weigh, weigh_all
+from ragstream.agents.a3_nli_gate import (
+    calibrated,
+    corpus_null,
+    off_topic_questions,
+    rarity_of,
+    stemmed_terms,
+    weigh,
+    weigh_all,
+)
 from ragstream.retrieval.chunks import rerank, retrieve
 from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.search import Query
@@ -56,7 +65,13 @@ def main() -> None:
         )
         cases.append(([query["text"]], chunks, vectors, searcher.embedder.embed([query["text"]]), relevant, rarity))
 
-    shipped = settings.gate
+    # As the pipeline does: the threshold calibrated against this corpus (off-topic questions' evidence here).
+    questions = off_topic_questions(settings.config_dir, settings.gate)
+    calibration = calibrated(
+        corpus_null(searcher.snapshot(), None, searcher.embedder.embed, questions, settings.gate), settings.gate
+    )
+    print(f"calibration: {calibration.describe()}")
+    shipped = settings.gate.model_copy(update={"min_evidence": calibration.min_evidence})
     grid = [
         shipped.model_copy(update={"min_evidence": e, "min_similarity": m, "words_weight": w})
         for e in (0.45, 0.5, 0.55, 0.6)

@@ -373,6 +373,22 @@ def corpus_null(
     return null
 
 
+_TEXTS: dict[tuple[int, int], str] = {}
+
+
+def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str]:
+    """The terms no chunk holds, as an index term or anywhere inside its text: "embed" is absent from an index
+    whose text says "embeds" and "re-embed" (other stems), but the corpus mentions it; "tarpaulin" it does not."""
+    absent = {t for t, n in frequency.items() if n == 0}
+    if snapshot is None or not absent:
+        return absent
+    key = (id(snapshot), snapshot.generation)
+    if key not in _TEXTS:
+        _TEXTS.clear()  # one corpus's text at a time: the newest asked for
+        _TEXTS[key] = "\n".join(c.text for c in snapshot.chunks).lower()
+    return {t for t in absent if t not in _TEXTS[key]}
+
+
 def off_topic_questions(config_dir: Path, settings: GateSettings) -> list[str]:
     """The configured off-topic questions (`gate.off_topic_questions`, a file in config/)."""
     found = json.loads((config_dir / settings.off_topic_questions).read_text(encoding="utf-8"))
@@ -426,7 +442,7 @@ def uncovered_parts(
             if stems and stems <= absent:
                 missing.append(word)
         for word in dict.fromkeys(_IDENTIFIER.findall(part)):
-            if word not in missing and stemmed_terms(word, settings) & absent:
+            if word not in missing and {t for t in stemmed_terms(word, settings) if len(t) > 2} & absent:
                 missing.append(word)
     return missing
 

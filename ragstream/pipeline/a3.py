@@ -14,6 +14,7 @@ from ragstream.agents.a3_nli_gate import (
     rarity_of,
     stemmed_terms,
     uncovered_parts,
+    unmentioned,
     weigh_all,
 )
 from ragstream.ingestion.manifest import generation_dir
@@ -70,7 +71,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     # What the documents do not cover is measured on what was kept, whoever decided it: a model's keep is
     # no evidence that every part of the ask is answered.
     index = {c.id: i for i, c in enumerate(candidates)}
-    absent = {t for t, n in frequency.items() if n == 0}
+    absent = unmentioned(frequency, snapshot)
     report.calibration = calibration.describe()
     report.uncovered = uncovered_parts(
         parts,
