@@ -240,7 +240,8 @@ def test_closing_over_lead_ins_and_lists() -> None:
     text = (
         "# Naming files\n\nGood names help everyone. File names should be:\n1. Machine readable\n2. Human readable\n"
         "3. Sortable\n\n## Presenting\n\nTips for a talk follow.\n\n* Keep slides short\n* Minimise jargon\n"
-        "* Practise twice\n\nRun this:\n\n```bash\nmake talk\n```\n\nThe end.\n"
+        "* Practise twice\n\nRun this:\n\n```bash\nmake talk\n```\n\nPlan the room well.\n\nBefore the event:\n"
+        "- Book a projector\n- Test the sound\n\nThe end.\n"
     )
     doc = Document(text, code=False)
 
@@ -257,6 +258,9 @@ def test_closing_over_lead_ins_and_lists() -> None:
         == "Tips for a talk follow.\n\n* Keep slides short\n* Minimise jargon\n* Practise twice"
     )
     assert closed("Run this:") == "Run this:\n\n```bash\nmake talk\n```", "a lead-in brings the block it introduces"
+    assert closed("Plan the room well.") == (
+        "Plan the room well.\n\nBefore the event:\n- Book a projector\n- Test the sound"
+    ), "an excerpt that stops right before a lead-in takes the lead-in and its list"
     assert closed("The end.") == "The end.", "plain prose is left as it is"
 
 

@@ -255,11 +255,17 @@ class Document:
 
     def closed(self, start: int, end: int, least: bool = False) -> tuple[int, int]:
         """The span widened until it holds what its answer needs: a list it touches whole, with the list's
-        lead-in, and the block a lead-in at its end introduces (its last line ends in ':'). With `least`, the
+        lead-in, and the block a lead-in at its end introduces (its last line ends in ':'), or right after its
+        end (it stopped just before the answer: a lead-in and its list follow). With `least`, the
         smallest such widening (for a list too long to show whole): from the lead-in of the list its first
         line is in, and a trailing lead-in's first item or paragraph. Prose only."""
         if self.code:
             return start, end
+        last = self.line_of(max(end - 1, start)) - 1
+        after = self.next_line(last)
+        if after is not None and self._lead_in_line(after) and not self._lead_in_line(last):
+            if not _LIST_ITEM.match(self._line(last)) and last not in self.fenced:  # it stopped right before one
+                end = self.line_end(self.line_starts[after] + 1)
         for _ in range(8):  # each round adds one block; a handful reaches the fixed point
             before = start, end
             block = self.list_block(start, end)
@@ -276,6 +282,25 @@ class Document:
             if (start, end) == before:
                 break
         return start, end
+
+    def next_line(self, i: int) -> int | None:
+        """The first non-blank 0-based line after line `i`, if any."""
+        j = i + 1
+        while j < len(self.line_starts) and not self._line(j).strip():
+            j += 1
+        return j if j < len(self.line_starts) else None
+
+    def _lead_in_line(self, i: int) -> bool:
+        """A prose line (no heading, item, table row or fenced line) that ends in ':' and introduces a block."""
+        line = self._line(i)
+        return (
+            line.rstrip().endswith(":")
+            and i not in self.fenced
+            and not _HEADING.match(line)
+            and not _LIST_ITEM.match(line)
+            and not _TABLE_ROW.match(line)
+            and self.following(i) is not None
+        )
 
     def item_end(self, i: int) -> int:
         """The end of the list item on 0-based line `i`, with its indented continuation lines."""
