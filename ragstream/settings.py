@@ -254,7 +254,12 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     timeout_s: float = Field(gt=0)
+    # Until the endpoint has answered once in this process (a local server loads the model on its first
+    # call); None: timeout_s.
+    first_call_timeout_s: float | None = Field(default=None, gt=0)
     max_retries: int = Field(ge=0)
+    # A timed-out call is sent again at most this often (within max_retries), each time with twice the deadline.
+    timeout_retries: int = Field(default=1, ge=0)
     backoff_initial_s: float = Field(ge=0)
     backoff_max_s: float = Field(ge=0)
     max_concurrency: int = Field(default=4, gt=0)
