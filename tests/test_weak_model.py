@@ -252,9 +252,10 @@ def test_a5_kind_the_format_does_not_name_adds_no_rule_and_a_guessed_depth_no_le
 
     sp = run_to(Stage.BUILD, settings, WeakModel({"A5_v1": [markdown], "A2_v1": [depth]}), server)
     assert sp.body.audience is None  # the reason only repeats the label
-    assert sp.body.depth == "short"  # the reason quotes the prompt ...
+    assert sp.body.depth is None  # the reason quotes the topic: no words of the prompt state a depth
+    assert sp.extras.a2.decisions["response_depth"].startswith("unset: the model chose short")
     a5 = sp.extras.a5
-    assert "under 150 words" not in " ".join(a5.rules)  # ... but the user's format wins over a length rule
+    assert "under 150 words" not in " ".join(a5.rules)
     assert a5.kind == "unknown" and "Use a heading per section." not in a5.rules and a5.sections == []
     assert "not applied: no word of the requested format names it" in a5.source
     assert "A short numbered list, then one paragraph" in sp.prompt_ready
