@@ -275,6 +275,33 @@ def test_a_critic_without_a_valid_verdict_leaves_the_answer_unjudged(openai_on_i
     assert len([r for r in server.requests if r.get("stream")]) == 1  # no regeneration on a missing verdict
 
 
+def test_a_critic_reply_missing_a_required_field_is_recorded_not_judged(openai_on_indexed) -> None:
+    """Issue 40: the critic's reply missed a required field and the send recorded no verdict."""
+    server, settings = openai_on_indexed()
+    partial = json.dumps({"grounded": "yes", "complete": "no", "feedback": "add the re-embedding rule"})
+    server.responder = WeakModel({"CRITIC_v1": [lambda r: partial]})
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl.select_project("demo")
+    sp = ctl.run_full_pipeline("# Task\nHow are changed documents re-embedded?", pause_after="none", send=True)
+    assert sp.answer is not None and sp.answer.done and sp.answer.attempts[-1].accepted is None
+    critique = sp.answer.attempts[-1].critique
+    assert set(critique) == {"not_judged"} and "'follows_format' is a required property" in critique["not_judged"]
+    assert len([r for r in server.requests if r.get("stream")]) == 1  # a half verdict rejects nothing
+
+
+def test_a_critic_the_server_does_not_answer_is_recorded_not_judged(openai_on_indexed) -> None:
+    server, settings = openai_on_indexed(**{"llm.timeout_s": 0.5, "llm.backoff_initial_s": 0.01})
+    server.responder = WeakModel({})
+    server.fault = lambda r: Reply(delay_s=2.0, content="{}") if agent_of(r) == "CRITIC_v1" else None
+    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl.select_project("demo")
+    sp = ctl.run_full_pipeline("# Task\nHow are changed documents re-embedded?", pause_after="none", send=True)
+    assert sp.answer is not None and sp.answer.done and sp.answer.text == "A streamed answer citing [x]."
+    not_judged = sp.answer.attempts[-1].critique["not_judged"]
+    assert not_judged.startswith("the critic got no reply") and "no answer within 0.5s, then 1s" in not_judged
+    assert len([r for r in server.requests if agent_of(r) == "CRITIC_v1"]) == 2  # not four identical tries
+
+
 def test_a_server_down_is_one_line_naming_the_url_and_the_next_run_works(
     indexed, tmp_path, monkeypatch, capsys
 ) -> None:

@@ -62,9 +62,7 @@ def shape(
         if body_field in fixed:
             decisions[label_field] = f"kept_{fixed[body_field]}_value"
             continue
-        label, decisions[label_field] = _decide(
-            label_field, labels[label_field], schema[label_field], asked, by_model
-        )
+        label, decisions[label_field] = _decide(label_field, labels[label_field], schema[label_field], asked, by_model)
         update[body_field] = None if label == UNKNOWN else _body_value(body_field, label)
     decisions["confidence"] = "assessed (not a response requirement)"
     report = A2Report(
