@@ -11,6 +11,11 @@ the expected excerpt (`--expect`, default architecture.md) is kept and fenced, a
 
 Run: python bench/real_llm.py --base-url http://127.0.0.1:8089/v1 --mode json_schema [--runs 1]
      python bench/real_llm.py --mode prompt        # the server enforces nothing: validation only
+     python bench/real_llm.py --suite ../shared/eval/owasp --cases 10 --json side.json
+                                                   # a suite offline and with the model, side by side
+                                                   # (bench/model_side_by_side.py); --a3-per-candidate
+                                                   # asks A3 one candidate per call about every candidate
+                                                   # (the call pattern before batching and the band)
 Numbers on a shared 2-core machine are noisy; the outcome counts are the point. On a busy machine
 start the server with one thread (REAL_LLM_THREADS=1): llama.cpp's threads wait for each other, and
 with a load of ~20 on 2 cores Qwen2.5-0.5B generated 0.3 tokens/s on 2 threads, 5.9 on 1.
@@ -175,6 +180,89 @@ def print_run(i: int, result: dict[str, Any]) -> None:
     print(f"  critic: {result['critic']}")
 
 
+def side_by_side(args: argparse.Namespace) -> int:
+    """The suite offline and with the model on one ingested corpus; prints per case and totals."""
+    from bench.model_side_by_side import band_comparison, judge, load_cases, run_case
+
+    settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
+    if args.a3_per_candidate:
+        settings = settings.model_copy(
+            update={
+                "gate": settings.gate.model_copy(
+                    update={"model_batch": 1, "weak_evidence": -10.0, "strong_evidence": 10.0}
+                )
+            }
+        )
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    project = re.sub(r"[^a-z0-9-]", "-", args.suite.name.lower())
+    target = settings.data_dir / "doc_raw" / project
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to((args.suite / "corpus").resolve())
+    started = time.monotonic()
+    IngestionManager(offline).ingest(project)
+    print(f"ingested {project} in {time.monotonic() - started:.0f} s")
+    rows = []
+    for name, prompt, expect in load_cases(args.suite, args.cases):
+        row: dict[str, Any] = {"case": name}
+        for label, run_settings in (("offline", offline), ("model", settings)):
+            sp, stage_ms, a3_calls = run_case(run_settings, project, prompt)
+            row[label] = {**judge(sp, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+        row["a3_band"] = band_comparison(row["offline"], row["model"])
+        rows.append(row)
+        print_case(row)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1, default=str))
+    print_totals(rows)
+    return 0
+
+
+def print_case(row: dict[str, Any]) -> None:
+    off, mod = row["offline"], row["model"]
+    print(f"== {row['case']}")
+    for label, r in (("offline", off), ("model", mod)):
+        failed = [k for k, ok in r["checks"].items() if not ok]
+        print(
+            f"  {label:<7} passed {r['passed']!s:<5} failed {failed} key facts {r['key_facts_carried']} "
+            f"A3 {r['stage_ms'].get('a3', 0) / 1000:.1f} s ({r['a3_calls']} calls, kept {r['a3']['kept']}, "
+            f"{r['a3']['judged_by']}) A4 lines {r['a4']['cited_lines']} (verbatim {r['a4']['verbatim_lines']}, "
+            f"withheld {len(r['a4']['withheld'])}) labels {r['a2']['label_lines']} "
+            f"wall {r['stage_ms']['wall'] / 1000:.0f} s"
+        )
+    band = row["a3_band"]
+    print(f"  A3 band: agreed {len(band['agreed'])}, model added {band['added']}, model dropped {band['dropped']}")
+    if mod["a3"]["overruled"]:
+        print(f"  A3 overruled: {mod['a3']['overruled']}")
+    for k, v in mod["a2"]["model_dropped"].items():
+        print(f"  A2 {k}: {v}")
+    for line in mod["a4"]["other_lines"]:
+        print(f"  A4 line not verbatim in its chunk: {line[:220]}")
+    for line in mod["a4"]["withheld"]:
+        print(f"  A4 withheld: {line[:220]}")
+
+
+def print_totals(rows: list[dict[str, Any]]) -> None:
+    for label in ("offline", "model"):
+        results = [r[label] for r in rows]
+        checks = [ok for r in results for ok in r["checks"].values()]
+        a3_s = sorted(r["stage_ms"].get("a3", 0) / 1000 for r in results)
+        print(
+            f"{label:<7}: cases passed {sum(r['passed'] for r in results)}/{len(results)}, checks "
+            f"{sum(checks)}/{len(checks)}, answering file kept "
+            f"{sum(r['checks'].get('answering_file_kept', False) for r in results)}/"
+            f"{sum('answering_file_kept' in r['checks'] for r in results)}, labels with stated evidence only "
+            f"{sum(r['checks']['labels_only_with_stated_evidence'] for r in results)}/{len(results)}, cited lines "
+            f"{sum(r['a4']['cited_lines'] for r in results)} "
+            f"(verbatim {sum(r['a4']['verbatim_lines'] for r in results)}), "
+            f"withheld {sum(len(r['a4']['withheld']) for r in results)}, A3 median {statistics.median(a3_s):.1f} s "
+            f"(max {a3_s[-1]:.1f}), A3 calls {sum(r['a3_calls'] for r in results)}, median wall "
+            f"{statistics.median(r['stage_ms']['wall'] for r in results) / 1000:.0f} s"
+        )
+    band = {k: sum(len(r["a3_band"][k]) for r in rows) for k in ("agreed", "added", "dropped")}
+    overruled = sum(bool(r["model"]["a3"]["overruled"]) for r in rows)
+    print(f"A3 in the band: {band}; overruled by rule in {overruled} cases")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1"))
@@ -189,6 +277,9 @@ def main() -> int:
     parser.add_argument("--start", help="a script that starts the server: SCRIPT VENV PORT, PID on its last line")
     parser.add_argument("--venv", default="/tmp/real-llm-venv")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--suite", type=Path, help="a labelled suite (../shared/eval/<name>): offline vs the model")
+    parser.add_argument("--cases", type=int, default=10, help="with --suite: its first N cases")
+    parser.add_argument("--a3-per-candidate", action="store_true", help="with --suite: A3 as before batching")
     args = parser.parse_args()
     pid = None
     if args.start:
@@ -205,6 +296,8 @@ def main() -> int:
         if why:
             print(f"skipped: {why}; start one with ../shared/tools/real_llm_server.sh or pass --start", file=sys.stderr)
             return 2
+        if args.suite:
+            return side_by_side(args)
         settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
         ingest(settings, "sample")
         prompt = args.prompt.read_text(encoding="utf-8")

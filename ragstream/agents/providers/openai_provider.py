@@ -82,16 +82,13 @@ class OpenAIProvider:
             self._modes.put(key, mode)
         return mode
 
-    def _probe_once(self, model: str, response_format: dict[str, Any]) -> str | None:
+    def _probe_once(self, model: str, fmt: dict[str, Any]) -> str | None:
         """The probe's reply text, or None when the server refuses this response format."""
         try:
             reply = self._with_retries(
                 model,
-                lambda timeout: (
-                    self._model(model, 0.0, 24, timeout)
-                    .model_copy(update={"disable_streaming": True})
-                    .invoke(PROBE_MESSAGES, config={"tags": ["nostream"]}, response_format=response_format)
-                ),
+                lambda timeout: self._model(model, 0.0, 24, timeout).model_copy(update={"disable_streaming": True}),
+                lambda chat: chat.invoke(PROBE_MESSAGES, config={"tags": ["nostream"]}, response_format=fmt),
             )
         except LLMCallError as exc:
             if exc.status is not None and 400 <= exc.status < 600 and exc.status != 429:
@@ -141,11 +138,10 @@ class OpenAIProvider:
         kwargs: dict[str, Any] = {"response_format": fmt} if fmt else {}
         return self._with_retries(
             model,
-            lambda timeout: (
-                self._model(model, temperature, max_tokens, timeout)
-                .model_copy(update={"disable_streaming": True})
-                .invoke(messages, config={"tags": ["nostream"]}, **kwargs)
+            lambda timeout: self._model(model, temperature, max_tokens, timeout).model_copy(
+                update={"disable_streaming": True}
             ),
+            lambda chat: chat.invoke(messages, config={"tags": ["nostream"]}, **kwargs),
         )
 
     def stream(
@@ -158,8 +154,7 @@ class OpenAIProvider:
     ) -> LLMResponse:
         """Stream the answer token by token; a transient failure before the first token is retried."""
 
-        def run(timeout: float) -> AIMessage:
-            chat = self._model(model, temperature, max_tokens, timeout).model_copy(update={"stream_usage": True})
+        def run(chat: ChatOpenAI) -> AIMessage:
             merged = None
             for chunk in chat.stream(messages):
                 text = chunk.content if isinstance(chunk.content, str) else ""
@@ -172,7 +167,13 @@ class OpenAIProvider:
                 response_metadata=merged.response_metadata if merged else {},
             )
 
-        return self._with_retries(model, run)
+        return self._with_retries(
+            model,
+            lambda timeout: self._model(model, temperature, max_tokens, timeout).model_copy(
+                update={"stream_usage": True}
+            ),
+            run,
+        )
 
     def _deadline(self) -> float:
         """An attempt's deadline: longer until the endpoint has answered once (its first call loads the model)."""
@@ -181,7 +182,9 @@ class OpenAIProvider:
             return self.settings.timeout_s
         return max(first, self.settings.timeout_s)
 
-    def _with_retries(self, model: str, attempt_call: Callable[[float], AIMessage]) -> LLMResponse:
+    def _with_retries(
+        self, model: str, chat_for: Callable[[float], ChatOpenAI], attempt_call: Callable[[ChatOpenAI], AIMessage]
+    ) -> LLMResponse:
         """Transient failures are retried `max_retries` times; rate limits are waited out; time-outs are
         retried `timeout_retries` times (within `max_retries`), each with twice the deadline before.
 
@@ -190,12 +193,14 @@ class OpenAIProvider:
         every session in the process until the Retry-After has passed.
         """
         allowed = self.settings.max_retries + 1
+        chats = {self._deadline(): chat_for(self._deadline())}  # a client per deadline, the first built up front
         started = time.monotonic()
         failures = limited = timeouts = 0
         deadlines: list[float] = []
         while True:
             deadline = deadlines[-1] * 2 if timeouts else self._deadline()
-            outcome, hint = self._attempt(model, attempt_call, failures + limited + 1, deadline)
+            chat = chats.get(deadline) or chats.setdefault(deadline, chat_for(deadline))
+            outcome, hint = self._attempt(model, attempt_call, chat, failures + limited + 1, deadline)
             if isinstance(outcome, AIMessage):
                 self.gate.answered = True
                 return self._response(outcome, model, failures + limited + 1, time.monotonic() - started)
@@ -231,12 +236,17 @@ class OpenAIProvider:
             time.sleep(delay)
 
     def _attempt(
-        self, model: str, attempt_call: Callable[[float], AIMessage], attempt: int, deadline: float
+        self,
+        model: str,
+        attempt_call: Callable[[ChatOpenAI], AIMessage],
+        chat: ChatOpenAI,
+        attempt: int,
+        deadline: float,
     ) -> tuple[AIMessage | LLMCallError, float | None]:
         """One call through the endpoint's gate: the reply, or the retryable error and any Retry-After."""
         try:
             with self.gate.turn():
-                return attempt_call(deadline), None
+                return attempt_call(chat), None
         except openai.APITimeoutError:
             return LLMTimeoutError(f"{model}: no answer within {deadline:g}s", attempts=attempt), None
         except openai.APIConnectionError as exc:
