@@ -30,6 +30,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
+from ragstream.telemetry.events import collect_llm_calls
 from ragstream.text.chunk_ids import CITATION, citations
 
 LABEL_LINE = re.compile(r"^(?:- )?(Audience|Tone|Depth|Confidence):", re.MULTILINE)
@@ -151,6 +152,51 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
             "other_lines": other,
             "withheld": list(a4.withheld_lines) + list(a4.unsupported_lines) if a4 else [],
             "llm": a4.llm.model_dump() if a4 and a4.llm else None,
+        },
+    }
+
+
+def model_stages(offline_sp: SuperPrompt, settings: Settings, project: str) -> dict[str, Any]:
+    """A2 and A3 with the model on the offline run's own state (the same candidates, the same body): what a
+    slow server can afford. Labels applied and dropped, A3's kept ids, who decided, its calls and time."""
+    from ragstream.agents.a2_prompt_shaper import fixed_fields, shape
+    from ragstream.pipeline import a3
+    from ragstream.stage_io import RunOptions, StageEnv
+
+    services = Services(settings)
+    with collect_llm_calls() as a2_calls:
+        started = time.monotonic()
+        body, a2 = shape(offline_sp.body, fixed_fields(offline_sp), services.runner)
+        a2_s = time.monotonic() - started
+    with collect_llm_calls() as calls:
+        started = time.monotonic()
+        out = a3.run(offline_sp, StageEnv(services=services, context=RunOptions(project=project)))
+        a3_s = time.monotonic() - started
+    report = out.report
+    chunks = offline_sp.chunk_by_id()
+    labels = {f: getattr(body, f) for f in ("system", "audience", "tone", "depth")}
+    return {
+        "a2": {
+            "applied": {k: v for k, v in labels.items() if v},
+            "decisions": a2.decisions,
+            "model_labels": a2.labels,
+            "model_dropped": {k: v for k, v in a2.decisions.items() if "the model chose" in v},
+            "calls": len(a2_calls),
+            "seconds": round(a2_s, 1),
+        },
+        "a3": {
+            "kept": list(out.selection or []),
+            "kept_files": sorted({chunks[c].source_path for c in out.selection or [] if c in chunks}),
+            "judged_by": dict(Counter(report.judged_by.values())),
+            "by": dict(report.judged_by),
+            "decisions": {cid: (d.decision, d.reason[:160]) for cid, d in report.decisions.items()},
+            "overruled": report.overruled,
+            "uncovered": report.uncovered,
+            "llm": report.llm.model_dump() if report.llm else None,
+            "calls": len(calls),
+            "tokens_in": sum(e["tokens_in"] for e in calls),
+            "tokens_out": sum(e["tokens_out"] for e in calls),
+            "seconds": round(a3_s, 1),
         },
     }
 

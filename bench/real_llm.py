@@ -182,7 +182,7 @@ def print_run(i: int, result: dict[str, Any]) -> None:
 
 def side_by_side(args: argparse.Namespace) -> int:
     """The suite offline and with the model on one ingested corpus; prints per case and totals."""
-    from bench.model_side_by_side import band_comparison, judge, load_cases, run_case
+    from bench.model_side_by_side import band_comparison, judge, load_cases, model_stages, run_case
 
     settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
     if args.a3_per_candidate:
@@ -203,11 +203,20 @@ def side_by_side(args: argparse.Namespace) -> int:
     IngestionManager(offline).ingest(project)
     print(f"ingested {project} in {time.monotonic() - started:.0f} s")
     rows = []
-    for name, prompt, expect in load_cases(args.suite, args.cases):
+    cases = load_cases(args.suite, args.cases)
+    if args.only:
+        order = args.only.split(",")
+        cases = sorted((c for c in cases if c[0] in order), key=lambda c: order.index(c[0]))
+    for name, prompt, expect in cases:
         row: dict[str, Any] = {"case": name}
-        for label, run_settings in (("offline", offline), ("model", settings)):
-            sp, stage_ms, a3_calls = run_case(run_settings, project, prompt)
-            row[label] = {**judge(sp, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+        sp, stage_ms, a3_calls = run_case(offline, project, prompt)
+        row["offline"] = {**judge(sp, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+        if args.model_stages == "all":
+            sp_model, stage_ms, a3_calls = run_case(settings, project, prompt)
+            row["model"] = {**judge(sp_model, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+        else:
+            row["model"] = model_stages(sp, settings, project)
+            row["model"]["expected_files"] = expect.get("expected_files") or []
         row["a3_band"] = band_comparison(row["offline"], row["model"])
         rows.append(row)
         print_case(row)
@@ -219,15 +228,30 @@ def side_by_side(args: argparse.Namespace) -> int:
 
 def print_case(row: dict[str, Any]) -> None:
     off, mod = row["offline"], row["model"]
+    failed = [k for k, ok in off["checks"].items() if not ok]
     print(f"== {row['case']}")
-    for label, r in (("offline", off), ("model", mod)):
-        failed = [k for k, ok in r["checks"].items() if not ok]
+    print(
+        f"  offline: passed {off['passed']} failed {failed} key facts {off['key_facts_carried']}, A3 "
+        f"{off['stage_ms'].get('a3', 0) / 1000:.1f} s, kept {off['a3']['kept']}, A4 lines {off['a4']['cited_lines']} "
+        f"(verbatim {off['a4']['verbatim_lines']}), labels {off['a2']['label_lines']}"
+    )
+    if "checks" in mod:
+        failed = [k for k, ok in mod["checks"].items() if not ok]
         print(
-            f"  {label:<7} passed {r['passed']!s:<5} failed {failed} key facts {r['key_facts_carried']} "
-            f"A3 {r['stage_ms'].get('a3', 0) / 1000:.1f} s ({r['a3_calls']} calls, kept {r['a3']['kept']}, "
-            f"{r['a3']['judged_by']}) A4 lines {r['a4']['cited_lines']} (verbatim {r['a4']['verbatim_lines']}, "
-            f"withheld {len(r['a4']['withheld'])}) labels {r['a2']['label_lines']} "
-            f"wall {r['stage_ms']['wall'] / 1000:.0f} s"
+            f"  model:   passed {mod['passed']} failed {failed} key facts {mod['key_facts_carried']}, A3 "
+            f"{mod['stage_ms'].get('a3', 0) / 1000:.1f} s ({mod['a3_calls']} calls), kept {mod['a3']['kept']}, "
+            f"A4 lines {mod['a4']['cited_lines']} (verbatim {mod['a4']['verbatim_lines']}, withheld "
+            f"{len(mod['a4']['withheld'])}), labels {mod['a2']['label_lines']}"
+        )
+        for line in mod["a4"]["other_lines"]:
+            print(f"  A4 line not verbatim in its chunk: {line[:220]}")
+    else:
+        a3 = mod["a3"]
+        answering = [f for f in mod["expected_files"] if f in a3["kept_files"]]
+        print(
+            f"  model:   A2 {mod['a2']['seconds']} s, labels applied {mod['a2']['applied']}; A3 {a3['seconds']} s "
+            f"({a3['calls']} calls, {a3['tokens_in']} tokens in, {a3['tokens_out']} out), kept {len(a3['kept'])}, "
+            f"{a3['judged_by']}, answering files kept {answering or 'none'} of {mod['expected_files']}, {a3['llm']}"
         )
     band = row["a3_band"]
     print(f"  A3 band: agreed {len(band['agreed'])}, model added {band['added']}, model dropped {band['dropped']}")
@@ -235,28 +259,33 @@ def print_case(row: dict[str, Any]) -> None:
         print(f"  A3 overruled: {mod['a3']['overruled']}")
     for k, v in mod["a2"]["model_dropped"].items():
         print(f"  A2 {k}: {v}")
-    for line in mod["a4"]["other_lines"]:
-        print(f"  A4 line not verbatim in its chunk: {line[:220]}")
-    for line in mod["a4"]["withheld"]:
-        print(f"  A4 withheld: {line[:220]}")
 
 
 def print_totals(rows: list[dict[str, Any]]) -> None:
-    for label in ("offline", "model"):
-        results = [r[label] for r in rows]
-        checks = [ok for r in results for ok in r["checks"].values()]
-        a3_s = sorted(r["stage_ms"].get("a3", 0) / 1000 for r in results)
+    results = [r["offline"] for r in rows]
+    checks = [ok for r in results for ok in r["checks"].values()]
+    a3_s = sorted(r["stage_ms"].get("a3", 0) / 1000 for r in results)
+    kept = [r["checks"]["answering_file_kept"] for r in results if "answering_file_kept" in r["checks"]]
+    print(
+        f"offline: cases passed {sum(r['passed'] for r in results)}/{len(results)}, "
+        f"checks {sum(checks)}/{len(checks)}, "
+        f"answering file kept {sum(kept)}/{len(kept)}, labels with stated evidence only "
+        f"{sum(r['checks']['labels_only_with_stated_evidence'] for r in results)}/{len(results)}, cited lines "
+        f"{sum(r['a4']['cited_lines'] for r in results)} (verbatim {sum(r['a4']['verbatim_lines'] for r in results)}), "
+        f"A3 median {statistics.median(a3_s):.1f} s"
+    )
+    models = [r["model"] for r in rows]
+    if "checks" not in models[0]:
+        answering = [
+            any(f in m["a3"]["kept_files"] for f in m["expected_files"]) for m in models if m["expected_files"]
+        ]
+        seconds = sorted(m["a3"]["seconds"] for m in models)
         print(
-            f"{label:<7}: cases passed {sum(r['passed'] for r in results)}/{len(results)}, checks "
-            f"{sum(checks)}/{len(checks)}, answering file kept "
-            f"{sum(r['checks'].get('answering_file_kept', False) for r in results)}/"
-            f"{sum('answering_file_kept' in r['checks'] for r in results)}, labels with stated evidence only "
-            f"{sum(r['checks']['labels_only_with_stated_evidence'] for r in results)}/{len(results)}, cited lines "
-            f"{sum(r['a4']['cited_lines'] for r in results)} "
-            f"(verbatim {sum(r['a4']['verbatim_lines'] for r in results)}), "
-            f"withheld {sum(len(r['a4']['withheld']) for r in results)}, A3 median {statistics.median(a3_s):.1f} s "
-            f"(max {a3_s[-1]:.1f}), A3 calls {sum(r['a3_calls'] for r in results)}, median wall "
-            f"{statistics.median(r['stage_ms']['wall'] for r in results) / 1000:.0f} s"
+            f"model (A2, A3): answering file kept {sum(answering)}/{len(answering)}, labels applied "
+            f"{sum(len(m['a2']['applied']) for m in models)} (model labels dropped "
+            f"{sum(len(m['a2']['model_dropped']) for m in models)}), A3 calls {sum(m['a3']['calls'] for m in models)}, "
+            f"tokens in {sum(m['a3']['tokens_in'] for m in models)}, A3 median {statistics.median(seconds):.1f} s "
+            f"(max {seconds[-1]:.1f})"
         )
     band = {k: sum(len(r["a3_band"][k]) for r in rows) for k in ("agreed", "added", "dropped")}
     overruled = sum(bool(r["model"]["a3"]["overruled"]) for r in rows)
@@ -280,6 +309,13 @@ def main() -> int:
     parser.add_argument("--suite", type=Path, help="a labelled suite (../shared/eval/<name>): offline vs the model")
     parser.add_argument("--cases", type=int, default=10, help="with --suite: its first N cases")
     parser.add_argument("--a3-per-candidate", action="store_true", help="with --suite: A3 as before batching")
+    parser.add_argument("--only", help="with --suite: these cases (comma-separated names), in this order")
+    parser.add_argument(
+        "--model-stages",
+        choices=["a2a3", "all"],
+        default="a2a3",
+        help="with --suite: the model runs A2 and A3 on the offline run's state (a slow server), or every stage",
+    )
     args = parser.parse_args()
     pid = None
     if args.start:
