@@ -6,10 +6,10 @@ a valid citation is matched to the chunk that contains it (or shares most words 
 that matches nothing is dropped as unsupported. Each cited line is then checked against the sentences
 of the chunks it cites (names, numbers, negation, an evidence score: `a4_support`), and one they do
 not support is withheld, listed in the report with the reason. The model is never called without
-excerpts, and when its reply stays invalid or none of its lines passes, the offline extraction stands in. Offline, the lines
-are verbatim sentences extracted
-for the ask (`extractive`), each with its evidence. Either way, a line addressed to the answering
-model (an injected instruction, a role to play) is withheld and reported.
+excerpts, and when its reply stays invalid or none of its lines passes, the offline extraction stands
+in. Offline, the lines are verbatim sentences extracted for the ask (`extractive`), each with its
+evidence. Either way, a line addressed to the answering model (an injected instruction, a role to play)
+is withheld and reported.
 """
 
 from __future__ import annotations
