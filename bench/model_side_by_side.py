@@ -27,6 +27,7 @@ from typing import Any
 
 from ragstream.app.controller import AppController
 from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.prompt_view import normalized_ask
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
@@ -198,6 +199,48 @@ def model_stages(offline_sp: SuperPrompt, settings: Settings, project: str) -> d
             "tokens_out": sum(e["tokens_out"] for e in calls),
             "seconds": round(a3_s, 1),
         },
+    }
+
+
+_EVIDENCE = re.compile(r"cosine (-?[\d.]+), ([\d.]+) of the ask's word weight")
+
+
+def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
+    """What A3 would send the model for this run's candidates, one call per candidate about every candidate
+    (A3/v1, before) against `gate.model_batch` per call about the band only (A3/v2): calls and prompt tokens
+    (counted by the prompt budget's tokenizer, not the model's). The evidence is read from the offline
+    decisions' reasons."""
+    from ragstream.agents.a3_nli_gate import near_duplicates
+    from ragstream.agents.agent_factory import AgentFactory
+    from ragstream.stages import Stage
+
+    gate, budget = settings.gate, Services(settings).budget
+    chunks = sp.chunk_by_id()
+    candidates = [chunks[c] for c in sp.selection_before(Stage.A3) if c in chunks]
+    dupes = near_duplicates([(c.id, c.text) for c in candidates])
+    judged = [c for c in candidates if c.id not in dupes]
+    factory, ask = AgentFactory(settings.agents_dir), normalized_ask(sp)
+
+    def tokens(version: str, payload: dict[str, Any]) -> int:
+        messages, _ = factory.create("A3", version, payload).compose(payload)
+        return sum(budget.count(m["content"]) for m in messages)
+
+    def evidence(cid: str) -> float:
+        found = _EVIDENCE.search(sp.extras.a3.decisions[cid].reason) if sp.extras.a3 else None
+        return float(found.group(1)) + gate.words_weight * float(found.group(2)) if found else 0.0
+
+    band = [c for c in judged if gate.weak_evidence <= evidence(c.id) < gate.strong_evidence]
+    batches = [band[i : i + gate.model_batch] for i in range(0, len(band), gate.model_batch)]
+    return {
+        "candidates": len(judged),
+        "calls_before": len(judged),
+        "tokens_before": sum(tokens("v1", {"ask": ask, "passage": c.text}) for c in judged),
+        "in_band": len(band),
+        "calls_after": len(batches),
+        "tokens_after": sum(
+            tokens("v2", {"ask": ask, "passages": [{"n": n, "passage": c.text} for n, c in enumerate(b, 1)]})
+            for b in batches
+        ),
     }
 
 

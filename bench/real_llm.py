@@ -182,7 +182,7 @@ def print_run(i: int, result: dict[str, Any]) -> None:
 
 def side_by_side(args: argparse.Namespace) -> int:
     """The suite offline and with the model on one ingested corpus; prints per case and totals."""
-    from bench.model_side_by_side import band_comparison, judge, load_cases, model_stages, run_case
+    from bench.model_side_by_side import a3_request_sizes, band_comparison, judge, load_cases, model_stages, run_case
 
     settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
     if args.a3_per_candidate:
@@ -211,6 +211,11 @@ def side_by_side(args: argparse.Namespace) -> int:
         row: dict[str, Any] = {"case": name}
         sp, stage_ms, a3_calls = run_case(offline, project, prompt)
         row["offline"] = {**judge(sp, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+        row["a3_sizes"] = a3_request_sizes(sp, offline)
+        print(f"  {name}: A3 request sizes {row['a3_sizes']}")
+        if args.model_stages == "none":
+            rows.append(row)
+            continue
         if args.model_stages == "all":
             sp_model, stage_ms, a3_calls = run_case(settings, project, prompt)
             row["model"] = {**judge(sp_model, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
@@ -222,7 +227,15 @@ def side_by_side(args: argparse.Namespace) -> int:
         print_case(row)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1, default=str))
-    print_totals(rows)
+    sizes = [r["a3_sizes"] for r in rows]
+    print(
+        "A3 requests over the suite: "
+        + ", ".join(f"{k} {sum(x[k] for x in sizes)}" for k in sizes[0])
+        + f" (medians per prompt: tokens before {statistics.median(x['tokens_before'] for x in sizes):.0f}, "
+        f"after {statistics.median(x['tokens_after'] for x in sizes):.0f})"
+    )
+    if args.model_stages != "none":
+        print_totals(rows)
     return 0
 
 
@@ -312,9 +325,10 @@ def main() -> int:
     parser.add_argument("--only", help="with --suite: these cases (comma-separated names), in this order")
     parser.add_argument(
         "--model-stages",
-        choices=["a2a3", "all"],
+        choices=["a2a3", "all", "none"],
         default="a2a3",
-        help="with --suite: the model runs A2 and A3 on the offline run's state (a slow server), or every stage",
+        help="with --suite: the model runs A2 and A3 on the offline run's state (a slow server), every stage, or "
+        "none (offline only, with A3's request sizes before and after batching)",
     )
     args = parser.parse_args()
     pid = None
