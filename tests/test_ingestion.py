@@ -54,6 +54,19 @@ def test_first_ingest_indexes_text_and_skips_with_reasons(settings: Settings, pr
     assert snap.links["architecture.md"] == ["ingestion.md", "retrieval.md"]
 
 
+def test_a_text_holding_line_separator_characters_reads_back_from_the_snapshot(settings: Settings) -> None:
+    """U+2028 and U+0085 stay raw in JSON: the snapshot's lines are split on newlines only (OWASP's DOM XSS
+    cheat sheet holds one, and its project could not be searched)."""
+    folder = settings.data_dir / "doc_raw" / "seps"
+    folder.mkdir(parents=True)
+    (folder / "xss.md").write_text("# Escapes\n\nEscape \u2028 and \u2029 and \x85 in JavaScript strings.\n")
+    manager = IngestionManager(settings)
+    manager.ingest("seps")
+    manifest = Manifest.load(project_paths(settings, "seps").manifest_path)
+    snap = load_snapshot(project_paths(settings, "seps").index_dir, manifest.generation)
+    assert "\u2028 and \u2029 and \x85" in snap.chunks[0].text
+
+
 def test_reingest_unchanged_writes_nothing(settings: Settings, project: Path) -> None:
     manager = IngestionManager(settings)
     first = manager.ingest("demo")
@@ -244,3 +257,13 @@ def test_switching_the_embedder_variant_re_embeds_every_chunk(settings: Settings
     assert cosine.min() > 0.95 and not np.allclose(before, after, atol=1e-4)
     assert IngestionManager(w8).ingest("demo").chunks_written == 0
     assert IngestionManager(settings).ingest("demo").chunks_written == first.chunks_total
+
+
+def test_a_document_with_unicode_line_separators_loads_back(settings: Settings) -> None:
+    """U+2028/U+2029 (an OWASP cheat sheet holds them) stay inside a chunk's JSON line: the index reads back."""
+    folder = settings.data_dir / "doc_raw" / "demo"
+    folder.mkdir(parents=True)
+    (folder / "xss.md").write_text("# Escaping\n\nEscape \u2028 and \u2029 in JavaScript strings.\n", encoding="utf-8")
+    stats = IngestionManager(settings).ingest("demo")
+    snap = load_snapshot(project_paths(settings, "demo").index_dir, stats.generation)
+    assert any("\u2028" in c.text for c in snap.chunks) and len(snap.chunks) == stats.chunks_total
