@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragstream.errors import RetrievalError
 from ragstream.projects import project_paths
 from ragstream.rendering.excerpts import Sources
 from ragstream.rendering.prompt import build
@@ -11,5 +12,11 @@ from ragstream.state import BuildReport, SuperPrompt
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[BuildReport]:
     project = env.context.project or sp.extras.project
-    root = project_paths(env.services.settings, project).source_dir() if project else None
-    return build(sp, env.services.budget, Sources(root, env.services.settings))
+    if not project:
+        return build(sp, env.services.budget, Sources(None, env.services.settings))
+    root = project_paths(env.services.settings, project).source_dir()
+    try:
+        stored = env.services.searcher(project).snapshot().document_text
+    except RetrievalError:  # no committed index: excerpts stay as the chunks were indexed
+        stored = None
+    return build(sp, env.services.budget, Sources(root, env.services.settings, stored))
