@@ -50,7 +50,7 @@ class EmbeddingSettings(BaseModel):
     model_path: str | None = None
     max_input_tokens: int = Field(gt=8)
     batch_size: int = Field(gt=0)
-    threads: int = Field(default=2, gt=0)
+    threads: int | None = Field(default=None, gt=0)  # embedding workers; None: every core this process may use
     memo_entries: int = Field(default=4096, ge=0)  # vectors of recent query-time texts kept per process (0: none)
 
 

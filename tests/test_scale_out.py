@@ -263,3 +263,31 @@ def test_a_deployment_shares_no_folder(postgres_url: str, chroma_url: str, tmp_p
     finally:
         a.close()
         b.close()
+
+
+def test_users_and_memory_live_in_postgres(postgres_url: str, tmp_path: Path) -> None:
+    """Two data roots on one database: a user added on one authenticates on the other, and the local user's
+    memory written by one is read by the other (LangGraph's PostgresStore)."""
+    from ragstream.memory.conversation import LOCAL_USER, memory_store, namespace
+    from ragstream.users import PostgresUsers, UserRegistry
+
+    one, other = (
+        load_settings(overrides={"data_dir": str(tmp_path / name), "database_url": postgres_url})
+        for name in ("one", "other")
+    )
+    token = UserRegistry.of(one).add("alice", ["demo"])
+    found = UserRegistry.of(other).authenticate(token)
+    assert isinstance(UserRegistry.of(other), PostgresUsers) and found is not None and found.projects == ("demo",)
+    assert not (tmp_path / "one" / "users.json").exists()
+    memory_store(one).put(namespace(LOCAL_USER, "demo", "memory"), "state", {"summary": "shared"})
+    read = (  # another process on the other data root
+        "from ragstream.memory.conversation import LOCAL_USER, memory_store, namespace\n"
+        "from ragstream.settings import load_settings\n"
+        f"settings = load_settings(overrides={{'data_dir': {str(tmp_path / 'other')!r}}})\n"
+        "print(memory_store(settings).get(namespace(LOCAL_USER, 'demo', 'memory'), 'state').value['summary'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAGSTREAM_DATABASE_URL": postgres_url}
+    done = subprocess.run([sys.executable, "-c", read], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "shared" and not (tmp_path / "other" / "memory").exists()
+    UserRegistry.of(one).remove("alice")
+    assert UserRegistry.of(other).get("alice") is None
