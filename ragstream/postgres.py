@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import atexit
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import ConfigError
@@ -44,6 +46,20 @@ def pool(url: str) -> ConnectionPool[Any]:
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         )
         return found
+
+
+@contextmanager
+def connection(url: str, timeout: float = 10.0) -> Iterator[Any]:
+    """A pooled connection; a ConfigError naming the server (never the password) when it cannot be reached."""
+    from psycopg import OperationalError
+    from psycopg_pool import PoolTimeout
+
+    try:
+        with pool(url).connection(timeout=timeout) as conn:
+            yield conn
+    except (OperationalError, PoolTimeout) as exc:
+        where = url.rsplit("@", 1)[-1].split("/", 1)[0]
+        raise ConfigError(f"PostgreSQL at {where} (database_url) cannot be reached: {exc}") from exc
 
 
 def close_pools() -> None:

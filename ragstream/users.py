@@ -19,7 +19,7 @@ from typing import Any
 
 from ragstream.atomic import write_atomic
 from ragstream.errors import InputError, ProjectError
-from ragstream.postgres import pool
+from ragstream.postgres import connection
 from ragstream.projects import validate_project_name
 from ragstream.settings import Settings
 
@@ -124,15 +124,15 @@ class PostgresUsers(UserRegistry):
 
     def __init__(self, url: str) -> None:  # no file: the base class's file primitives are all replaced
         self.url = url
-        with pool(url).connection() as conn:
+        with connection(url) as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS ragstream_user (name text PRIMARY KEY, row jsonb NOT NULL)")
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             return {str(r["name"]): dict(r["row"]) for r in conn.execute("SELECT name, row FROM ragstream_user")}
 
     def _insert(self, name: str, row: dict[str, Any]) -> bool:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             from psycopg.types.json import Jsonb
 
             done = conn.execute(
@@ -141,7 +141,7 @@ class PostgresUsers(UserRegistry):
             return bool(done.rowcount == 1)
 
     def _delete(self, name: str) -> bool:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             return bool(conn.execute("DELETE FROM ragstream_user WHERE name = %s", (name,)).rowcount == 1)
 
 

@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
         "strategies",
         "deferred_imports",
         "heap_snapshots",
+        "postgres",
     },
     {"state"},
     {"stages", "embedding", "chunking", "code", "prompt_view", "stage_io"},

@@ -33,7 +33,7 @@ from typing import Protocol
 from ragstream.errors import ConfigError
 from ragstream.ingestion.manifest import Manifest, ManifestSummary, generation_dir, manifest_summary
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations
-from ragstream.postgres import is_postgres, pool
+from ragstream.postgres import connection, is_postgres
 from ragstream.projects import ProjectPaths
 from ragstream.settings import Settings
 
@@ -130,7 +130,7 @@ class PostgresCatalog:
         self.url = url
         self._downloading = threading.Lock()
         self._ready: set[tuple[Path, str]] = set()  # (generation folder, upload) checked present in this process
-        with pool(url).connection() as conn:
+        with connection(url) as conn:
             conn.execute("SELECT pg_advisory_lock(hashtext('ragstream:schema'))")  # CREATE IF NOT EXISTS races
             try:
                 for statement in _SCHEMA:
@@ -139,13 +139,13 @@ class PostgresCatalog:
                 conn.execute("SELECT pg_advisory_unlock(hashtext('ragstream:schema'))")
 
     def _row(self, project: str) -> dict[str, object] | None:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             return conn.execute(
                 "SELECT generation, upload, files, chunks FROM ragstream_manifest WHERE project = %s", (project,)
             ).fetchone()
 
     def manifest(self, paths: ProjectPaths) -> Manifest:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             row = conn.execute("SELECT manifest FROM ragstream_manifest WHERE project = %s", (paths.name,)).fetchone()
         return Manifest.model_validate_json(row["manifest"]) if row else Manifest()
 
@@ -163,7 +163,7 @@ class PostgresCatalog:
         if (folder, _upload_of(folder) or "") in self._ready:  # a number is never reused for another upload
             return True
         with self._downloading:  # one download per process; other processes write their own temporary folder
-            with pool(self.url).connection() as conn:
+            with connection(self.url) as conn:
                 found = conn.execute(
                     "SELECT DISTINCT upload FROM ragstream_generation_file WHERE project = %s AND generation = %s",
                     (paths.name, generation),
@@ -178,7 +178,7 @@ class PostgresCatalog:
             return True
 
     def _kept(self, project: str) -> set[int]:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             rows = conn.execute(
                 "SELECT DISTINCT generation FROM ragstream_generation_file WHERE project = %s", (project,)
             ).fetchall()
@@ -190,7 +190,7 @@ class PostgresCatalog:
             shutil.rmtree(stale, ignore_errors=True)
         staging = Path(tempfile.mkdtemp(dir=paths.index_dir, prefix=".download-"))
         try:
-            with pool(self.url).connection() as conn, conn.transaction():
+            with connection(self.url) as conn, conn.transaction():
                 cursor = conn.cursor(name="ragstream_generation")  # streamed: a generation may be large
                 cursor.execute(
                     "SELECT name, data FROM ragstream_generation_file WHERE project = %s AND generation = %s "
@@ -210,7 +210,7 @@ class PostgresCatalog:
             shutil.rmtree(staging, ignore_errors=True)
 
     def next_generation(self, paths: ProjectPaths, manifest: Manifest) -> int:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             row = conn.execute(
                 "SELECT max(generation) AS top FROM ragstream_generation_file WHERE project = %s", (paths.name,)
             ).fetchone()
@@ -220,7 +220,7 @@ class PostgresCatalog:
     def commit(self, paths: ProjectPaths, manifest: Manifest) -> None:
         folder = generation_dir(paths.index_dir, manifest.generation)
         upload = secrets.token_hex(8)
-        with pool(self.url).connection() as conn, conn.transaction():
+        with connection(self.url) as conn, conn.transaction():
             conn.execute(
                 "DELETE FROM ragstream_generation_file WHERE project = %s AND generation = %s",
                 (paths.name, manifest.generation),
@@ -254,7 +254,7 @@ class PostgresCatalog:
         (folder / _ID_FILE).write_text(upload, encoding="utf-8")
 
     def prune(self, paths: ProjectPaths, keep: set[int]) -> None:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             conn.execute(
                 "DELETE FROM ragstream_generation_file WHERE project = %s AND NOT (generation = ANY(%s))",
                 (paths.name, sorted(keep)),
@@ -263,7 +263,7 @@ class PostgresCatalog:
 
     @contextmanager
     def lock(self, paths: ProjectPaths) -> Iterator[None]:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             key = f"ragstream:ingest:{paths.name}"
             conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
             try:
@@ -272,7 +272,7 @@ class PostgresCatalog:
                 conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
 
     def projects(self) -> list[str]:
-        with pool(self.url).connection() as conn:
+        with connection(self.url) as conn:
             return [str(r["project"]) for r in conn.execute("SELECT project FROM ragstream_manifest").fetchall()]
 
 
