@@ -108,6 +108,49 @@ def test_folder_suite_is_judged_field_by_field(tmp_path: Path, capsys: pytest.Ca
     assert json.loads(out)["run"]["project"] == "eval-tea-suite"
 
 
+def test_save_then_compare_pairs_the_cases_and_refuses_another_corpus(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    ops = [str(OPS_SUITE), "--corpus", str(OPS_CORPUS), "--limit", "2"]
+    code, _, err = _eval(data, capsys, *ops, "--save", "base")
+    assert code == 0 and "saved the run as 'base'" in err and (data / "eval" / "base.json").is_file()
+    code, out, err = _eval(data, capsys, *ops, "--skip", "rerank", "--compare", "base", "--json")
+    assert code == 0, err
+    compared = json.loads(out)["compare"]
+    assert compared["paired_cases"] == 2 and compared["before_config"] != compared["after_config"]
+    assert compared["after_options"]["skip"] == ["rerank"]
+    row = compared["figures"]["reranked.ndcg@10"]
+    assert row["pairs"] == 2 and 0.0 <= row["p"] <= 1.0
+    code, out, _ = _eval(data, capsys, *ops, "--compare", "base")
+    assert code == 0 and "compared with 'base' over 2 paired cases (same configuration)" in out
+    code, out, err = _eval(data, capsys, str(_folder_suite(tmp_path / "other")), "--compare", "base")
+    assert code == 2 and out == "" and "refusing to compare: run 'base' is over another corpus" in err
+    code, _, err = _eval(data, capsys, *ops, "--compare", "nothing-saved")
+    assert code == 2 and "no saved run 'nothing-saved' (saved: base)" in err
+
+
+def test_html_report_and_the_gui_open_a_saved_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    data, page = tmp_path / "data", tmp_path / "report.html"
+    code, _, err = _eval(
+        data, capsys, str(OPS_SUITE), "--corpus", str(OPS_CORPUS), "--limit", "2", "--html", str(page), "--save", "ops2"
+    )
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert "Retrieval per stage" in html and 'class="bar"' in html and "Failing cases" in html
+    assert "<script" not in html and "http://" not in html and "https://" not in html  # self-contained
+    monkeypatch.setenv("RAGSTREAM_DATA_DIR", str(data))
+    app = AppTest.from_file(str(HERE.parent / "ragstream" / "app" / "ui_streamlit.py"), default_timeout=300)
+    app.run()
+    assert not app.exception
+    assert next(s for s in app.selectbox if s.key == "eval_run").value == "ops2"
+    assert any("ops: " in c.value and "cases pass every check" in c.value for c in app.caption)
+
+
 @pytest.mark.parametrize(
     ("breakage", "message"),
     [

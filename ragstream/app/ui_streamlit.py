@@ -279,6 +279,31 @@ def tokens_panel(ctl: AppController) -> None:
     st.bar_chart(pd.DataFrame(rows).set_index("part")["tokens"], horizontal=True)
 
 
+def eval_panel(ctl: AppController) -> None:
+    """A run saved by `ragstream eval --save NAME`, shown as the report page the CLI writes (in its own frame)."""
+    from streamlit.components.v1 import html
+
+    from ragstream.evaluation.html import render_html
+    from ragstream.evaluation.store import load_run, saved_runs
+
+    names = saved_runs(ctl.settings)
+    if not names:
+        return
+    with st.expander("Saved eval reports"):
+        name = st.selectbox("Saved run", names, key="eval_run")
+        try:
+            saved = load_run(ctl.settings, name)
+        except RagstreamError as exc:
+            st.error(str(exc))
+            return
+        summary = saved["summary"]
+        st.caption(
+            f"{saved['run']['suite']}: {summary['cases_passed']}/{summary['cases']} cases pass every check, "
+            f"mean check score {summary['score']:.3f}"
+        )
+        html(render_html(saved["run"], summary), height=720, scrolling=True)
+
+
 def main() -> None:
     st.set_page_config(page_title="RAGstream", layout="wide")
     ctl = controller()
@@ -312,6 +337,7 @@ def main() -> None:
         send_panel(ctl)
     metadata_panel(ctl)
     telemetry_panel(ctl)
+    eval_panel(ctl)
 
 
 main()

@@ -55,6 +55,12 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def options_text(options: dict[str, Any]) -> str:
+    """The run options that were set, as `key=value` (the rest are the configuration's)."""
+    shown = {k: v for k, v in options.items() if v not in (None, [], False) and k not in ("pause_after", "manual")}
+    return ", ".join(f"{k}={v}" for k, v in shown.items()) or "defaults"
+
+
 def metric_values(summary: dict[str, Any]) -> dict[str, float]:
     """The figures `--min KEY=VALUE` can name: pass_rate, score, check.NAME, STAGE.METRIC (fused.ndcg@10)."""
     values = {"pass_rate": summary["pass_rate"], "score": summary["score"]}
@@ -68,7 +74,7 @@ def terminal(run: dict[str, Any], summary: dict[str, Any]) -> str:
     """The summary a person reads after a run."""
     out = [
         f"suite {run['suite']} ({run['kind']}), project {run['project']}: {summary['cases']} cases, "
-        f"config {run['config_digest']}, corpus {run['corpus_fingerprint']}",
+        f"config {run['config_digest']}, corpus {run['corpus_fingerprint']}, options: {options_text(run['options'])}",
         f"ingest: {run['ingest']}",
         f"cases passed: {summary['cases_passed']}/{summary['cases']} ({summary['pass_rate']:.0%}), "
         f"mean check score {summary['score']:.3f}" + (f", {summary['errors']} errors" if summary["errors"] else ""),

@@ -115,20 +115,20 @@ def write_beir_corpus(suite: Suite, folder: Path) -> None:
 
 def run_suite(
     suite: Suite,
-    settings: Settings,
+    ctl: Any,
     project: str,
     options: RunOptions,
     limit: int = 0,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> EvalRun:
-    """Ingest the corpus into `project` (only changed files re-embed) and run every case (the first `limit`)."""
-    from ragstream.app.controller import AppController
-    from ragstream.orchestration.checkpoint import memory_checkpointer
-    from ragstream.projects import project_paths
-    from ragstream.services import Services
+    """Ingest the corpus into `project` (only changed files re-embed) and run every case (the first `limit`).
 
-    services = Services(settings)
-    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
+    `ctl` is the AppController the surface opened (on a throwaway checkpointer): the runs go through the same
+    door as every other run, and this package stays below the surfaces that call it."""
+    from ragstream.projects import project_paths
+
+    settings: Settings = ctl.settings
+    services = ctl.services
     if suite.documents:
         folder = project_paths(settings, project).raw_dir
         write_beir_corpus(suite, folder)

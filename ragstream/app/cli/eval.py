@@ -37,6 +37,14 @@ def register(sub: Any) -> None:
     ev.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages every case skips")
     ev.add_argument("--limit", type=int, default=0, help="run only the first N cases (0: all)")
     ev.add_argument("--json", action="store_true", help="print the run (per case) and its summary as JSON")
+    ev.add_argument("--html", action=Once, metavar="FILE", help="also write the report as one self-contained HTML page")
+    ev.add_argument("--save", action=Once, metavar="NAME", help="keep this run under the data root (eval/NAME.json)")
+    ev.add_argument(
+        "--compare",
+        action=Once,
+        metavar="NAME",
+        help="compare with saved run NAME: per stage and case by case, with a paired test (same corpus only)",
+    )
     ev.add_argument(
         "--min",
         action="append",
@@ -70,25 +78,43 @@ def thresholds(items: list[str] | None) -> dict[str, float]:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.app.controller import AppController
+    from ragstream.evaluation.html import render_html
     from ragstream.evaluation.report import metric_values, summarize, terminal
-    from ragstream.evaluation.runner import default_project, run_suite
+    from ragstream.evaluation.runner import corpus_fingerprint, default_project, run_suite
+    from ragstream.evaluation.store import compare, compare_text, load_run, same_corpus, save_run, saved_path
     from ragstream.evaluation.suite import load_suite
+    from ragstream.orchestration.checkpoint import memory_checkpointer
     from ragstream.projects import validate_project_name
     from ragstream.stage_io import RunOptions
 
     if args.limit < 0:
         raise InputError("--limit takes a number of cases, 0 for all")
     minimum = thresholds(args.min)
+    before = load_run(settings, args.compare)["run"] if args.compare else None
+    if args.save:
+        saved_path(settings, args.save)  # a bad name is refused before the run, not after it
     suite = load_suite(Path(args.suite), Path(args.corpus) if args.corpus else None)
+    if before is not None:
+        same_corpus(before, corpus_fingerprint(suite), args.compare)
     project = validate_project_name(args.project or default_project(suite))
     options = RunOptions(strategy=args.strategy, skip=args.skip or [])
-    run = run_suite(suite, settings, project, options, args.limit, _progress())
+    ctl = AppController(settings, checkpointer=memory_checkpointer())
+    run = run_suite(suite, ctl, project, options, args.limit, _progress())
     result = run.as_dict()
     summary = summarize(result)
+    compared = compare(before, result, args.compare) if before is not None else None
     if args.json:
-        print(json.dumps({"run": result, "summary": summary}, indent=2, ensure_ascii=False))
+        print(json.dumps({"run": result, "summary": summary, "compare": compared}, indent=2, ensure_ascii=False))
     else:
         print(terminal(result, summary))
+        if compared is not None:
+            print("\n" + compare_text(compared))
+    if args.html:
+        _write(Path(args.html), render_html(result, summary))
+        print(f"wrote the HTML report to {args.html}", file=sys.stderr)
+    if args.save:
+        print(f"saved the run as {args.save!r}: {save_run(settings, args.save, result)}", file=sys.stderr)
     values = metric_values(summary)
     below = []
     for key, floor in minimum.items():
@@ -99,6 +125,13 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     for line in below:
         print(f"below threshold: {line}", file=sys.stderr)
     return 1 if below else 0
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from exc
 
 
 def _progress() -> Any:
