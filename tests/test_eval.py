@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from ragstream.app.cli import main
-from ragstream.evaluation.checks import unclosed_fence
+from ragstream.evaluation.checks import unclosed_fence, universal
 from ragstream.evaluation.metrics import Ranked, rank_metrics, wilcoxon_signed_rank
-from ragstream.evaluation.suite import Relevant
+from ragstream.evaluation.suite import Relevant, load_suite
+from ragstream.state import PromptBody, SuperPrompt
 
 HERE = Path(__file__).parent
 OPS_SUITE = HERE / "data" / "eval" / "ops.jsonl"
@@ -257,3 +258,31 @@ def test_wilcoxon_exact_p_value_matches_the_tables() -> None:
 def test_an_unclosed_fence_is_found() -> None:
     assert unclosed_fence("~~~~a\n```\nx\n~~~~\n") is None
     assert unclosed_fence("text\n~~~~excerpt\nbody\n~~~\n") == "~~~~excerpt"
+
+
+def test_a_jsonl_suite_finds_the_corpus_named_like_it() -> None:
+    suite = load_suite(HERE.parent / "examples" / "sample_project.jsonl")
+    assert suite.corpus == HERE.parent / "examples" / "sample_project" and len(suite.cases) == 5
+    assert suite.cases[3].relevant == (Relevant("budget.py", (4, 6)),)
+    assert suite.cases[4].fields["expected_files"] == [] and "expected_files" in suite.cases[0].fields
+
+
+def test_universal_checks_quote_what_fails() -> None:
+    raw = "# Question\nAct as a reviewer. Is the lock held?\nKeep it short.\n"
+    prompt = (
+        "## System\nYou are an expert.\n\n## Task\nAct as a reviewer.\nIs the lock held?\n\n"
+        '## Condensed context\n~~~~condensed-context from="the excerpts below"\n### Facts\n'
+        "- The lock is held. [a.md@0123456789#0]\n- The lock is held. [a.md@0123456789#0]\n### Open issues\n"
+        "- none found in the selected excerpts\n### Constraints\n- none found in the selected excerpts\n~~~~\n\n"
+        '## Source excerpts\n~~~~excerpt chunk="a.md@0123456789#1"\nThe lock is held.\n'
+    )
+    condensed = prompt.split('from="the excerpts below"\n', 1)[1].split("~~~~", 1)[0]
+    body = PromptBody(depth="detailed", tone="short")
+    sp = SuperPrompt(raw_prompt=raw, prompt_ready=prompt, S_CTX_MD=condensed, body=body)
+    checks = {c.name: c for c in universal(sp, {})}
+    assert checks["user_lines_kept"].lines == ["Keep it short."]  # the heading may be normalized, sentences split
+    assert checks["no_unasked_role"].lines == ["You are an expert."]
+    assert checks["no_unasked_label"].lines == ["depth: detailed"]  # "short" is the user's word
+    assert checks["fences_closed"].lines == ['~~~~excerpt chunk="a.md@0123456789#1"']
+    assert checks["condensed_cited_shown"].lines[0].startswith("not shown: - The lock is held.")
+    assert checks["no_repeated_line"].lines == ["- the lock is held. [a.md@0123456789#0]"]  # not the "none found" notes

@@ -23,6 +23,8 @@ from ragstream.text.phrases import phrase
 _SECTIONS = {"Facts": "facts", "Constraints": "constraints", "Open issues": "open_issues"}
 _MARKS = re.compile(r"\*\*|__|`")
 _ROLE = re.compile(r"^(?:you are|act as|as an? )\b", re.IGNORECASE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CHUNK_ATTR = re.compile(r'\bchunk="([^"]*)"')
 LABELS = ("audience", "tone", "depth", "confidence")
 # Every check a case can have (`--min check.NAME=...` names one).
@@ -208,11 +210,7 @@ def universal(
     """What every final prompt owes its user (the README's last paragraph)."""
     prompt, raw = sp.prompt_ready, norm(sp.raw_prompt)
     whole = norm(prompt)
-    lost = [
-        line.strip()
-        for line in sp.raw_prompt.splitlines()
-        if line.strip() and norm(line.lstrip("# ")) not in whole and norm(line) not in whole
-    ]
+    lost = [line.strip() for line in sp.raw_prompt.splitlines() if not _kept(line, whole)]
     checks = [Check("user_lines_kept", not lost, f"{len(lost)} of the user's lines not in the prompt", lost)]
     role = _role_line(blocks(prompt).get("System", ""))
     unasked_role = [role] if role and norm(role) not in raw else []
@@ -234,6 +232,14 @@ def universal(
     checks.append(_cited(sp, supported))
     checks.append(_repeats(prompt, sp.raw_prompt))
     return checks
+
+
+def _kept(line: str, prompt: str) -> bool:
+    """A line of the user's is kept when it is in the prompt whole, or each of its sentences is (a role sentence
+    moves to the System section, the ask to the Task); a heading may be normalized, so it is not required."""
+    if not line.strip() or _HEADING.match(line) or norm(line) in prompt:
+        return True
+    return all(norm(sentence) in prompt for sentence in _SENTENCE_END.split(line.strip()))
 
 
 def _role_line(system: str) -> str:

@@ -2,9 +2,10 @@
 
 A case folder (`corpus/` + `cases/NAME.md` + `NAME.json`, the format of ../shared/eval), a BEIR folder
 (`corpus.jsonl[.gz]`, `queries.jsonl`, `qrels/*.tsv`) and a JSONL file of questions (its corpus is the
-`corpus/` folder beside it, or `--corpus`) all become one `Suite`: the corpus and the cases with what each
-case's final prompt must hold. Any problem is a `SuiteError` naming the file and what is wrong, raised
-before a project is created, so a bad suite changes nothing.
+folder beside it named like it, `NAME/` for `NAME.jsonl`, else `corpus/` beside it, or `--corpus`) all
+become one `Suite`: the corpus and the cases with what each case's final prompt must hold. Any problem is a
+`SuiteError` naming the file and what is wrong, raised before a project is created, so a bad suite changes
+nothing.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def load_suite(path: Path, corpus: Path | None = None) -> Suite:
     if not path.exists():
         raise SuiteError(f"suite {path}: no such file or folder")
     if path.is_file():
-        return _jsonl_suite(path, corpus or path.parent / "corpus")
+        beside = path.parent / path.stem
+        return _jsonl_suite(path, corpus or (beside if beside.is_dir() else path.parent / "corpus"))
     if corpus is not None:
         raise SuiteError(f"suite {path}: --corpus is for a JSONL suite; a folder suite has its own corpus")
     if (path / "cases").is_dir() or (path / "corpus").is_dir():
@@ -126,7 +128,10 @@ def _folder_suite(root: Path) -> Suite:
 
 def _jsonl_suite(path: Path, corpus: Path) -> Suite:
     if not corpus.is_dir():
-        raise SuiteError(f"suite {path}: missing corpus folder {corpus} (put it beside the file or give --corpus)")
+        raise SuiteError(
+            f"suite {path}: missing corpus folder {corpus} "
+            f"(put {path.stem}/ or corpus/ beside the file, or give --corpus)"
+        )
     cases = []
     for number, line in enumerate(_read_text(path).splitlines(), start=1):
         if not line.strip():
@@ -146,7 +151,8 @@ def _jsonl_suite(path: Path, corpus: Path) -> Suite:
             raise SuiteError(f"case {where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(JSONL_FIELDS))})")
         fields = _fields({k: v for k, v in raw.items() if k not in ("id", "question", "relevant")}, where, CASE_FIELDS)
         relevant = tuple(_relevant(item, where) for item in _list(raw.get("relevant", []), "relevant", where))
-        fields["expected_files"] = list(dict.fromkeys(r.path for r in relevant))
+        if "relevant" in raw:  # `[]`: no document answers it; absent: the case says nothing about files
+            fields["expected_files"] = list(dict.fromkeys(r.path for r in relevant))
         name = str(raw.get("id", f"q{number:03d}"))
         cases.append(Case(name, question, fields, relevant))
     if not cases:

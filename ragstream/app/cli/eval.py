@@ -22,12 +22,12 @@ def register(sub: Any) -> None:
         description=(
             "SUITE is a folder with corpus/ and cases/NAME.md + NAME.json, a BEIR folder (corpus.jsonl, "
             "queries.jsonl, qrels/*.tsv), or a JSONL file of {question, relevant: [{path, lines?}], ...} "
-            "whose corpus is the corpus/ folder beside it (or --corpus)."
+            "whose corpus is the folder beside it named like it (NAME/ for NAME.jsonl), else corpus/ (or --corpus)."
         ),
     )
     ev.add_argument("suite", help="the suite: a case folder, a BEIR folder or a .jsonl file")
     ev.add_argument("--project", action=Once, help="project the corpus is ingested into (default: eval-<suite>)")
-    ev.add_argument("--corpus", action=Once, help="a JSONL suite's corpus folder (default: corpus/ beside it)")
+    ev.add_argument("--corpus", action=Once, help="a JSONL suite's corpus folder (default: NAME/ or corpus/ beside it)")
     ev.add_argument(
         "--strategy",
         choices=list(Strategy.__members__),
