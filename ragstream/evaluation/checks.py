@@ -9,12 +9,12 @@ keeps its `**`. A failing check quotes the lines that failed, so a report shows 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragstream.evaluation.suite import Case
-from ragstream.state import SuperPrompt
+from ragstream.state import Chunk, SuperPrompt
 from ragstream.text.chunk_ids import CITATION, source_of
 from ragstream.text.fences import COMMONMARK_FENCE
 from ragstream.text.phrases import phrase
@@ -27,6 +27,8 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CHUNK_ATTR = re.compile(r'\bchunk="([^"]*)"')
 LABELS = ("audience", "tone", "depth", "confidence")
+# Judges condensed lines (text, cited ids) against the chunks they cite, given the prompt's lines: (ok, why not).
+Support = Callable[[Sequence[tuple[str, list[str]]], Mapping[str, Chunk], Sequence[str]], list[tuple[bool, str]]]
 # Every check a case can have (`--min check.NAME=...` names one).
 CHECK_NAMES = (
     "expected_files",
@@ -131,7 +133,7 @@ def excerpt_files(sp: SuperPrompt) -> list[str]:
 
 
 def judge(
-    case: Case, sp: SuperPrompt, format_cues: Mapping[str, Iterable[str]], supported: SupportCheck | None = None
+    case: Case, sp: SuperPrompt, format_cues: Mapping[str, Iterable[str]], supported: Support | None = None
 ) -> list[Check]:
     """Every check the case's fields ask for, then the universal ones. `format_cues` are A5's documented words per
     format kind (the words that ask for it); `supported` judges a condensed line against the chunk it cites."""
@@ -193,9 +195,6 @@ def judge(
     return checks
 
 
-SupportCheck = Any  # a callable (line text, chunk text) -> bool; h36a's A4 support check when on main
-
-
 def _phrases(checks: list[Check], name: str, wanted: list[str], where: str, place: str) -> None:
     if not wanted:
         return
@@ -205,7 +204,7 @@ def _phrases(checks: list[Check], name: str, wanted: list[str], where: str, plac
 
 
 def universal(
-    sp: SuperPrompt, format_cues: Mapping[str, Iterable[str]], supported: SupportCheck | None = None
+    sp: SuperPrompt, format_cues: Mapping[str, Iterable[str]], supported: Support | None = None
 ) -> list[Check]:
     """What every final prompt owes its user (the README's last paragraph)."""
     prompt, raw = sp.prompt_ready, norm(sp.raw_prompt)
@@ -247,32 +246,41 @@ def _role_line(system: str) -> str:
     return first if _ROLE.match(first) else ""
 
 
-def _cited(sp: SuperPrompt, supported: SupportCheck | None) -> Check:
+def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
     """Every condensed line that cites a chunk cites one the prompt shows, and says what that chunk says."""
     shown = set(shown_chunks(sp.prompt_ready))
-    chunks = sp.chunk_by_id()
     failing: list[str] = []
+    judged: list[tuple[str, list[str]]] = []
+    lines: list[str] = []
     for line in sp.S_CTX_MD.splitlines():
         cited = CITATION.findall(line)
         if not cited:
             continue
-        text = " ".join(CITATION.sub("", line[2:] if line.startswith("- ") else line).split())
         if not set(cited) <= shown:
             failing.append(f"not shown: {line}")
-        elif supported is not None and not any(
-            supported(text, chunks[c].text, chunks[c].metadata) for c in cited if c in chunks
-        ):
-            failing.append(f"not supported: {line}")
+            continue
+        judged.append((" ".join(CITATION.sub("", line[2:] if line.startswith("- ") else line).split()), cited))
+        lines.append(line)
+    if supported is not None and judged:
+        asks = [line for line in sp.raw_prompt.splitlines() if line.strip()]
+        for line, (ok, reason) in zip(lines, supported(judged, sp.chunk_by_id(), asks), strict=True):
+            if not ok:
+                failing.append(f"not supported ({reason}): {line}")
     how = "cited excerpt shown" + (" and the line supported by it" if supported is not None else "")
     return Check("condensed_cited_shown", not failing, how, failing)
 
 
-def verbatim_support(text: str, chunk_text: str, metadata: Mapping[str, object]) -> bool:
-    """The simple support check: the line's words are the chunk's (a code chunk's reference lines name a
-    definition, so only its presence is checked)."""
-    if "language" in metadata:
-        return True
-    return norm(text) in norm(chunk_text)
+def verbatim_support(
+    lines: Sequence[tuple[str, list[str]]], chunks: Mapping[str, Chunk], asks: Sequence[str]
+) -> list[tuple[bool, str]]:
+    """The simple support check: the line's words are a cited chunk's (a code chunk's reference lines name a
+    definition, so there only the citation is checked)."""
+    verdicts = []
+    for text, ids in lines:
+        cited = [chunks[c] for c in ids if c in chunks]
+        ok = any("language" in c.metadata or norm(text) in norm(c.text) for c in cited)
+        verdicts.append((ok, "" if ok else "its words are not in the cited excerpt"))
+    return verdicts
 
 
 def _repeats(prompt: str, raw: str) -> Check:

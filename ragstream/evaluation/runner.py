@@ -9,22 +9,23 @@ query pieces. Latency per stage comes from the graph's stage_finish events.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragstream.errors import RagstreamError
-from ragstream.evaluation.checks import SupportCheck, judge, verbatim_support
+from ragstream.evaluation.checks import Support, judge, verbatim_support
 from ragstream.evaluation.metrics import Ranked, rank_metrics
 from ragstream.evaluation.suite import Case, Suite, beir_path
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.settings import Settings
 from ragstream.stage_io import RunOptions
-from ragstream.state import SuperPrompt
+from ragstream.state import Chunk, SuperPrompt
 from ragstream.strategies import Strategy
 from ragstream.text.chunk_ids import source_of
 
@@ -94,13 +95,21 @@ def corpus_fingerprint(suite: Suite) -> str:
     return digest.hexdigest()[:16]
 
 
-def support_check() -> tuple[str, SupportCheck]:
-    """h36a's A4 support check when it is on main, else the simple verbatim check (named in the report)."""
+def support_check(services: Any) -> tuple[str, Support]:
+    """A4's own support check (issue 36: a model's line against the sentences of the chunks it cites) when this
+    version has it, else the simple verbatim check; the report names which one judged."""
     try:
-        from ragstream.agents.a4_condenser import supported  # type: ignore[attr-defined]
-    except ImportError:
+        module = importlib.import_module("ragstream.agents.a4_support")
+        checker = module.SupportCheck(services.settings.condenser.support, services.embedder.embed_together)
+    except (ImportError, AttributeError):
         return "verbatim (the cited excerpt is shown and the line's words are in it)", verbatim_support
-    return "A4's support check (ragstream.agents.a4_condenser.supported)", supported
+
+    def judge(
+        lines: Sequence[tuple[str, list[str]]], chunks: Mapping[str, Chunk], asks: Sequence[str]
+    ) -> list[tuple[bool, str]]:
+        return [(v.supported, v.reason) for v in checker.check(list(lines), dict(chunks), list(asks))]
+
+    return "A4's support check (ragstream.agents.a4_support: names, numbers, evidence, negation, modality)", judge
 
 
 def write_beir_corpus(suite: Suite, folder: Path) -> None:
@@ -135,7 +144,7 @@ def run_suite(
         stats = ctl.ingest_docs(project, source=folder)
     else:
         stats = ctl.ingest_docs(project, source=suite.corpus)
-    name, check = support_check()
+    name, check = support_check(services)
     run = EvalRun(
         suite=suite.name,
         kind=suite.kind,
@@ -164,7 +173,7 @@ def _format_cues(services: Any) -> dict[str, list[str]]:
 
 
 def run_case(
-    ctl: Any, case: Case, project: str, options: RunOptions, cues: dict[str, list[str]], check: SupportCheck
+    ctl: Any, case: Case, project: str, options: RunOptions, cues: dict[str, list[str]], check: Support
 ) -> dict[str, Any]:
     """One case on a fresh thread: the final prompt, its checks, each stage's list judged, tokens and latency."""
     latency: dict[str, float] = {}
