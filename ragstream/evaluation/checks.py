@@ -249,6 +249,7 @@ def _role_line(system: str) -> str:
 def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
     """Every condensed line that cites a chunk cites one the prompt shows, and says what that chunk says."""
     shown = set(shown_chunks(sp.prompt_ready))
+    chunks = sp.chunk_by_id()
     failing: list[str] = []
     judged: list[tuple[str, list[str]]] = []
     lines: list[str] = []
@@ -259,11 +260,13 @@ def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
         if not set(cited) <= shown:
             failing.append(f"not shown: {line}")
             continue
+        if any("language" in chunks[c].metadata for c in cited if c in chunks):
+            continue  # a code reference names a definition of the chunk (path:lines), it does not quote it
         judged.append((" ".join(CITATION.sub("", line[2:] if line.startswith("- ") else line).split()), cited))
         lines.append(line)
     if supported is not None and judged:
         asks = [line for line in sp.raw_prompt.splitlines() if line.strip()]
-        for line, (ok, reason) in zip(lines, supported(judged, sp.chunk_by_id(), asks), strict=True):
+        for line, (ok, reason) in zip(lines, supported(judged, chunks, asks), strict=True):
             if not ok:
                 failing.append(f"not supported ({reason}): {line}")
     how = "cited excerpt shown" + (" and the line supported by it" if supported is not None else "")
@@ -273,12 +276,10 @@ def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
 def verbatim_support(
     lines: Sequence[tuple[str, list[str]]], chunks: Mapping[str, Chunk], asks: Sequence[str]
 ) -> list[tuple[bool, str]]:
-    """The simple support check: the line's words are a cited chunk's (a code chunk's reference lines name a
-    definition, so there only the citation is checked)."""
+    """The simple support check: the line's words are a cited chunk's."""
     verdicts = []
     for text, ids in lines:
-        cited = [chunks[c] for c in ids if c in chunks]
-        ok = any("language" in c.metadata or norm(text) in norm(c.text) for c in cited)
+        ok = any(norm(text) in norm(chunks[c].text) for c in ids if c in chunks)
         verdicts.append((ok, "" if ok else "its words are not in the cited excerpt"))
     return verdicts
 
