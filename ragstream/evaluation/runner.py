@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragstream.errors import RagstreamError
 from ragstream.evaluation.checks import Support, judge, verbatim_support
 from ragstream.evaluation.metrics import Ranked, rank_metrics
 from ragstream.evaluation.suite import Case, Suite, beir_path
@@ -29,6 +29,7 @@ from ragstream.state import Chunk, SuperPrompt
 from ragstream.strategies import Strategy
 from ragstream.text.chunk_ids import source_of
 
+log = logging.getLogger("ragstream.evaluation")
 # The retrieval lists judged per case, in pipeline order; the last three are the run's views.
 STAGES = ("keyword", "dense", "fused", "reranked", "gated")
 VIEWS = {"fused": "retrieval", "reranked": "reranked", "gated": "a3"}
@@ -189,8 +190,10 @@ def run_case(
     started = time.perf_counter()
     try:
         ctl.run_full_pipeline(case.prompt, options, project=project, pause_after="none")
-    except RagstreamError as exc:
-        result.update(error=f"{type(exc).__name__}: {exc}", checks=[], passed=False, score=0.0, final_prompt="")
+    except Exception as exc:  # noqa: BLE001 - one case that cannot run is reported, the others still run
+        log.info("case %s could not run", case.name, exc_info=exc)  # the traceback with -v
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        result.update(error=f"{type(exc).__name__}: {first}", checks=[], passed=False, score=0.0, final_prompt="")
         return result
     latency["total"] = (time.perf_counter() - started) * 1000
     sp: SuperPrompt = ctl.sp

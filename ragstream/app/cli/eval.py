@@ -124,7 +124,9 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             below.append(f"{key} {values[key]:.3f} < {floor}")
     for line in below:
         print(f"below threshold: {line}", file=sys.stderr)
-    return 1 if below else 0
+    if summary["errors"]:
+        print(f"error: {summary['errors']} cases could not run (their errors are in the report)", file=sys.stderr)
+    return 1 if below or summary["errors"] else 0
 
 
 def _write(path: Path, text: str) -> None:
