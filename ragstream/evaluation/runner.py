@@ -97,8 +97,9 @@ def corpus_fingerprint(suite: Suite) -> str:
 
 
 def support_check(services: Any) -> tuple[str, Support]:
-    """A4's own support check (issue 36: a model's line against the sentences of the chunks it cites) when this
-    version has it, else the simple verbatim check; the report names which one judged."""
+    """How a condensed line is judged against the chunks it cites: its words are the chunk's (an extractive
+    line), or else, when this version has it, A4's own support check (issue 36: a model's line against the
+    cited sentences) passes it. The report names which judge ran."""
     try:
         module = importlib.import_module("ragstream.agents.a4_support")
         checker = module.SupportCheck(services.settings.condenser.support, services.embedder.embed_together)
@@ -108,9 +109,15 @@ def support_check(services: Any) -> tuple[str, Support]:
     def judge(
         lines: Sequence[tuple[str, list[str]]], chunks: Mapping[str, Chunk], asks: Sequence[str]
     ) -> list[tuple[bool, str]]:
-        return [(v.supported, v.reason) for v in checker.check(list(lines), dict(chunks), list(asks))]
+        verdicts = verbatim_support(lines, chunks, asks)
+        rest = [i for i, (ok, _) in enumerate(verdicts) if not ok]
+        if rest:
+            checked = checker.check([lines[i] for i in rest], dict(chunks), list(asks))
+            for i, verdict in zip(rest, checked, strict=True):
+                verdicts[i] = (verdict.supported, verdict.reason)
+        return verdicts
 
-    return "A4's support check (ragstream.agents.a4_support: names, numbers, evidence, negation, modality)", judge
+    return "verbatim, else A4's support check (ragstream.agents.a4_support)", judge
 
 
 def write_beir_corpus(suite: Suite, folder: Path) -> None:
