@@ -257,3 +257,25 @@ def test_models_prepare_builds_the_configured_variant_without_torch(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("w8-int8: ") and "-w8-int8-" in done.stdout and "no torch" in done.stdout
     assert len(list((tmp_path / "models").glob("*.onnx"))) == 1
+
+
+def test_ingesting_a_folder_with_nothing_to_ingest_says_why_and_writes_no_project(tmp_path: Path) -> None:
+    """`ragstream ingest NAME --path DIR` as a user types it, on an empty folder and on one whose files are all
+    refused: exit 2, the reason on stderr, no traceback, and no project listed or folder left under the data root."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = tmp_path / "refused"
+    refused.mkdir()
+    (refused / "logo.bin").write_bytes(b"\x00\x01\x02")
+    (refused / "notes.txt").write_text("")
+    for name, folder, reason in (
+        ("e1", empty, "it has no files"),
+        ("e2", refused, "logo.bin: unsupported file type '.bin'; notes.txt: empty (no text)"),
+    ):
+        out = _run("ingest", name, "--path", str(folder), cwd=tmp_path)
+        assert out.returncode == 2
+        assert f"error: nothing to ingest in {folder}: " in out.stderr and reason in out.stderr
+        assert "Traceback" not in out.stderr and "reshape" not in out.stderr
+    listed = _run("projects", cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stdout.startswith("no projects under")
+    assert not list((tmp_path / "data" / "chroma_db").glob("e*"))
