@@ -26,12 +26,12 @@ from ragstream.ingestion.manifest import Manifest, manifest_summary
 from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
-from ragstream.orchestration.export import export_prompt
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER, REVIEW
 from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import list_projects, project_paths
+from ragstream.rendering.styles import export_prompt
 from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
