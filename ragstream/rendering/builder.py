@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ragstream.rendering.excerpts import Sources, whole_excerpts
 from ragstream.rendering.parts import head_parts, with_excerpts
-from ragstream.rendering.styles import fence, markdown, render_condensed
+from ragstream.rendering.styles import fence, markdown
 from ragstream.state import BudgetReport, BuildReport, SuperPrompt
 from ragstream.token_budget import ContextBudget
 
@@ -25,9 +25,9 @@ def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.final_selection_ids if cid in by_id]
     head = head_parts(sp)
-    blocks = markdown(head)
+    counted = markdown(head)
     plan = sp.extras.retrieval.plan if sp.extras.retrieval is not None else None
-    reserve = sum(budget.count(part) for part in (blocks.system, blocks.ask, render_condensed(head.condensed_context)))
+    reserve = sum(budget.count(part) for part in (counted.system, counted.ask, counted.condensed))
     sources = sources or Sources(None, budget.settings)
     kept, trim, records = whole_excerpts(
         selection,
