@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
         "heap_snapshots",
     },
     {"state"},
-    {"stages", "embedding", "chunking", "code", "prompt_view", "stage_io"},
+    {"stages", "embedding", "chunking", "code", "stage_io"},
     {"memory", "telemetry", "token_budget"},
     {"preprocessing", "ingestion", "retrieval", "agents", "rendering"},
     {"services"},

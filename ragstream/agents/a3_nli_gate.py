@@ -42,7 +42,7 @@ import numpy as np
 from ragstream.agents.runner import FELL_BACK, AgentCall, AgentRunner
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.preprocessing.schema import load_prompt_schema
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 from ragstream.telemetry.events import emit
