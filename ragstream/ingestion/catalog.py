@@ -95,8 +95,10 @@ class FileCatalog:
 
     @contextmanager
     def lock(self, paths: ProjectPaths) -> Iterator[None]:
-        paths.store_dir.mkdir(parents=True, exist_ok=True)
-        with open(paths.store_dir / ".ingest.lock", "w") as handle:
+        """A lock file beside the project's folder, not in it, so an ingest that writes nothing (a folder with
+        nothing to ingest) leaves no project behind."""
+        paths.store_dir.parent.mkdir(parents=True, exist_ok=True)
+        with open(paths.store_dir.parent / f".{paths.name}.ingest.lock", "w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield

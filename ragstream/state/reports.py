@@ -235,6 +235,9 @@ class A3Report(Report):
     uncovered: list[str] = Field(default_factory=list)
     llm: LLMOutcomes | None = None
     overruled: str = ""  # the stated rule that resolved a disagreement between the model and the offline evidence
+    # With a model, who decided each candidate: "model", "evidence (strong)" / "evidence (weak)" (outside the
+    # band the model decides in, not asked), "offline fallback", "model, overruled by rule", "duplicate".
+    judged_by: dict[str, str] = Field(default_factory=dict)
 
 
 class LineEvidence(Report):
@@ -254,6 +257,7 @@ class A4Report(Report):
     dropped_for_budget: list[str] = Field(default_factory=list)
     unsupported_lines: list[str] = Field(default_factory=list)
     withheld_lines: list[str] = Field(default_factory=list)
+    reasons: dict[str, str] = Field(default_factory=dict)  # an unsupported or withheld line -> why it was left out
     lines: list[LineEvidence] = Field(default_factory=list)
     uncovered: list[str] = Field(default_factory=list)  # parts of the ask the selection does not cover (Open issues)
     llm: LLMOutcomes | None = None
