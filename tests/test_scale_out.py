@@ -22,7 +22,7 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
-from ragstream.orchestration.export import export_prompt
+from ragstream.rendering.styles import export_prompt
 from ragstream.services import Services
 from ragstream.settings import load_settings
 from tests.fixtures_docs import make_project
