@@ -18,7 +18,7 @@ from ragstream.agents.a3_nli_gate import (
     weigh_all,
 )
 from ragstream.ingestion.manifest import generation_dir
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A3Report, Chunk, Stage, SuperPrompt
