@@ -177,6 +177,8 @@ def run_case(shared: Settings, name: str, case: Path, work: Path) -> Verdict:
     settings = shared.model_copy(update={"data_dir": root})
     (root / "chroma_db").mkdir(parents=True)
     (root / "chroma_db" / name).symlink_to(shared.data_dir / "chroma_db" / name)
+    (root / "doc_raw").mkdir()
+    (root / "doc_raw" / name).symlink_to(shared.data_dir / "doc_raw" / name)  # excerpts are read back from it
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project(name)
     started = time.perf_counter()
