@@ -169,10 +169,10 @@ def ingest(corpus: Path, work: Path, name: str) -> Settings:
     return shared
 
 
-def run_case(shared: Settings, name: str, case: Path, work: Path) -> Verdict:
+def run_case(shared: Settings, name: str, case: Path, runs: Path) -> Verdict:
     prompt_md = case.with_suffix(".md").read_text(encoding="utf-8")
     spec = json.loads(case.read_text(encoding="utf-8"))
-    root = work / "runs" / name / case.stem
+    root = runs / name / case.stem
     shutil.rmtree(root, ignore_errors=True)
     settings = shared.model_copy(update={"data_dir": root})
     (root / "chroma_db").mkdir(parents=True)
@@ -218,6 +218,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/suite_eval"))
     parser.add_argument("--json", type=Path, help="write the per-case verdicts and summaries here")
     parser.add_argument("--only", default="*", help="the cases whose name matches this glob")
+    parser.add_argument("--runs", type=Path, help="where each case's data root and prompt go (default WORK/runs)")
     args = parser.parse_args()
     rows, dump = [], {}
     for suite in args.suites:
@@ -225,7 +226,7 @@ def main() -> None:
         shared = ingest(args.corpus or suite / "corpus", args.work, name)
         verdicts = []
         for case in sorted((suite / "cases").glob(f"{args.only}.json")):
-            v = run_case(shared, name, case, args.work)
+            v = run_case(shared, name, case, args.runs or args.work / "runs")
             failed = [check for check, ok in v.checks.items() if not ok]
             facts = f" facts {v.facts[0]}/{v.facts[2]} (condensed {v.facts[1]})" if v.facts[2] else ""
             print(
