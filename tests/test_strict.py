@@ -30,8 +30,9 @@ def _controller(services: Services) -> AppController:
 
 
 def _prompt() -> tuple[str, str]:
-    """A prompt with a header no alias or agent knows (fresh each time: decisions are remembered)."""
-    header = f"Zorblat {uuid.uuid4().hex[:6]}"
+    """A prompt with a header no alias or agent knows (fresh each time: decisions are remembered, by the
+    header's letters only, so the fresh part is letters: digits would make "Zorblat 1f" and "Zorblat 2f" one)."""
+    header = "Zorblat " + "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:8])
     return (
         header,
         f"# Task\nHow are changed documents re-embedded?\n# {header}\n"
