@@ -79,6 +79,9 @@ def test_every_example_skipped_has_a_reason_and_most_run() -> None:
     ran = [code for _, code in examples() if not_run(code) is None]
     assert ran[0] == "ragstream demo"
     assert len(ran) >= 12, ran
+    text = README.read_text(encoding="utf-8")
+    for why in NOT_RUN.values():  # the README itself says which test takes a path this one leaves out
+        assert all(test in text for test in re.findall(r"tests/test_\w+\.py", why)), why
 
 
 def _port_free(port: int) -> bool:
