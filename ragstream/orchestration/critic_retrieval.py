@@ -38,7 +38,9 @@ def retrieve_missing(state: SuperPrompt, services: Services, project: str, missi
     )
     if not fresh:
         return record
-    stored = searcher.snapshot().vectors_of([c.id for c in fresh])
+    stored = searcher.stored_vectors([c.id for c in fresh])
+    unstored = [c for c in fresh if c.id not in stored]
+    stored.update(zip((c.id for c in unstored), services.embedder.embed([c.text for c in unstored]), strict=False))
     vectors = np.asarray([stored[c.id] for c in fresh], dtype=np.float32).reshape(len(fresh), -1)
     kept, a3 = weigh([missing], fresh, vectors, services.embedder.embed([missing]), services.settings.gate)
     if not services.offline:

@@ -28,6 +28,7 @@ from ragstream.orchestration.apply import EDITABLE, LABEL_FIELDS, apply_edit, to
 from ragstream.stages import SKIPPABLE, Stage, frontier_after, next_stage, rank, spec_of, validate_skip
 from ragstream.state import SuperPrompt
 from ragstream.state.stage import ORDER
+from ragstream.text.previews import preview
 
 REVIEW = "review"
 PREVIEW_CHARS = 240
@@ -97,7 +98,7 @@ def review_payload(sp: SuperPrompt) -> dict[str, Any]:
                 "id": cid,
                 "source": chunk.source_path,
                 "lines": f"{lines[0]}-{lines[1]}" if lines else None,
-                "preview": " ".join(chunk.text.split())[:PREVIEW_CHARS],
+                "preview": preview(chunk.text, PREVIEW_CHARS),
             }
         )
     return {

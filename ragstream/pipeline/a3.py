@@ -23,7 +23,7 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
     services = env.services
     project = env.context.project or sp.extras.project
-    stored = services.searcher(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
+    stored = services.searcher(project).stored_vectors([c.id for c in candidates]) if project else {}
     missing = [c for c in candidates if c.id not in stored]
     fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
     return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
