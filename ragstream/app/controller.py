@@ -346,11 +346,15 @@ class AppController:
         if answer is not None and not answer:  # LangGraph would read {} as a map of answers to no interrupt
             raise InputError(NO_ANSWER)
         if self.waiting is not None:
-            return self._execute(
+            sp = self._execute(
                 "resume",
                 lambda: self._stream(Command(resume={"accept": True} if answer is None else answer), context, "resume"),
             )
-        if answer is not None:
+            if self.paused_before or next_stage(sp.stage, set(context.skip)) is None:
+                return sp
+            # Only a checkpoint from before each stage had its own review ends here, unfinished: a `review`
+            # paused after another stage than A4 has no edge to where the run goes on. Go on from the frontier.
+        elif answer is not None:
             raise InputError("nothing waits for an answer: the run is not at a review")
         sp = self.sp
         target = next_stage(sp.stage, set(context.skip)) if sp.stage is not Stage.RAW else None
