@@ -54,8 +54,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
     kept, report = weighed.kept, weighed.report
     if not env.services.offline:
-        strong = [cid for cid in kept if weighed.evidence[cid] >= settings.strong_evidence]
-        kept, report = gate(ask, candidates, env.services.runner, report, kept, strong)
+        kept, report = gate(ask, candidates, env.services.runner, weighed, settings)
     # What the documents do not cover is measured on what was kept, whoever decided it: a model's keep is
     # no evidence that every part of the ask is answered.
     index = {c.id: i for i, c in enumerate(candidates)}
