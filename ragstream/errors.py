@@ -95,3 +95,7 @@ class IngestionError(RagstreamError):
 
 class RetrievalError(RagstreamError):
     """Every retriever failed, or the project has no index to search."""
+
+
+class IndexVectorsError(RetrievalError):
+    """A project's stored vectors cannot be compared with the query's: another embedding width, or NaN values."""

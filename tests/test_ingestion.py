@@ -54,6 +54,19 @@ def test_first_ingest_indexes_text_and_skips_with_reasons(settings: Settings, pr
     assert snap.links["architecture.md"] == ["ingestion.md", "retrieval.md"]
 
 
+def test_a_text_holding_line_separator_characters_reads_back_from_the_snapshot(settings: Settings) -> None:
+    """U+2028 and U+0085 stay raw in JSON: the snapshot's lines are split on newlines only (OWASP's DOM XSS
+    cheat sheet holds one, and its project could not be searched)."""
+    folder = settings.data_dir / "doc_raw" / "seps"
+    folder.mkdir(parents=True)
+    (folder / "xss.md").write_text("# Escapes\n\nEscape \u2028 and \u2029 and \x85 in JavaScript strings.\n")
+    manager = IngestionManager(settings)
+    manager.ingest("seps")
+    manifest = Manifest.load(project_paths(settings, "seps").manifest_path)
+    snap = load_snapshot(project_paths(settings, "seps").index_dir, manifest.generation)
+    assert "\u2028 and \u2029 and \x85" in snap.chunks[0].text
+
+
 def test_reingest_unchanged_writes_nothing(settings: Settings, project: Path) -> None:
     manager = IngestionManager(settings)
     first = manager.ingest("demo")

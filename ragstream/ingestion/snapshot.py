@@ -13,7 +13,7 @@ import re
 import shutil
 import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ import Stemmer
 
 from ragstream.code.identifiers import with_identifier_parts
 from ragstream.code.symbols import index_text
+from ragstream.errors import IndexVectorsError
 from ragstream.ingestion.manifest import generation_dir
 from ragstream.state import Chunk
 
@@ -63,10 +64,42 @@ class Snapshot:
     def chunk(self, chunk_id: str) -> Chunk:
         return self.chunks[self.by_id[chunk_id]]
 
+    @cached_property
+    def _unusable_rows(self) -> int:
+        """How many stored vectors hold NaN or infinite values (read once: a generation never changes)."""
+        if self.vectors is None or not len(self.chunks):
+            return 0
+        return int((~np.isfinite(self.vectors).all(axis=1)).sum())
+
+    def dense_fault(self, width: int) -> str:
+        """Why this generation's vectors cannot be compared with `width`-wide query vectors ("" when they can).
+
+        An index written with another embedding model, or holding NaN vectors, would otherwise give a
+        numpy error deep in a stage, or similarities that rank nothing; every reader asks here first."""
+        if self.vectors is None or not len(self.chunks):
+            return ""
+        stored = int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
+        if width and stored != width:
+            return (
+                f"the index holds {stored}-dimensional vectors but the embedder gives {width}: the index was "
+                "written with another embedding model; re-ingest the project with this one"
+            )
+        if self._unusable_rows:
+            return (
+                f"{self._unusable_rows} of {len(self.chunks)} stored vectors hold NaN or infinite values: "
+                "the index is damaged; re-ingest the project"
+            )
+        return ""
+
     def vector_search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """(chunk id, cosine similarity) of the k nearest chunks, best first: an exact scan."""
+        """(chunk id, cosine similarity) of the k nearest chunks, best first: an exact scan.
+
+        Raises `IndexVectorsError` when the stored vectors cannot be compared with `query` (see `dense_fault`)."""
         if self.vectors is None or not len(self.chunks):
             return []
+        fault = self.dense_fault(len(query))
+        if fault:
+            raise IndexVectorsError(fault)
         scores = self.vectors @ np.asarray(query, dtype=np.float32)
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
@@ -172,7 +205,7 @@ def write_snapshot(
 def _load(folder: Path, generation: int) -> Snapshot:
     import bm25s
 
-    chunks = [
+    chunks = [  # split on "\n" only: splitlines() also cuts at U+2028 or U+0085, which JSON leaves raw in a text
         Chunk.model_validate_json(line)
         for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").split("\n")
         if line

@@ -91,6 +91,7 @@ def describe(sp: SuperPrompt) -> RunMetadata:
             rung=retrieval.rung,
             candidates=len(sp.base_context_chunks),
             confidence=retrieval.confidence,
+            attempts=[attempt.strategy for attempt in retrieval.attempts],
             failure=retrieval.failure,
         )
         if retrieval is not None
@@ -133,6 +134,7 @@ def summary_lines(meta: RunMetadata) -> list[str]:
         lines.append(
             f"retrieval: {r.strategy}/{r.rung}, {r.candidates} candidates"
             + (f", confidence {r.confidence:.2f}" if r.confidence is not None else "")
+            + (f", re-run with {', '.join(r.attempts[1:])}" if len(r.attempts) > 1 else "")
             + (f", failed: {r.failure}" if r.failure else "")
         )
     for section, budget in meta.context_budget.items():

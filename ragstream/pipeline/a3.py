@@ -23,7 +23,7 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
     services = env.services
     project = env.context.project or sp.extras.project
-    stored = services.searcher(project).snapshot().vectors_of([c.id for c in candidates]) if project else {}
+    stored = services.searcher(project).stored_vectors([c.id for c in candidates]) if project else {}
     missing = [c for c in candidates if c.id not in stored]
     fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
     return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
@@ -60,8 +60,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
     kept, report = weighed.kept, weighed.report
     if not env.services.offline:
-        strong = [cid for cid in kept if weighed.evidence[cid] >= settings.strong_evidence]
-        kept, report = gate(ask, candidates, env.services.runner, report, kept, strong)
+        kept, report = gate(ask, candidates, env.services.runner, weighed, settings)
     # What the documents do not cover is measured on what was kept, whoever decided it: a model's keep is
     # no evidence that every part of the ask is answered.
     index = {c.id: i for i, c in enumerate(candidates)}

@@ -69,8 +69,8 @@ class EmbeddingReranker:
         ids = [c.id for c in chunks]
         snapshot = searcher.snapshot()
         qvec = searcher.embedder.embed([query])[0]
-        stored = snapshot.vectors_of(ids)
-        foreign = [c for c in chunks if c.id not in stored]  # another project's or the web's: embedded here
+        stored = searcher.stored_vectors(ids)
+        foreign = [c for c in chunks if c.id not in stored]  # another project's, the web's, or unusable: embedded here
         stored.update(
             zip(
                 (c.id for c in foreign),

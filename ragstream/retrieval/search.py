@@ -17,8 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
+
 from ragstream.embedding import Embedder
-from ragstream.errors import RetrievalError
+from ragstream.errors import IndexVectorsError, RetrievalError
 from ragstream.ingestion.manifest import committed_generation, generation_dir
 from ragstream.ingestion.snapshot import Snapshot, load_snapshot
 from ragstream.projects import ProjectPaths
@@ -176,7 +178,7 @@ class ProjectSearcher:
         )
         snap = self.snapshot()
         probing = MergedResultSet(results=[], strategy=strategy, rung="direct")
-        probes = self._probes(pieces, snap, probing, need_vectors=strategy is not Strategy.KEYWORD)
+        probes = self._probes(pieces, snap, probing)
         report = self._retrieve_once(pieces, strategy, reason, snap, probes, probing, limit)
         cfg = self.settings.confidence
         if not (chosen_here if rerun is None else rerun) or not report.confidence.is_low(cfg):
@@ -197,18 +199,21 @@ class ProjectSearcher:
         best.attempts = report.attempts
         return best
 
-    def _probes(self, pieces: list[Query], snap: Snapshot, probing: MergedResultSet, need_vectors: bool) -> Probes:
+    def _probes(self, pieces: list[Query], snap: Snapshot, probing: MergedResultSet) -> Probes:
         """Both lists for every piece, once: the strategies fuse them and the confidence reads them.
 
-        A failing retriever is recorded in `probing.failures`; the embedding failing is fatal only
-        when the strategy needs dense vectors."""
+        A failing retriever is recorded in `probing.failures`: the embedder failing, or the index's
+        vectors not fitting the query's (`Snapshot.dense_fault`), fails the dense retriever only, and
+        the confidence is then computed without dense evidence."""
         started = time.perf_counter()
+        vectors: np.ndarray | None = None
         try:
             vectors = self.embedder.embed([q.text for q in pieces])
-        except Exception as exc:  # BM25-only retrieval still answers without the embedder
-            if need_vectors:
-                raise
-            log.warning("embedding failed, confidence without dense evidence: %s", exc)
+            if not np.isfinite(vectors).all():
+                raise IndexVectorsError("the embedder gave NaN or infinite vectors for the query")
+        except Exception as exc:  # BM25 still answers without the embedder
+            probing.failures["vector"] = f"{type(exc).__name__}: {exc}"
+            log.warning("embedding failed, retrieval without dense evidence: %s", probing.failures["vector"])
             vectors = None
         probing.timings_ms["embed"] = (time.perf_counter() - started) * 1000
         k = self.settings.top_k
@@ -221,9 +226,15 @@ class ProjectSearcher:
         return Probes(
             dense=[rl.hits for rl in dense],
             bm25=[rl.hits for rl in bm25],
-            vectors=vectors,
+            vectors=None if "vector" in probing.failures else vectors,
             terms=content_terms([q.text for q in pieces]),
         )
+
+    def stored_vectors(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
+        """The index's vectors of these chunks; none at all when they cannot be compared with this
+        embedder's (`Snapshot.dense_fault`), so that the callers embed the chunks' texts instead."""
+        snap = self.snapshot()
+        return {} if snap.dense_fault(self.embedder.dimension) else snap.vectors_of(chunk_ids)
 
     def _retrieve_once(
         self,
