@@ -257,4 +257,3 @@ def test_switching_the_embedder_variant_re_embeds_every_chunk(settings: Settings
     assert cosine.min() > 0.95 and not np.allclose(before, after, atol=1e-4)
     assert IngestionManager(w8).ingest("demo").chunks_written == 0
     assert IngestionManager(settings).ingest("demo").chunks_written == first.chunks_total
-
