@@ -27,7 +27,7 @@ from typing import Any
 
 from ragstream.app.controller import AppController
 from ragstream.orchestration.checkpoint import memory_checkpointer
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt

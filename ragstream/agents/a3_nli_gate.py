@@ -22,7 +22,7 @@ A piece under `gate.min_similarity` is no evidence; otherwise the chunk is kept 
 the piece, cosine + `gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair
 meaning with the ask's distinctive words, keeps it). A dropped candidate is also kept when a kept chunk
 names its file in words about the ask (documents point to each other; the pointer is evidence the
-text may lack). bench/gate_eval.py measures the thresholds on SciFact, bench/prompt_quality.py on the
+text may lack). bench/gate_eval.py measures the thresholds on SciFact, `ragstream eval` on the
 documentation sets of the quality suite. Every decision records these numbers, and the piece, as its
 reason. Offline, the report also names the clauses of the ask (or words no document contains) that no
 kept chunk covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
@@ -42,7 +42,7 @@ import numpy as np
 from ragstream.agents.runner import FELL_BACK, AgentCall, AgentRunner
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.preprocessing.schema import load_prompt_schema
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 from ragstream.telemetry.events import emit

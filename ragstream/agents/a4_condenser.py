@@ -25,7 +25,7 @@ from ragstream.agents.extractive import Evidence, Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.embedding import Embedder
 from ragstream.errors import AgentReplyError
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import CondenserSettings, GateSettings
 from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, Span, SuperPrompt
 from ragstream.text.chunk_ids import citations, uncite

@@ -16,7 +16,7 @@ from ragstream.agents.a3_nli_gate import gate, weigh_all
 from ragstream.errors import RagstreamError
 from ragstream.projects import project_paths
 from ragstream.rendering.excerpts import Sources, shown_excerpts, whole_excerpts
-from ragstream.rendering.prompt import fence
+from ragstream.rendering.styles import fence
 from ragstream.retrieval.chunks import retrieve
 from ragstream.retrieval.search import Query
 from ragstream.services import Services

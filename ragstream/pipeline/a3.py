@@ -13,7 +13,7 @@ from ragstream.agents.a3_nli_gate import (
     uncovered_parts,
     weigh_all,
 )
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A3Report, Chunk, Stage, SuperPrompt

@@ -13,7 +13,7 @@ from ragstream.agents.a4_condenser import (
 )
 from ragstream.agents.a4_support import SupportCheck
 from ragstream.pipeline.a3 import ask_rarity
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A4Report, LLMOutcomes, Stage, SuperPrompt
