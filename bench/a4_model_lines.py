@@ -17,13 +17,14 @@ import json
 import time
 from pathlib import Path
 
+from ragstream.prompt_view import normalized_ask
+
 from bench.condensed_eval import ingested
 from ragstream.agents.a3_nli_gate import asking_parts
 from ragstream.agents.a4_condenser import condense
 from ragstream.agents.a4_support import SupportCheck
 from ragstream.app.controller import AppController
 from ragstream.orchestration.checkpoint import memory_checkpointer
-from ragstream.prompt_view import normalized_ask
 from ragstream.services import Services
 from ragstream.stages import Stage
 from ragstream.text.chunk_ids import CITATION
