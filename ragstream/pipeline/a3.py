@@ -60,6 +60,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     texts = list(dict.fromkeys([*pieces, *asked, *parts]))
     frequency, rarity = ask_rarity(texts, env, project)
     embedder = env.services.embedder
+    snapshot = env.services.searcher(project).snapshot() if project else None
     if snapshot is not None and project:  # a chunk needs more evidence than off-topic questions reach here
         questions = off_topic_questions(env.services.settings.config_dir, settings)
         folder = generation_dir(env.services.searcher(project).paths.index_dir, snapshot.generation)
