@@ -189,6 +189,8 @@ class CondenserSettings(BaseModel):
     min_tokens: int = Field(
         default=0, ge=0
     )  # ... or this many tokens, for short excerpts (where repeating costs little)
+    per_part: int = Field(default=2, gt=0)  # lines chosen by evidence for each clause of the ask, before any other
+    max_similarity: float = Field(default=0.9, ge=-1.0, le=1.0)  # a line this close (cosine) to a chosen one repeats it
     support: SupportSettings
 
 

@@ -302,13 +302,3 @@ def test_re_ingesting_from_a_folder_with_nothing_to_ingest_keeps_the_committed_i
         manager.ingest("demo", _refused_files(tmp_path / "refused"))
     assert paths.manifest_path.read_bytes() == before and paths.source_dir() == paths.raw_dir
     assert manager.ingest("demo").chunks_total == first.chunks_total
-
-
-def test_a_document_with_unicode_line_separators_loads_back(settings: Settings) -> None:
-    """U+2028/U+2029 (an OWASP cheat sheet holds them) stay inside a chunk's JSON line: the index reads back."""
-    folder = settings.data_dir / "doc_raw" / "demo"
-    folder.mkdir(parents=True)
-    (folder / "xss.md").write_text("# Escaping\n\nEscape \u2028 and \u2029 in JavaScript strings.\n", encoding="utf-8")
-    stats = IngestionManager(settings).ingest("demo")
-    snap = load_snapshot(project_paths(settings, "demo").index_dir, stats.generation)
-    assert any("\u2028" in c.text for c in snap.chunks) and len(snap.chunks) == stats.chunks_total

@@ -89,7 +89,8 @@ def _prose(sp: SuperPrompt) -> None:
             if not CITATION.search(line) or text.startswith(("class ", "function ", "method ")):
                 continue  # the pipeline's own notes, and code references, are not document sentences
             assert not _MARKUP.search(text), f"a condensed line is markup, not prose: {line}"
-            assert not _DANGLING.match(text), f"a condensed line does not stand on its own: {line}"
+            listed = re.search(r":\s+(?:[-*+]|\d+[.)]|```|~~~)\s", text)  # a lead-in with its items: they carry it
+            assert listed or not _DANGLING.match(text), f"a condensed line does not stand on its own: {line}"
             assert not _NARRATION.search(text), f"a condensed line is narration: {line}"
             assert not text.endswith(":"), f"a condensed line is a lead-in without its items: {line}"
             if section == "constraints":
