@@ -235,3 +235,15 @@ def test_an_invalid_plan_reply_falls_back_to_the_rules(openai_on_indexed) -> Non
     sp = _run(settings, "Thanks, that helped!")
     plan = sp.extras.retrieval.plan
     assert (plan.source, plan.intent, plan.retrieve) == ("rules", "conversational", False) and plan.evidence
+
+
+def test_a_low_confidence_plan_strategy_is_re_run_and_recorded_in_the_run_metadata(indexed: Settings) -> None:
+    sp = _run(indexed, "Compare the migration routes of arctic terns and barn swallows in depth.")
+    plan, retrieval = sp.extras.retrieval.plan, sp.extras.retrieval
+    assert plan.source == "rules" and plan.strategy == "EXPLORATORY"  # chosen by the plan, not forced
+    assert retrieval.attempts[0].strategy == "EXPLORATORY"
+    assert retrieval.attempts[0].confidence < indexed.retrieval.confidence.low
+    tried = [a.strategy for a in retrieval.attempts]
+    assert tried == ["EXPLORATORY", *indexed.retrieval.confidence.rerun_strategies]
+    assert retrieval.confidence == max(a.confidence for a in retrieval.attempts)  # the better attempt is used
+    assert sp.run_metadata.retrieval.attempts == tried

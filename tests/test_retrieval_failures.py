@@ -108,4 +108,5 @@ def test_a_low_confidence_retrieval_re_runs_and_keeps_the_better_attempt(tmp_pat
     trace = _cli(data, "trace", "--thread", json.loads(out.stdout)["thread_id"])
     assert f"re-run with {', '.join(retrieval['attempts'][1:])}" in trace.stdout
     assert retrieval["strategy"] != retrieval["attempts"][0]  # the first attempt was low, a later one better
+    assert f"after {len(retrieval['attempts'])} attempts (low confidence re-run)" in out.stderr  # shown live
     assert retrieval["confidence"] >= settings.retrieval.confidence.low
