@@ -74,3 +74,14 @@ def list_projects(settings: Settings) -> list[str]:
         if p.is_dir() and _NAME.match(p.name)
     }
     return sorted(names)
+
+
+def most_recent_project(settings: Settings) -> str | None:
+    """The project whose documents or index changed last: the one a person most likely returns to."""
+    root = settings.data_dir
+
+    def changed(name: str) -> float:
+        folders = (root / sub / name for sub in ("doc_raw", "chroma_db"))
+        return max((f.stat().st_mtime for f in folders if f.is_dir()), default=0.0)
+
+    return max(list_projects(settings), key=changed, default=None)

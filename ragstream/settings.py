@@ -151,6 +151,19 @@ class GateSettings(BaseModel):
     function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
 
 
+class SupportSettings(BaseModel):
+    """A4 with a model: when a condensed line is supported by the chunk it cites (see agents/a4_support.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_similarity: float = Field(ge=-1.0, le=1.0)  # cosine of the line to its best cited passage
+    margin: float = Field(ge=0.0, le=1.0)  # passages this close to the best may agree with the line instead
+    restates_prompt: float = Field(ge=-1.0, le=1.0)  # cosine to a sentence of the ask that makes it the ask's words
+    negation_cues: list[str]
+    obligation_cues: list[str]
+    permission_cues: list[str]
+
+
 class CondenserSettings(BaseModel):
     """A4 offline: query-focused extraction (see agents/a4_condenser.py)."""
 
@@ -171,6 +184,7 @@ class CondenserSettings(BaseModel):
     min_tokens: int = Field(
         default=0, ge=0
     )  # ... or this many tokens, for short excerpts (where repeating costs little)
+    support: SupportSettings
 
 
 class PlanSettings(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from pathlib import Path
 
@@ -165,3 +167,36 @@ def test_send_is_disabled_offline(indexed: Settings, monkeypatch) -> None:
     _button(at, "run_all").click().run()
     _button(at, "continue").click().run()
     assert _button(at, "send").disabled
+
+
+def test_an_off_button_says_why_it_is_off(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    assert any("Type a prompt above" in c.value for c in at.caption)
+    assert {_button(at, f"stage_{stage}").proto.help for stage in STAGES} == {"Type a prompt first."}
+    at.text_area(key="prompt").input(PROMPT).run()
+    _button(at, "stage_preprocess").click().run()
+    assert not any("Type a prompt above" in c.value for c in at.caption)
+    assert _button(at, "stage_a2").proto.help == ""  # enabled: no excuse
+    assert _button(at, "stage_a4").proto.help == "Runs in order: next is A2 PromptShaper."
+
+
+def test_the_project_selector_starts_on_the_project_changed_last(tmp_path: Path, monkeypatch) -> None:
+    data = tmp_path / "data"
+    for name, when in (("alpha", 1_000_000), ("zeta", 2_000_000), ("mid", 1_500_000)):  # last changed: not first
+        folder = data / "doc_raw" / name
+        folder.mkdir(parents=True)
+        os.utime(folder, (when, when))
+    at = _app(data, monkeypatch)
+    assert at.selectbox(key="project").value == "zeta"
+    assert at.selectbox(key="project").options == ["alpha", "mid", "zeta"]
+
+
+def test_run_details_are_separate_items_and_stage_times_keep_run_order(indexed: Settings, monkeypatch) -> None:
+    at = _app(indexed.data_dir, monkeypatch)
+    at.text_area(key="prompt").input(PROMPT).run()
+    _button(at, "run_all").click().run()
+    details = next(c.value for c in at.caption if c.value.startswith("- plan"))
+    assert all(line.startswith("- ") for line in details.splitlines()) and len(details.splitlines()) >= 3
+    charts = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    stage_chart = next(spec for spec in charts if "stage" in json.dumps(spec["encoding"]["x"]))
+    assert stage_chart["encoding"]["x"]["sort"] is None  # the bars stand as the stages ran, not alphabetically

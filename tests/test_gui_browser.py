@@ -103,3 +103,32 @@ def test_review_form_at_laptop_width_in_a_real_browser(streamlit_url: str, tmp_p
     assert wrapped  # the final prompt box wraps its long lines at laptop width
     assert "EDITED IN A REAL BROWSER" in final and 'excerpt source="' in final
     assert (tmp_path / "final_prompt.png").stat().st_size > 10_000
+
+
+NARROW = {"width": 480, "height": 900}  # a phone held upright, or a window beside an editor
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_at_a_narrow_width_every_button_label_shows_and_off_buttons_say_why(streamlit_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
+        )
+        page = browser.new_page(viewport=NARROW)
+        page.set_default_timeout(180_000)
+        page.goto(streamlit_url)
+        expect(page.get_by_text("Type a prompt above to enable PreProcessing")).to_be_visible(timeout=180_000)
+        assert page.get_by_role("button", name="A3 NLI Gate").is_disabled()
+        prompt = page.get_by_label("Prompt", exact=True)
+        prompt.fill(PROMPT)
+        prompt.press("Control+Enter")
+        expect(page.get_by_role("button", name="PreProcessing")).to_be_enabled()
+        main = page.locator("[data-testid='stMain']")  # the sidebar is folded away at this width
+        labels = main.locator("[data-testid='stBaseButton-secondary'] p").evaluate_all(OVERFLOWING)
+        shown = main.locator("[data-testid='stBaseButton-secondary'] p").count()
+        browser.close()
+    assert shown >= 8  # the stage buttons were looked at
+    assert labels == []

@@ -244,3 +244,13 @@ def test_switching_the_embedder_variant_re_embeds_every_chunk(settings: Settings
     assert cosine.min() > 0.95 and not np.allclose(before, after, atol=1e-4)
     assert IngestionManager(w8).ingest("demo").chunks_written == 0
     assert IngestionManager(settings).ingest("demo").chunks_written == first.chunks_total
+
+
+def test_a_document_with_unicode_line_separators_loads_back(settings: Settings) -> None:
+    """U+2028/U+2029 (an OWASP cheat sheet holds them) stay inside a chunk's JSON line: the index reads back."""
+    folder = settings.data_dir / "doc_raw" / "demo"
+    folder.mkdir(parents=True)
+    (folder / "xss.md").write_text("# Escaping\n\nEscape \u2028 and \u2029 in JavaScript strings.\n", encoding="utf-8")
+    stats = IngestionManager(settings).ingest("demo")
+    snap = load_snapshot(project_paths(settings, "demo").index_dir, stats.generation)
+    assert any("\u2028" in c.text for c in snap.chunks) and len(snap.chunks) == stats.chunks_total

@@ -150,10 +150,11 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
 
     def hallucinating(request: dict[str, Any]) -> str:
         ids = given_ids(request)
+        holds = next(i for i in ids if i.startswith("ingestion.md@"))  # the excerpt that says it
         return json.dumps(
             {
                 "facts": [
-                    f"Changed files are re-embedded on ingest. [{ids[0]}] [made/up.md@0000000000#9]",
+                    f"Changed files are re-embedded on ingest. [{holds}] [made/up.md@0000000000#9]",
                     "The moon is made of cheese. [made/up.md@0000000000#9]",
                 ],
                 "constraints": [],
@@ -166,7 +167,9 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
     given = set(given_ids(a4_requests[0]))
     cited = set(re.findall(r"\[([^\[\]]+@[0-9a-f]{10}#\d+)\]", sp.S_CTX_MD))
     assert cited and cited <= given and "made/up.md" not in sp.S_CTX_MD
-    assert [line.split(" [")[0] for line in sp.extras.a4.unsupported_lines] == ["The moon is made of cheese."]
+    assert [line.split(" [")[0] for line in sp.extras.a4.unsupported_lines] == ["The moon is made of cheese."], (
+        sp.extras.a4
+    )
     assert sp.extras.a4.llm.valid == 1
 
     server.requests.clear()
@@ -189,10 +192,12 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
 
 def test_a4_is_not_called_without_excerpts(openai_on_indexed) -> None:
     from ragstream.agents.a4_condenser import condense
+    from ragstream.agents.a4_support import SupportCheck
 
     server, settings = openai_on_indexed()
     services = Services(settings)
-    text, kept, report = condense("ask", [], services.runner, services.budget, lambda why: pytest.fail(why))
+    check = SupportCheck(settings.condenser.support, services.embedder.embed_together)
+    text, kept, report = condense("ask", [], services.runner, services.budget, lambda why: pytest.fail(why), check)
     assert (kept, report.agent) == ([], "not called: no excerpts to condense") and not server.requests
     assert text.count("- none found in the selected excerpts") == 3
 

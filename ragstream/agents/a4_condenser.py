@@ -3,11 +3,13 @@
 S_CTX_MD has three parts (Facts, Constraints, Open issues); every line cites the chunk ids it
 rests on. With an LLM, citations the model gives are checked against the selection; a line without
 a valid citation is matched to the chunk that contains it (or shares most words with it), and a line
-that matches nothing is dropped as unsupported. The model is never called without excerpts, and when
-its reply stays invalid or none of its lines rests on an excerpt, the offline extraction stands in. Offline, the lines
-are verbatim sentences extracted
-for the ask (`extractive`), each with its evidence. Either way, a line addressed to the answering
-model (an injected instruction, a role to play) is withheld and reported.
+that matches nothing is dropped as unsupported. Each cited line is then checked against the sentences
+of the chunks it cites (names, numbers, negation, an evidence score: `a4_support`), and one they do
+not support is withheld, listed in the report with the reason. The model is never called without
+excerpts, and when its reply stays invalid or none of its lines passes, the offline extraction stands
+in. Offline, the lines are verbatim sentences extracted for the ask (`extractive`), each with its
+evidence. Either way, a line addressed to the answering model (an injected instruction, a role to play)
+is withheld and reported.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from ragstream.agents.a4_support import SupportCheck
 from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.embedding import Embedder
@@ -60,10 +63,11 @@ def _words(text: str) -> set[str]:
 
 
 def cite(line: str, chunks: list[Chunk]) -> tuple[str, list[str]]:
-    """The line without citation brackets, and the selected chunk ids it rests on (maybe none)."""
+    """The line without citation brackets (a citation of a chunk not selected is no claim of the
+    document's, so it goes too), and the selected chunk ids it rests on (maybe none)."""
     ids = {c.id for c in chunks}
     cited = [c for c in citations(line) if c in ids]
-    text = uncite(line, ids)
+    text = uncite(line, set(citations(line)))
     if cited:
         return text, list(dict.fromkeys(cited))
     flat = " ".join(text.split()).lower()
@@ -116,13 +120,17 @@ def condense(
     runner: AgentRunner,
     budget: ContextBudget,
     offline: Callable[[str], tuple[str, list[str], A4Report]],
+    check: SupportCheck,
+    asks: Sequence[str] = (),
     version: str = "v1",
     uncovered: Sequence[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report.
 
-    The model is not called without excerpts. Its lines may cite only the excerpts it was given; when
-    its reply stays invalid, or none of its lines rests on an excerpt, `offline(why)` condenses instead.
+    The model is not called without excerpts. Its lines may cite only the excerpts it was given, and each
+    must say what they say and not restate `asks` (the prompt's sentences and clauses; `check`, see
+    a4_support): a line that fails is withheld and the report lists it
+    with the reason. When its reply stays invalid, or none of its lines passes, `offline(why)` condenses instead.
     """
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
     if not kept:
@@ -138,19 +146,33 @@ def condense(
         call = runner.run(AGENT, {"ask": ask, "excerpts": {c.id: c.text for c in kept}}, version, fallback=False)
     except AgentReplyError as exc:
         return offline(f"the model's reply was invalid ({exc}); used offline extraction")
-    sections: dict[str, list[tuple[str, list[str]]]] = {}
+    cited: dict[str, list[tuple[str, list[str]]]] = {}
     unsupported: list[str] = []
     withheld: list[str] = []
+    reasons: dict[str, str] = {}
     seen: set[str] = set()
     for key, _ in SECTIONS:
         for line in call.output.get(key, []):
             text, ids = cite(line, kept)
             if text not in seen:
                 seen.add(text)
-                _sort_in(sections, key, text, ids, withheld, unsupported)
+                _sort_in(cited, key, text, ids, withheld, unsupported)
+    reasons.update(dict.fromkeys(withheld, "addressed to the answering model, not about the documents"))
+    reasons.update(dict.fromkeys(unsupported, "cites no excerpt it was given, and no excerpt holds its words"))
+    sections: dict[str, list[tuple[str, list[str]]]] = {}
+    flat = [(key, text, ids) for key, found in cited.items() for text, ids in found]
+    verdicts = check.check([(text, ids) for _, text, ids in flat], {c.id: c for c in kept}, [ask, *asks])
+    for (key, text, ids), verdict in zip(flat, verdicts, strict=True):
+        if verdict.supported:
+            sections.setdefault(key, []).append((text, ids))
+        else:
+            line = text + "".join(f" [{cid}]" for cid in ids)
+            unsupported.append(line)
+            reasons[line] = verdict.reason
     if not sections:
         return offline(
-            f"none of the model's {len(seen)} lines rests on an excerpt it was given; used offline extraction"
+            f"none of the model's {len(seen)} lines rests on an excerpt it was given and says what it says; "
+            "used offline extraction"
         )
     report = A4Report(
         agent=f"{AGENT}/{version}",
@@ -159,6 +181,7 @@ def condense(
         dropped_for_budget=trim.removed,
         unsupported_lines=unsupported,
         withheld_lines=withheld,
+        reasons=reasons,
         uncovered=list(uncovered),
         llm=LLMOutcomes.of([call]),
     )

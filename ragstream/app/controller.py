@@ -31,7 +31,7 @@ from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER, REVIEW
 from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
-from ragstream.projects import list_projects, project_paths
+from ragstream.projects import list_projects, most_recent_project, project_paths
 from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
@@ -490,6 +490,10 @@ class AppController:
     def project_names(self) -> list[str]:
         """The projects under the data root (with documents or an index), by name."""
         return list_projects(self.settings)
+
+    def most_recent_project(self) -> str | None:
+        """The project changed last (ingested or given documents): where a new session starts."""
+        return most_recent_project(self.settings)
 
     def projects(self) -> list[dict[str, Any]]:
         """Every project under the data root, as `project_overview` describes it."""

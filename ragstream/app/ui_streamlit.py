@@ -48,7 +48,8 @@ def sidebar(ctl: AppController) -> None:
     st.sidebar.header("Project")
     projects = ctl.project_names()
     if projects:
-        current = ctl.active_project if ctl.active_project in projects else projects[0]
+        recent = ctl.most_recent_project() or projects[0]
+        current = ctl.active_project if ctl.active_project in projects else recent
         choice = st.sidebar.selectbox("Active project", projects, index=projects.index(current), key="project")
         if choice != ctl.active_project:
             ctl.select_project(choice)
@@ -82,12 +83,12 @@ def sidebar(ctl: AppController) -> None:
         for path, reason in st.session_state.get("ingest_skipped", {}).items():
             st.sidebar.caption(f"skipped {path}: {reason}")
     project = ctl.project_overview(ctl.active_project)
-    if project["files"]:
+    files = project["files"]
+    if files:
         st.sidebar.dataframe(
-            pd.DataFrame(
-                [{"file": f["file"], "chunks": f["chunks"], "secrets redacted": f["secrets"]} for f in project["files"]]
-            ),
+            pd.DataFrame([{"file": f["file"], "chunks": f["chunks"], "secrets": f["secrets"]} for f in files]),
             hide_index=True,
+            column_config={"secrets": st.column_config.NumberColumn(help="secrets redacted before indexing")},
         )
     if project["secrets"]:
         st.sidebar.warning(
@@ -113,14 +114,35 @@ def waiting_for(ctl: AppController, kind: str) -> dict | None:
     return waiting if waiting is not None and waiting.get("kind") == kind else None
 
 
+def why_disabled(stage: Stage, prompt: str, legal: set[Stage]) -> str | None:
+    """Why a stage's button cannot be clicked now (None: it can), shown as the button's tooltip."""
+    if not prompt.strip():
+        return "Type a prompt first."
+    if stage is Stage.PREPROCESS or stage in legal:
+        return None
+    following = legal - {Stage.PREPROCESS}  # PreProcessing can always start over; the next step is another stage
+    if following:
+        return f"Runs in order: next is {dict(STAGE_BUTTONS)[min(following, key=ORDER.index)]}."
+    return "This run is finished or waiting for your answer below; change the prompt to start a new one."
+
+
+ORDER = [stage for stage, _ in STAGE_BUTTONS]
+
+
 def stage_buttons(ctl: AppController, prompt: str) -> None:
     legal = set(ctl.allowed_stages())
+    if not prompt.strip():
+        st.caption(
+            "Type a prompt above to enable PreProcessing and Run all; each later stage opens when its turn comes."
+        )
     per_row = -(-len(STAGE_BUTTONS) // BUTTON_ROWS)
     for start in range(0, len(STAGE_BUTTONS), per_row):
         row = STAGE_BUTTONS[start : start + per_row]
         for column, (stage, label) in zip(st.columns(per_row), row, strict=False):
-            enabled = bool(prompt.strip()) if stage is Stage.PREPROCESS else stage in legal
-            if column.button(label, key=f"stage_{stage.node}", disabled=not enabled, use_container_width=True):
+            reason = why_disabled(stage, prompt, legal)
+            if column.button(
+                label, key=f"stage_{stage.node}", disabled=reason is not None, help=reason, use_container_width=True
+            ):
                 attempt(ctl.run_stage, stage, prompt)
                 st.session_state.auto_run = False
                 st.rerun()
@@ -138,6 +160,7 @@ def stage_buttons(ctl: AppController, prompt: str) -> None:
 
 
 REVIEW_KEYS = ("sctx_edit", "keep_", "label_", "format_edit")
+LABELS_PER_ROW = 3  # wide enough for a label a person typed, such as an audience of several words
 
 
 def review_answer(ctl: AppController, review: dict) -> dict:
@@ -174,8 +197,9 @@ def review_panel(ctl: AppController) -> None:
     if review["S_CTX_MD"]:
         st.text_area("Condensed context (editable)", review["S_CTX_MD"], height=260, key="sctx_edit")
     options = ctl.label_choices()
-    columns = st.columns(len(review["labels"]))
-    for column, (name, value) in zip(columns, review["labels"].items(), strict=False):
+    labels = list(review["labels"].items())
+    columns = [c for start in range(0, len(labels), LABELS_PER_ROW) for c in st.columns(LABELS_PER_ROW)]
+    for column, (name, value) in zip(columns, labels, strict=False):
         choices = ["", *dict.fromkeys([*([value] if value else []), *options.get(name, [])])]
         column.selectbox(name.capitalize(), choices, index=choices.index(value or ""), key=f"label_{name}")
     st.text_input("Format", review["format"] or "", key="format_edit")
@@ -244,8 +268,7 @@ def metadata_panel(ctl: AppController) -> None:
     meta = ctl.sp.run_metadata
     if meta.stage == "raw":
         return
-    lines = summary_lines(meta)
-    st.caption(" \n".join(lines[1:]))
+    st.caption("\n".join(f"- {plain(line)}" for line in summary_lines(meta)[1:]))
     with st.expander("Run metadata (JSON)"):
         st.json(meta.model_dump(mode="json"))
 
@@ -258,7 +281,7 @@ def telemetry_panel(ctl: AppController) -> None:
     frame = pd.DataFrame(
         [{"stage": stage, "ms": info["duration_ms"], **info["counts"]} for stage, info in summary["stages"].items()]
     ).set_index("stage")
-    st.bar_chart(frame["ms"])
+    st.bar_chart(frame["ms"], sort=False)  # in run order, as the stages ran
     st.dataframe(frame)
     llm = summary["llm"]
     if llm["calls"]:
@@ -276,7 +299,7 @@ def tokens_panel(ctl: AppController) -> None:
     st.caption(report["label"])
     rows = [{"part": s["section"], "tokens": s["tokens"]} for s in report["sections"] if s["section"] != "excerpts"]
     rows += [{"part": e["chunk"], "tokens": e["tokens"]} for e in report["excerpts"]]
-    st.bar_chart(pd.DataFrame(rows).set_index("part")["tokens"], horizontal=True)
+    st.bar_chart(pd.DataFrame(rows).set_index("part")["tokens"], horizontal=True, sort=False)  # prompt order
 
 
 def main() -> None:

@@ -207,7 +207,7 @@ def _load(folder: Path, generation: int) -> Snapshot:
 
     chunks = [
         Chunk.model_validate_json(line)
-        for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
+        for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").split("\n")
         if line
     ]
     links = json.loads((folder / "links.json").read_text(encoding="utf-8"))

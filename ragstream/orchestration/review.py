@@ -20,6 +20,7 @@ from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
 from ragstream.orchestration.apply import EDITABLE, LABEL_FIELDS, apply_edit, to_channels
 from ragstream.state import SuperPrompt
+from ragstream.text.previews import preview
 
 REVIEW = "review"
 PREVIEW_CHARS = 240
@@ -89,7 +90,7 @@ def review_payload(sp: SuperPrompt) -> dict[str, Any]:
                 "id": cid,
                 "source": chunk.source_path,
                 "lines": f"{lines[0]}-{lines[1]}" if lines else None,
-                "preview": " ".join(chunk.text.split())[:PREVIEW_CHARS],
+                "preview": preview(chunk.text, PREVIEW_CHARS),
             }
         )
     return {

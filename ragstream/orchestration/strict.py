@@ -26,6 +26,7 @@ from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
+from ragstream.text.previews import preview
 
 DECIDE = "decide_headers"
 PREVIEW_CHARS = 300
@@ -73,7 +74,7 @@ def headers_payload(sp: SuperPrompt, services: Services) -> dict[str, Any]:
         rows.append(
             {
                 "header": header,
-                "preview": " ".join(body.split())[:PREVIEW_CHARS],
+                "preview": preview(body, PREVIEW_CHARS),
                 "suggestion": "UNKNOWN",
                 "reason": agent,
                 "choices": choices(services),

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from ragstream.agents.a3_nli_gate import asking_parts
 from ragstream.agents.a4_condenser import condense, condense_offline, nothing_to_condense, render_sctx, uncovered
+from ragstream.agents.a4_support import SupportCheck
 from ragstream.prompt_view import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A4Report, LLMOutcomes, Stage, SuperPrompt
+from ragstream.text.sentences import TYPED, split
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
@@ -37,7 +39,15 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     if services.offline:
         text, kept, report = offline()
     else:
+        check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together)
         text, kept, report = condense(
-            normalized_ask(sp), selection, services.runner, services.budget, offline, uncovered=missing
+            normalized_ask(sp),
+            selection,
+            services.runner,
+            services.budget,
+            offline,
+            check,
+            split(normalized_ask(sp), TYPED) + asking_parts(sp, services.settings),
+            uncovered=missing,
         )
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

@@ -254,6 +254,7 @@ class A4Report(Report):
     dropped_for_budget: list[str] = Field(default_factory=list)
     unsupported_lines: list[str] = Field(default_factory=list)
     withheld_lines: list[str] = Field(default_factory=list)
+    reasons: dict[str, str] = Field(default_factory=dict)  # an unsupported or withheld line -> why it was left out
     lines: list[LineEvidence] = Field(default_factory=list)
     uncovered: list[str] = Field(default_factory=list)  # parts of the ask the selection does not cover (Open issues)
     llm: LLMOutcomes | None = None

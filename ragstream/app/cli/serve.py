@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,7 +70,11 @@ def cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
     ]
     if args.headless:
         command += ["--server.headless", "true"]
-    return subprocess.call(command, env=env)
+    # Streamlit replaces this process, so a signal sent to `ragstream gui` (SIGTERM from a service manager, a
+    # kill from a script) reaches the server itself and nothing is left serving the port.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, command, env)
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:

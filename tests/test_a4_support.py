@@ -1,0 +1,176 @@
+"""A model's condensed lines are checked against the sentences of the chunks they cite (issue 36, deliverable 5).
+
+The model is the small OpenAI-protocol server on 127.0.0.1 (tests/openai_server.py), scripted to write the
+lines a small model was seen writing: a flag described as doing what its excerpt says it disables, a tool the
+excerpt never names, a setting renamed, the user's own question filed as a Fact, a rule turned around. Each is
+withheld and the A4 report lists it with the reason; the supported paraphrases beside them stay.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragstream.agents.a4_support import SupportCheck, identifiers, names
+from ragstream.ingestion.manager import IngestionManager
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
+from ragstream.stages import Stage
+from ragstream.state import Chunk, Span
+from tests.openai_server import FakeOpenAIServer, schema_responder
+from tests.test_weak_model import WeakModel, agent_of, given_ids, run_to
+
+LOCKING = """# Locking and syncing
+
+Locking is the process of resolving your project's dependencies into a lockfile. Syncing is the process of
+installing a subset of packages from the lockfile into the project environment.
+
+To disable automatic locking, use the `--locked` option:
+
+```console
+$ uv sync --locked
+```
+
+If the lockfile is out of date, uv exits with an error instead of updating the lockfile.
+"""
+KEYRING = """# Keyring authentication
+
+uv can read index credentials from the system keyring. To enable it, set
+`tool.uv.keyring-provider = "subprocess"` in `pyproject.toml`, or pass `--keyring-provider subprocess` on
+the command line. Credentials found in the keyring are never written to the lockfile.
+"""
+ASK = "How do I stop uv sync from updating my lockfile in CI, and how do I read index credentials from the keyring?"
+UNSUPPORTED = {
+    "uv sync --locked is the process of resolving your project's dependencies into a lockfile.": "negation differs",
+    "uv can be used with Dependabot to keep the lockfile up to date.": "names 'Dependabot'",
+    "Set uv_keyring_provider to subprocess to read credentials from the keyring.": "names 'uv_keyring_provider'",
+    "How do I stop uv sync from updating my lockfile in CI?": "restates the prompt",
+    "Credentials found in the keyring are written to the lockfile.": "negation differs",
+}
+SUPPORTED = [
+    "With --locked, uv exits with an error rather than updating an out-of-date lockfile.",
+    "Locking resolves the project's dependencies into a lockfile.",
+    'Set tool.uv.keyring-provider to "subprocess" in pyproject.toml to use the system keyring.',
+    "Keyring credentials are not written to the lockfile.",
+]
+
+
+def chunk(name: str, text: str) -> Chunk:
+    return Chunk(
+        id=f"{name}@0000000000#0",
+        source_path=name,
+        sha256="0" * 64,
+        chunk_index=0,
+        text=text,
+        span=Span(start=0, end=len(text)),
+    )
+
+
+def about_the_keyring(line: str) -> bool:
+    """Which document a line is about: the keyring page, or the locking page."""
+    return "eyring" in line or "redential" in line
+
+
+@pytest.fixture(scope="module")
+def check(tmp_path_factory: pytest.TempPathFactory) -> SupportCheck:
+    settings = load_settings(overrides={"data_dir": str(tmp_path_factory.mktemp("support")), "llm.provider": "local"})
+    return SupportCheck(settings.condenser.support, Services(settings).embedder.embed_together)
+
+
+def test_names_identifiers_and_numbers_of_a_line() -> None:
+    line = "Set `tool.uv.keyring-provider` (not uv_keyring_provider) with --locked, e.g. in index.md, for Dependabot 2"
+    assert identifiers(line) == ["tool.uv.keyring-provider", "uv_keyring_provider", "--locked", "index.md"]
+    assert names("The RAGstream Condenser keeps 12 lines, like Dependabot's 3.5") == [
+        "RAGstream",
+        "Condenser",
+        "Dependabot",
+        "12",
+        "3.5",
+    ]
+
+
+def test_each_unsupported_line_fails_with_its_reason_and_paraphrases_pass(check: SupportCheck) -> None:
+    chunks = {c.id: c for c in (chunk("locking.md", LOCKING), chunk("keyring.md", KEYRING))}
+
+    def cites(line: str) -> list[str]:
+        return ["keyring.md@0000000000#0" if about_the_keyring(line) else "locking.md@0000000000#0"]
+
+    lines = [(line, cites(line)) for line in [*UNSUPPORTED, *SUPPORTED]]
+    verdicts = dict(
+        zip([line for line, _ in lines], check.check(lines, chunks, [ASK, *ASK.split(", and ")]), strict=True)
+    )
+    for line, why in UNSUPPORTED.items():
+        assert not verdicts[line].supported and why in verdicts[line].reason, (line, verdicts[line])
+    for line in SUPPORTED:
+        assert verdicts[line].supported, (line, verdicts[line])
+
+
+def test_a_number_the_excerpt_does_not_hold_and_a_rule_turned_around_fail(check: SupportCheck) -> None:
+    text = (
+        "When too few results pass the similarity threshold, the controller lowers the threshold. "
+        "It keeps at most 12 lines."
+    )
+    given = {"r.md@0000000000#0": chunk("r.md", text)}
+    lines = [
+        ("The controller must not lower the threshold when too few results pass.", ["r.md@0000000000#0"]),
+        ("At most 20 lines are kept.", ["r.md@0000000000#0"]),
+        ("At most 12 lines are kept.", ["r.md@0000000000#0"]),
+        ("If too few results pass the similarity threshold, the controller lowers it.", ["r.md@0000000000#0"]),
+    ]
+    found = check.check(lines, given, ["When is the threshold lowered?"])
+    assert "negation differs" in found[0].reason and "names '20'" in found[1].reason
+    assert found[2].supported and found[3].supported
+
+
+@pytest.fixture(scope="module")
+def uv_docs(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    data = tmp_path_factory.mktemp("uvdocs") / "data"
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "locking.md").write_text(LOCKING, encoding="utf-8")
+    (data / "doc_raw" / "demo" / "keyring.md").write_text(KEYRING, encoding="utf-8")
+    IngestionManager(settings).ingest("demo")
+    return settings
+
+
+def test_a4_withholds_a_models_unsupported_lines_with_the_reason_and_keeps_the_supported(
+    uv_docs: Settings, tmp_path: Path
+) -> None:
+    def a4(request: dict[str, Any]) -> str:
+        ids = given_ids(request)
+        text = request["messages"][1]["content"]
+        assert "--locked" in text and "keyring-provider" in text  # both documents were given
+
+        def cite(line: str) -> str:
+            return f"{line} [{next(i for i in ids if ('keyring' in i) == about_the_keyring(line))}]"
+
+        lines = [cite(line) for line in [*UNSUPPORTED, *SUPPORTED]]
+        rules = [line for line in lines if "written to" in line]  # the schema allows 8 Facts
+        facts = [line for line in lines if line not in rules]
+        return json.dumps({"facts": facts, "constraints": rules, "open_issues": []})
+
+    with FakeOpenAIServer() as server:
+        server.responder = schema_responder
+        settings = load_settings(
+            overrides={
+                "data_dir": str(tmp_path / "data"),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+            }
+        )
+        (settings.data_dir / "chroma_db").mkdir(parents=True)
+        (settings.data_dir / "chroma_db" / "demo").symlink_to(uv_docs.data_dir / "chroma_db" / "demo")
+        sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, f"# Task\n{ASK}")
+    assert any(agent_of(r) == "A4_v1" for r in server.requests)
+    report = sp.extras.a4
+    assert report.agent == "A4/v1"
+    for line, why in UNSUPPORTED.items():
+        (listed,) = [u for u in report.unsupported_lines if u.startswith(line)]
+        assert why in report.reasons[listed], (line, report.reasons[listed])
+        assert line not in sp.S_CTX_MD
+    for line in SUPPORTED:
+        assert line in sp.S_CTX_MD, [r for u, r in report.reasons.items() if u.startswith(line)]
