@@ -139,8 +139,8 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, l
                 f"social phrases ({', '.join(repr(f) for f in found)}) and one other word ('{left[0]}')",
                 found,
             )
-    found = any_phrase(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
-    cue = found.group(0) if found else breadth_cue(sp, settings)
+    research = any_phrase(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
+    cue = research.group(0) if research else breadth_cue(sp, settings)
     if cue:
         return "research", 0.8, f"a research cue: '{cue}'", [cue]
     parts = asked_parts(sp, settings)

@@ -358,7 +358,10 @@ class IngestionManager:
                 writing = {c.id for c in to_write}
                 to_write.extend(c for c in chunks if c.id not in stored and c.id not in writing)
                 writing = {c.id for c in to_write}
-                vectors = last.vectors_of([c.id for c in chunks if c.id not in writing]) if last else {}
+                kept = [c.id for c in chunks if c.id not in writing]
+                width = len(next(iter(store.embeddings(kept[:1]).values()), ()))
+                damaged = last is not None and bool(last.dense_fault(width))  # re-read from the store, rewritten
+                vectors = last.vectors_of(kept) if last is not None and not damaged else {}
                 vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
                 vectors.update(self._embed_and_store(store, to_write, progress, stats))
                 phase_start = time.monotonic()
@@ -369,7 +372,7 @@ class IngestionManager:
                     or stats.skipped != manifest.skipped
                 )
                 generation = manifest.generation
-                if changed or last is None or last.vectors is None or (chunks and not last.files):
+                if changed or damaged or last is None or last.vectors is None or (chunks and not last.files):
                     generation = self._next_generation(paths, manifest)
                     matrix = np.stack([vectors[c.id] for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
                     ingestion = self.settings.ingestion
