@@ -3,8 +3,8 @@ candidate count, excerpt budget), with its confidence and reason.
 
 The intents are those of the orchestration spec adapted to building a prompt (not answering it):
 the spec's FAQ and factual lookup both look one thing up in the documents, so they are one
-`factual`; `research` asks for breadth (a comparison, trade-offs, several things at once) and gets a
-larger excerpt budget; `conversational` (thanks, greetings) and `transform`
+`factual`; `research` asks for research or breadth (a comparison, trade-offs, "in depth") and gets
+the EXPLORATORY strategy and a larger excerpt budget; `conversational` (thanks, greetings) and `transform`
 (rewrite, translate, shorten text the prompt itself gives) have nothing to look up, so they
 retrieve nothing, and the plan says why.
 
@@ -28,9 +28,9 @@ Rules, in order (the cue lists are in `config/ragstream.json`, section `plan`):
    guess (the text may be a document), so it escalates.
 2. conversational: the prompt is social phrases only ("Thanks, that helped!"), with no question;
    one word besides them makes it a guess.
-3. research: a research cue ("researching", "investigate") or a breadth cue ("compare",
-   "trade-offs", "in depth"), or two parts asked or more (asking sentences, and the asks one
-   sentence joins: "..., and what does it do?"); never punctuation alone ("What is X??" asks one thing).
+3. research: the words of the ask say so: a research cue ("researching", "investigate") or a
+   breadth cue ("compare", "trade-offs", "in depth"). Neither punctuation nor the number of parts
+   asked makes research: two plain questions are two lookups (more candidates, not another intent).
 4. factual: a sentence that asks by the one rule of ragstream/text/asking.py (a question, or it opens
    with one of the prompt schema's `ask_openers`); otherwise factual as the default, a guess.
 """
@@ -143,20 +143,12 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, l
     cue = research.group(0) if research else breadth_cue(sp, settings)
     if cue:
         return "research", 0.8, f"a research cue: '{cue}'", [cue]
-    parts = asked_parts(sp, settings)
-    if len(parts) >= 2:
-        return "research", 0.75, f"{len(parts)} parts asked in one prompt", [_short(p) for p in parts]
     openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
     asking = next((opener for s in split(task, TYPED) if (opener := ask_of(s, openers))), None)
     if asking:
         what = "a question" if asking == "?" else f"a sentence opens with '{asking}'"
         return "factual", 0.8, f"a request to look something up: {what}", [what]
     return "factual", 0.5, "no rule applies: looking it up is the default", []
-
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def candidates_for(sp: SuperPrompt, settings: Settings) -> tuple[int, str]:
