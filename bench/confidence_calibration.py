@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from code_eval import QUESTIONS as CODE_QUESTIONS
-from code_eval import copy_package, lines, load_questions
+from code_suite import QUESTIONS as CODE_QUESTIONS
+from code_suite import copy_package, lines, load_questions
 from retrieval_eval import DEFAULT_DATA, doc_ranking, read_jsonl, read_qrels, write_corpus
 
 from ragstream.ingestion.manager import IngestionManager

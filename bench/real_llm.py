@@ -11,6 +11,11 @@ the expected excerpt (`--expect`, default architecture.md) is kept and fenced, a
 
 Run: python bench/real_llm.py --base-url http://127.0.0.1:8089/v1 --mode json_schema [--runs 1]
      python bench/real_llm.py --mode prompt        # the server enforces nothing: validation only
+     python bench/real_llm.py --suite ../shared/eval/owasp --cases 10 --json side.json
+                                                   # a suite offline and with the model, side by side
+                                                   # (bench/model_side_by_side.py); --a3-per-candidate
+                                                   # asks A3 one candidate per call about every candidate
+                                                   # (the call pattern before batching and the band)
 Numbers on a shared 2-core machine are noisy; the outcome counts are the point. On a busy machine
 start the server with one thread (REAL_LLM_THREADS=1): llama.cpp's threads wait for each other, and
 with a load of ~20 on 2 cores Qwen2.5-0.5B generated 0.3 tokens/s on 2 threads, 5.9 on 1.
@@ -175,6 +180,131 @@ def print_run(i: int, result: dict[str, Any]) -> None:
     print(f"  critic: {result['critic']}")
 
 
+def side_by_side(args: argparse.Namespace) -> int:
+    """The suite offline and with the model on one ingested corpus; prints per case and totals."""
+    from bench.model_side_by_side import a3_request_sizes, band_comparison, judge, load_cases, model_stages, run_case
+
+    settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
+    if args.a3_per_candidate:
+        settings = settings.model_copy(
+            update={
+                "gate": settings.gate.model_copy(
+                    update={"model_batch": 1, "weak_evidence": -10.0, "strong_evidence": 10.0}
+                )
+            }
+        )
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    project = re.sub(r"[^a-z0-9-]", "-", args.suite.name.lower())
+    target = settings.data_dir / "doc_raw" / project
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to((args.suite / "corpus").resolve())
+    started = time.monotonic()
+    IngestionManager(offline).ingest(project)
+    print(f"ingested {project} in {time.monotonic() - started:.0f} s")
+    rows = []
+    cases = load_cases(args.suite, args.cases)
+    if args.only:
+        order = args.only.split(",")
+        cases = sorted((c for c in cases if c[0] in order), key=lambda c: order.index(c[0]))
+    for name, prompt, expect in cases:
+        row: dict[str, Any] = {"case": name}
+        sp, stage_ms, a3_calls = run_case(offline, project, prompt)
+        row["offline"] = {**judge(sp, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+        row["a3_sizes"] = a3_request_sizes(sp, offline)
+        print(f"  {name}: A3 request sizes {row['a3_sizes']}")
+        if args.model_stages == "none":
+            rows.append(row)
+            continue
+        if args.model_stages == "all":
+            sp_model, stage_ms, a3_calls = run_case(settings, project, prompt)
+            row["model"] = {**judge(sp_model, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+        else:
+            row["model"] = model_stages(sp, settings, project)
+            row["model"]["expected_files"] = expect.get("expected_files") or []
+        row["a3_band"] = band_comparison(row["offline"], row["model"])
+        rows.append(row)
+        print_case(row)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1, default=str))
+    sizes = [r["a3_sizes"] for r in rows]
+    print(
+        "A3 requests over the suite: "
+        + ", ".join(f"{k} {sum(x[k] for x in sizes)}" for k in sizes[0])
+        + f" (medians per prompt: tokens before {statistics.median(x['tokens_before'] for x in sizes):.0f}, "
+        f"after {statistics.median(x['tokens_after'] for x in sizes):.0f})"
+    )
+    if args.model_stages != "none":
+        print_totals(rows)
+    return 0
+
+
+def print_case(row: dict[str, Any]) -> None:
+    off, mod = row["offline"], row["model"]
+    failed = [k for k, ok in off["checks"].items() if not ok]
+    print(f"== {row['case']}")
+    print(
+        f"  offline: passed {off['passed']} failed {failed} key facts {off['key_facts_carried']}, A3 "
+        f"{off['stage_ms'].get('a3', 0) / 1000:.1f} s, kept {off['a3']['kept']}, A4 lines {off['a4']['cited_lines']} "
+        f"(verbatim {off['a4']['verbatim_lines']}), labels {off['a2']['label_lines']}"
+    )
+    if "checks" in mod:
+        failed = [k for k, ok in mod["checks"].items() if not ok]
+        print(
+            f"  model:   passed {mod['passed']} failed {failed} key facts {mod['key_facts_carried']}, A3 "
+            f"{mod['stage_ms'].get('a3', 0) / 1000:.1f} s ({mod['a3_calls']} calls), kept {mod['a3']['kept']}, "
+            f"A4 lines {mod['a4']['cited_lines']} (verbatim {mod['a4']['verbatim_lines']}, withheld "
+            f"{len(mod['a4']['withheld'])}), labels {mod['a2']['label_lines']}"
+        )
+        for line in mod["a4"]["other_lines"]:
+            print(f"  A4 line not verbatim in its chunk: {line[:220]}")
+    else:
+        a3 = mod["a3"]
+        answering = [f for f in mod["expected_files"] if f in a3["kept_files"]]
+        print(
+            f"  model:   A2 {mod['a2']['seconds']} s, labels applied {mod['a2']['applied']}; A3 {a3['seconds']} s "
+            f"({a3['calls']} calls, {a3['tokens_in']} tokens in, {a3['tokens_out']} out), kept {len(a3['kept'])}, "
+            f"{a3['judged_by']}, answering files kept {answering or 'none'} of {mod['expected_files']}, {a3['llm']}"
+        )
+    band = row["a3_band"]
+    print(f"  A3 band: agreed {len(band['agreed'])}, model added {band['added']}, model dropped {band['dropped']}")
+    if mod["a3"]["overruled"]:
+        print(f"  A3 overruled: {mod['a3']['overruled']}")
+    for k, v in mod["a2"]["model_dropped"].items():
+        print(f"  A2 {k}: {v}")
+
+
+def print_totals(rows: list[dict[str, Any]]) -> None:
+    results = [r["offline"] for r in rows]
+    checks = [ok for r in results for ok in r["checks"].values()]
+    a3_s = sorted(r["stage_ms"].get("a3", 0) / 1000 for r in results)
+    kept = [r["checks"]["answering_file_kept"] for r in results if "answering_file_kept" in r["checks"]]
+    print(
+        f"offline: cases passed {sum(r['passed'] for r in results)}/{len(results)}, "
+        f"checks {sum(checks)}/{len(checks)}, "
+        f"answering file kept {sum(kept)}/{len(kept)}, labels with stated evidence only "
+        f"{sum(r['checks']['labels_only_with_stated_evidence'] for r in results)}/{len(results)}, cited lines "
+        f"{sum(r['a4']['cited_lines'] for r in results)} (verbatim {sum(r['a4']['verbatim_lines'] for r in results)}), "
+        f"A3 median {statistics.median(a3_s):.1f} s"
+    )
+    models = [r["model"] for r in rows]
+    if "checks" not in models[0]:
+        answering = [
+            any(f in m["a3"]["kept_files"] for f in m["expected_files"]) for m in models if m["expected_files"]
+        ]
+        seconds = sorted(m["a3"]["seconds"] for m in models)
+        print(
+            f"model (A2, A3): answering file kept {sum(answering)}/{len(answering)}, labels applied "
+            f"{sum(len(m['a2']['applied']) for m in models)} (model labels dropped "
+            f"{sum(len(m['a2']['model_dropped']) for m in models)}), A3 calls {sum(m['a3']['calls'] for m in models)}, "
+            f"tokens in {sum(m['a3']['tokens_in'] for m in models)}, A3 median {statistics.median(seconds):.1f} s "
+            f"(max {seconds[-1]:.1f})"
+        )
+    band = {k: sum(len(r["a3_band"][k]) for r in rows) for k in ("agreed", "added", "dropped")}
+    overruled = sum(bool(r["model"]["a3"]["overruled"]) for r in rows)
+    print(f"A3 in the band: {band}; overruled by rule in {overruled} cases")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1"))
@@ -189,6 +319,17 @@ def main() -> int:
     parser.add_argument("--start", help="a script that starts the server: SCRIPT VENV PORT, PID on its last line")
     parser.add_argument("--venv", default="/tmp/real-llm-venv")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--suite", type=Path, help="a labelled suite (../shared/eval/<name>): offline vs the model")
+    parser.add_argument("--cases", type=int, default=10, help="with --suite: its first N cases")
+    parser.add_argument("--a3-per-candidate", action="store_true", help="with --suite: A3 as before batching")
+    parser.add_argument("--only", help="with --suite: these cases (comma-separated names), in this order")
+    parser.add_argument(
+        "--model-stages",
+        choices=["a2a3", "all", "none"],
+        default="a2a3",
+        help="with --suite: the model runs A2 and A3 on the offline run's state (a slow server), every stage, or "
+        "none (offline only, with A3's request sizes before and after batching)",
+    )
     args = parser.parse_args()
     pid = None
     if args.start:
@@ -205,6 +346,8 @@ def main() -> int:
         if why:
             print(f"skipped: {why}; start one with ../shared/tools/real_llm_server.sh or pass --start", file=sys.stderr)
             return 2
+        if args.suite:
+            return side_by_side(args)
         settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
         ingest(settings, "sample")
         prompt = args.prompt.read_text(encoding="utf-8")

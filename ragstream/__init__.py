@@ -10,8 +10,8 @@ from ragstream.state import Chunk, Stage, SuperPrompt
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
     from ragstream.embedding import RagstreamEmbeddings
-    from ragstream.orchestration.export import export_prompt
     from ragstream.orchestration.graph import build_graph
+    from ragstream.rendering.styles import export_prompt
     from ragstream.retrieval.langchain_retriever import RagstreamRetriever
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 _LAZY = {
     "AppController": "ragstream.app.controller",
     "build_graph": "ragstream.orchestration.graph",
-    "export_prompt": "ragstream.orchestration.export",
+    "export_prompt": "ragstream.rendering.styles",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
     "RagstreamEmbeddings": "ragstream.embedding",
 }

@@ -14,6 +14,14 @@ from typing import Any
 
 import numpy as np
 
+# The newest ONNX IR version an onnxruntime release loads, as its refusal says ("Unsupported model IR version: 14,
+# max supported IR version: 10" from 1.19.0; 13 from 1.30). A model is stamped for the oldest release pyproject.toml
+# accepts, never with the IR version of whichever onnx package writes it (onnx 1.23 stamps 14).
+ORT_MAX_IR_VERSION = {"1.19": 10, "1.30": 13}
+ORT_LOWER_BOUND = "1.19"  # pyproject.toml's `onnxruntime>=` (tests/test_embedding.py checks that they agree)
+IR_VERSION = ORT_MAX_IR_VERSION[ORT_LOWER_BOUND]
+# The default domain's opset the nodes are written for (ReduceL2 takes `axes` as an attribute up to opset 17);
+# onnxruntime has implemented it since 1.12.
 OPSET = 17
 MS = "com.microsoft"
 
@@ -147,6 +155,7 @@ def build_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
         graph,
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS, 1)],
         producer_name="ragstream",
+        ir_version=IR_VERSION,
     )
 
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragstream.atomic import write_atomic
+from ragstream.bert_graph import IR_VERSION
 from ragstream.errors import ConfigError
 
 log = logging.getLogger("ragstream.onnx")
@@ -132,7 +133,9 @@ def model_path(source: WeightsSource, models_dir: Path, variant: Variant) -> Pat
     sha = weights_sha256(source.weights, models_dir)
     if source.expected_sha256 and sha != source.expected_sha256:
         raise ConfigError(f"the embedding weights {source.weights} are not the published file (sha256 {sha})")
-    return models_dir / f"minilm-{sha[:16]}-{variant}-{GRAPH_VERSION}.onnx"
+    # The IR version the file is stamped with is part of its name: a file an older ragstream stamped with the
+    # writing onnx package's version (IR 14, which onnxruntime < 1.31 refuses) is never picked up again.
+    return models_dir / f"minilm-{sha[:16]}-{variant}-{GRAPH_VERSION}-ir{IR_VERSION}.onnx"
 
 
 @contextmanager

@@ -144,8 +144,11 @@ class GateSettings(BaseModel):
     min_similarity: float = Field(ge=-1.0, le=1.0)  # under it, no amount of shared words keeps a chunk
     words_weight: float = Field(ge=0.0)  # evidence = cosine + words_weight x share of the ask's word weight (idf)
     min_evidence: float  # a chunk is kept at this much evidence
-    # With a model: at this much evidence its "irrelevant" is overruled (a conflict it names stands).
+    # With a model, it decides only within the evidence band [weak_evidence, strong_evidence): at or over
+    # strong_evidence a candidate is kept and under weak_evidence the offline decision stands, unasked.
     strong_evidence: float
+    weak_evidence: float = 0.45
+    model_batch: int = Field(default=6, gt=0, le=8)  # passages judged per model call (A3/v2 takes at most 8)
     # A dropped candidate is kept when a kept chunk names its file in words this close (cosine) to the ask.
     min_reference_similarity: float = Field(ge=-1.0, le=1.0)
     function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
@@ -271,7 +274,12 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     timeout_s: float = Field(gt=0)
+    # Until the endpoint has answered once in this process (a local server loads the model on its first
+    # call); None: timeout_s.
+    first_call_timeout_s: float | None = Field(default=None, gt=0)
     max_retries: int = Field(ge=0)
+    # A timed-out call is sent again at most this often (within max_retries), each time with twice the deadline.
+    timeout_retries: int = Field(default=1, ge=0)
     backoff_initial_s: float = Field(ge=0)
     backoff_max_s: float = Field(ge=0)
     max_concurrency: int = Field(default=4, gt=0)

@@ -8,6 +8,7 @@ before any stage does work. The field descriptions are what Studio shows beside 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -113,12 +114,12 @@ class RunOptions(BaseModel):
 
     @classmethod
     def coerce(cls, value: Any) -> RunOptions:
-        """Validated options from RunOptions, a dict (a client's JSON) or None."""
+        """Validated options from RunOptions, a mapping of its fields (a client's JSON, a caller's dict) or None."""
         if value is None:
             return cls()
         if isinstance(value, cls):
             return value
-        if isinstance(value, dict):
+        if isinstance(value, Mapping) and all(isinstance(key, str) for key in value):
             return cls(**value)
         raise InputError(
             f"the run context must be an object with keys {sorted(cls.model_fields)}, not {type(value).__name__}"

@@ -54,6 +54,7 @@ def openai_settings(tmp_path: Path, openai_server) -> Settings:
             "llm.base_url": openai_server.url,
             "llm.api_key": FAKE_KEY,
             "llm.timeout_s": 1.0,
+            "llm.first_call_timeout_s": None,  # a scripted server loads no model
             "llm.max_retries": 2,
             "llm.backoff_initial_s": 0.01,
             "llm.backoff_max_s": 0.2,
@@ -90,6 +91,7 @@ def openai_on_indexed(indexed: Settings, tmp_path: Path):
                     "llm.provider": "openai",
                     "llm.base_url": server.url,
                     "llm.api_key": "sk-test-local-server-0000",
+                    "llm.first_call_timeout_s": None,  # a scripted server loads no model
                     **overrides,
                 }
             )

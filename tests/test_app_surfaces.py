@@ -96,3 +96,25 @@ def test_the_controller_builds_run_options_from_its_keywords_and_refuses_unknown
     ran = {e["stage"] for e in ctl.trace() if e.get("event") == "stage_start"}
     assert sp.stage.value == "built" and "retrieval" in ran and "rerank" not in ran
     assert ctl.options == RunOptions(pause_after="none", skip=["rerank"])  # the session's options now
+
+
+def test_run_options_given_as_a_mapping_run_and_anything_else_is_an_input_error_that_changes_nothing(
+    indexed: Settings,
+) -> None:
+    """`run_full_pipeline(text, {"pause_after": "none"})` as a Python caller writes it."""
+    ctl = _controller(indexed)
+    ctl.select_project("demo")
+    for bad, message in (
+        (["pause_after", "none"], "must be an object with keys"),
+        ("none", "must be an object with keys"),
+        ({1: "none"}, "must be an object with keys"),
+        ({"pause": "none"}, r"unknown run context keys \['pause'\]"),
+        ({"pause_after": "never"}, "pause_after"),
+    ):
+        with pytest.raises(InputError, match=message):
+            ctl.run_full_pipeline("# Task\nHow are chunks fenced?", bad)  # type: ignore[arg-type]
+        assert ctl.sp.stage.value == "raw" and ctl.options == RunOptions()
+        assert not [e for e in ctl.trace() if e.get("event") == "stage_start"]  # only the refusal is recorded
+    sp = ctl.run_full_pipeline("# Task\nHow are chunks fenced?", {"pause_after": "none"})
+    assert sp.stage.value == "built" and ctl.waiting is None
+    assert ctl.options == RunOptions(pause_after="none")

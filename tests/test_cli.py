@@ -257,3 +257,65 @@ def test_models_prepare_builds_the_configured_variant_without_torch(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("w8-int8: ") and "-w8-int8-" in done.stdout and "no torch" in done.stdout
     assert len(list((tmp_path / "models").glob("*.onnx"))) == 1
+
+
+def test_ingesting_a_folder_with_nothing_to_ingest_says_why_and_writes_no_project(tmp_path: Path) -> None:
+    """`ragstream ingest NAME --path DIR` as a user types it, on an empty folder and on one whose files are all
+    refused: exit 2, the reason on stderr, no traceback, and no project listed or folder left under the data root."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = tmp_path / "refused"
+    refused.mkdir()
+    (refused / "logo.bin").write_bytes(b"\x00\x01\x02")
+    (refused / "notes.txt").write_text("")
+    for name, folder, reason in (
+        ("e1", empty, "it has no files"),
+        ("e2", refused, "logo.bin: unsupported file type '.bin'; notes.txt: empty (no text)"),
+    ):
+        out = _run("ingest", name, "--path", str(folder), cwd=tmp_path)
+        assert out.returncode == 2
+        assert f"error: nothing to ingest in {folder}: " in out.stderr and reason in out.stderr
+        assert "Traceback" not in out.stderr and "reshape" not in out.stderr
+    listed = _run("projects", cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stdout.startswith("no projects under")
+    assert not list((tmp_path / "data" / "chroma_db").glob("e*"))
+
+
+def test_ingest_progress_writes_no_escape_codes_into_a_pipe_and_a_bar_on_a_terminal(tmp_path: Path) -> None:
+    """`ragstream ingest ... 2>log | tee`: what a pipe or a log file gets is plain lines; on a terminal the
+    progress bar is drawn as before."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\nChunks are cut at headings.\n")
+    piped = _run("ingest", "p", "--path", str(docs), cwd=tmp_path)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("p: 1 files seen, 1 added")
+    for stream in (piped.stdout, piped.stderr):
+        assert "\r" not in stream and "\x1b" not in stream
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a new pty is 0 columns wide
+    with os.fdopen(leader, "rb", buffering=0) as terminal:
+        done = subprocess.run(
+            ["ragstream", "ingest", "q", "--path", str(docs)],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                block = terminal.read(4096)
+            except OSError:  # the terminal's other end is closed: everything written has been read
+                break
+            if not block:
+                break
+            drawn += block
+    assert done.returncode == 0
+    assert b"scan: 100%" in drawn and b"\r" in drawn

@@ -18,7 +18,7 @@ from ragstream.code.symbols import symbols_of
 from ragstream.embedding import get_embedder
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.projects import project_paths
-from ragstream.rendering.prompt import fence
+from ragstream.rendering.styles import fence
 from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk

@@ -4,17 +4,22 @@ concurrent first runs."""
 
 from __future__ import annotations
 
+import json
+import re
+import site
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ragstream.bert_graph import IR_VERSION, OPSET, ORT_LOWER_BOUND, ORT_MAX_IR_VERSION
 from ragstream.embedding import MemoEmbedder, OnnxEmbedder, TorchEmbedder, get_embedder, query_embedder
 from ragstream.errors import ConfigError
 from ragstream.model_files import resolve_model_dir, weights_source
-from ragstream.onnx_model import ensure_model
+from ragstream.onnx_model import ensure_model, model_path
 from ragstream.settings import Settings
 
 SAMPLE = [
@@ -116,3 +121,75 @@ def test_weights_that_are_not_the_published_file_are_refused(base_settings: Sett
     with pytest.raises(ConfigError, match="not the published file"):
         ensure_model(type(source)(forged, source.config_file, source.expected_sha256), tmp_path / "models", "w8")
     assert not (tmp_path / "models").exists() or not list((tmp_path / "models").glob("*.onnx"))
+
+
+def _onnxruntime_lower_bound() -> str:
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    found = re.search(r'"onnxruntime>=([0-9.]+)"', pyproject)
+    assert found, "pyproject.toml names no onnxruntime lower bound"
+    return found.group(1)
+
+
+def test_an_ir_14_model_in_a_users_models_folder_is_replaced_by_one_the_oldest_onnxruntime_loads(
+    base_settings: Settings, tmp_path: Path
+) -> None:
+    """A models folder as an older ragstream left it: the default variant's file stamped IR 14 (onnx 1.23's own),
+    which onnxruntime 1.19-1.30 refuse. The embedder builds and loads a file stamped for the package's lower bound."""
+    import onnx
+
+    assert _onnxruntime_lower_bound() == ORT_LOWER_BOUND
+    assert IR_VERSION <= ORT_MAX_IR_VERSION[ORT_LOWER_BOUND] and OPSET == 17
+    models = tmp_path / "models"
+    models.mkdir()
+    source = weights_source(base_settings.embedding, "w8-int8")
+    current = ensure_model(source, base_settings.models_dir, "w8-int8")
+    old = onnx.load(str(current))
+    old.ir_version = 14
+    old_name = model_path(source, models, "w8-int8").name.replace(f"-ir{IR_VERSION}", "")
+    onnx.save(old, str(models / old_name))
+
+    embedder = get_embedder(base_settings.embedding, models)
+    assert embedder.embed(SAMPLE[:2]).shape == (2, 384)
+    written = [f for f in models.glob("*.onnx") if f.name != old_name]
+    assert [f.name for f in written] == [model_path(source, models, "w8-int8").name]
+    stamped = onnx.load(str(written[0]), load_external_data=False)
+    assert stamped.ir_version == IR_VERSION
+    assert {(o.domain, o.version) for o in stamped.opset_import} == {("", OPSET), ("com.microsoft", 1)}
+
+
+@pytest.mark.slow  # installs the lower bound's onnxruntime into a throwaway virtual environment
+def test_the_written_models_run_on_the_oldest_onnxruntime_the_package_accepts(
+    base_settings: Settings, tmp_path: Path
+) -> None:
+    """pyproject.toml's `onnxruntime>=X`, installed beside this environment's packages (its NumPy), loads both
+    graphs ragstream writes and gives the vectors the installed onnxruntime gives."""
+    bound = _onnxruntime_lower_bound()
+    env = tmp_path / "oldest"
+    venv.create(env, with_pip=True)
+    installed = subprocess.run(
+        [env / "bin" / "pip", "install", "--quiet", "--no-deps", f"onnxruntime=={bound}.*"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if installed.returncode != 0:
+        pytest.skip(f"cannot install onnxruntime=={bound}.*: {installed.stderr.strip()[-300:]}")
+    packages = next(env.glob("lib/python*/site-packages"))
+    (packages / "this_environment.pth").write_text("\n".join(site.getsitepackages()) + "\n")  # after its own
+    ids = [[101, 2129, 2024, 5491, 2128, 102]]
+    script = (
+        "import sys, json, numpy as np, onnxruntime as ort; ids = np.array(json.loads(sys.argv[2]), dtype=np.int64)\n"
+        "s = ort.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider'])\n"
+        "feed = {'input_ids': ids, 'attention_mask': np.ones_like(ids), 'token_type_ids': np.zeros_like(ids)}\n"
+        "print(ort.__version__, json.dumps(s.run(None, feed)[0].tolist()))"
+    )
+    for variant in ("w8", "w8-int8"):
+        path = ensure_model(weights_source(base_settings.embedding, variant), base_settings.models_dir, variant)
+        oldest = subprocess.run(
+            [env / "bin" / "python", "-c", script, str(path), str(ids)], capture_output=True, text=True, timeout=300
+        )
+        assert oldest.returncode == 0, oldest.stderr[-2000:]
+        version, vector = oldest.stdout.split(" ", 1)
+        assert version.startswith(bound + ".")
+        here = subprocess.run([sys.executable, "-c", script, str(path), str(ids)], capture_output=True, text=True)
+        assert np.allclose(np.array(json.loads(vector)), np.array(json.loads(here.stdout.split(" ", 1)[1])), atol=1e-4)

@@ -15,9 +15,12 @@ from ragstream.app.cli import main
 from ragstream.app.controller import AppController
 from ragstream.errors import InputError
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.orchestration.export import STYLES, prompt_parts
-from ragstream.settings import Settings
+from ragstream.rendering.parts import NOT_COVERED, prompt_parts
+from ragstream.rendering.styles import STYLES, fence_excerpt
+from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
+from ragstream.text.chunk_ids import citations
+from tests.fixtures_docs import SAMPLE
 
 HOSTILE_NAME = 'ops "runbook" & <notes>.md'
 HOSTILE = (
@@ -30,6 +33,10 @@ PROMPT = "# Task\nHow do I restart the queue worker when the backlog alarm fires
 
 @pytest.fixture()
 def built(settings: Settings, tmp_path: Path) -> tuple[Settings, SuperPrompt]:
+    return settings, _built(settings, tmp_path, PROMPT)
+
+
+def _built(settings: Settings, tmp_path: Path, prompt: str) -> SuperPrompt:
     root = tmp_path / "ops"
     root.mkdir()
     (root / HOSTILE_NAME).write_text(HOSTILE, encoding="utf-8")
@@ -43,9 +50,9 @@ def built(settings: Settings, tmp_path: Path) -> tuple[Settings, SuperPrompt]:
         "# Alarms\nThe backlog alarm fires when the queue holds more than 10,000 messages.\n", encoding="utf-8"
     )
     IngestionManager(settings).ingest("ops", root)
-    sp = AppController(settings).run_full_pipeline(PROMPT, project="ops", pause_after="none")
-    assert sp.extras.build is not None and sp.extras.build.budget.kept
-    return settings, sp
+    sp = AppController(settings).run_full_pipeline(prompt, project="ops", pause_after="none")
+    assert sp.extras.build is not None and sp.extras.build.budget is not None and sp.extras.build.budget.kept
+    return sp
 
 
 def _cited(text: str) -> set[str]:
@@ -115,3 +122,81 @@ def test_an_unbuilt_prompt_cannot_be_exported(settings: Settings) -> None:
         export_prompt(SuperPrompt(), "json")
     with pytest.raises(InputError, match="unknown style"):
         export_prompt(SuperPrompt(), "yaml")
+
+
+def _style_views(sp: SuperPrompt) -> dict[str, tuple[str, list[str], str]]:
+    """Per style: its system text, its excerpts' chunk ids in order, and its condensed context, each read back
+    out of the exported text the way a reader of that style finds them."""
+    parts = prompt_parts(sp)
+    outputs = {style: export_prompt(sp, style) for style in STYLES}
+    views: dict[str, tuple[str, list[str], str]] = {}
+    for style in ("markdown", "plain"):
+        text = outputs[style]
+        system = re.split(r"\n## Task\n|\nINSTRUCTIONS\n", text)[0]
+        fenced = [e.chunk for e in parts.excerpts if fence_excerpt(e) in text]
+        condensed = text.split("condensed-context", 1)[1].split("\n~~~~\n", 1)[0] if parts.condensed_context else ""
+        views[style] = (system, fenced, condensed)
+    root = ET.fromstring(outputs["xml"].encode("utf-8"))
+    views["xml"] = (
+        root.findtext("system") or "",
+        [d.get("chunk") or "" for d in root.findall("./documents/document")],
+        root.findtext("condensed_context") or "",
+    )
+    document = json.loads(outputs["json"])
+    views["json"] = (
+        document["system"] + "\n\n" + document["grounding"],
+        [e["chunk"] for e in document["excerpts"]],
+        document["condensed_context"],
+    )
+    return views
+
+
+def test_every_style_renders_the_same_notes_excerpts_and_citations(settings: Settings, tmp_path: Path) -> None:
+    """An ask the documents only partly cover: the Markdown prompt's "not covered" note, its excerpts (same chunk
+    ids, same order) and its condensed context's citations are in every style, read back out of each one."""
+    sp = _built(settings, tmp_path, PROMPT + "Also, what is the capital of Peru?\n")
+    parts = prompt_parts(sp)
+    assert parts.not_covered and parts.excerpts and citations(parts.condensed_context)
+    ids = [e.chunk for e in parts.excerpts]
+    views = _style_views(sp)
+    assert set(views) == set(STYLES)
+    for style, (system, chunks, condensed) in views.items():
+        assert system.count(NOT_COVERED) == 1, style
+        assert system.count("cite excerpt ids in square brackets") == 1, style
+        assert chunks == ids, style
+        assert citations(condensed) == citations(parts.condensed_context), style
+
+
+def _condensed_citing_a_dropped_excerpt(tmp_path: Path) -> SuperPrompt:
+    """The bundled sample project under prompt budgets from generous to tiny, until the budget drops an excerpt
+    that A4's condensed context cites (the budget counts the condensed context whole, then the excerpts)."""
+    for ceiling in range(1500, 300, -100):
+        settings = load_settings(
+            overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local", "budget.ceilings.prompt": ceiling}
+        )
+        if ceiling == 1500:
+            IngestionManager(settings).ingest("sample", SAMPLE)
+        sp = AppController(settings).run_full_pipeline(
+            (SAMPLE.parent / "prompt.md").read_text(encoding="utf-8"), project="sample", pause_after="none"
+        )
+        assert sp.extras.build is not None and sp.extras.build.budget is not None
+        if set(citations(sp.S_CTX_MD)) & set(sp.extras.build.budget.removed):
+            return sp
+    raise AssertionError("no budget dropped an excerpt the condensed context cites")
+
+
+def test_a_tiny_budget_leaves_no_condensed_line_citing_an_excerpt_it_dropped(tmp_path: Path) -> None:
+    sp = _condensed_citing_a_dropped_excerpt(tmp_path)
+    parts = prompt_parts(sp)
+    assert sp.extras.build is not None and sp.extras.build.budget is not None
+    dropped = set(sp.extras.build.budget.removed)
+    shown = {cid for record in sp.extras.build.excerpts for cid in record.chunks}
+    for style, (_, _, condensed) in _style_views(sp).items():
+        assert set(citations(condensed)) <= shown, style
+    for line in sp.S_CTX_MD.split("\n"):  # A4's lines: kept whole, cut to their shown citations, or withdrawn
+        cited = citations(line)
+        if not cited or not set(cited) & dropped:
+            assert line in parts.condensed_context.split("\n")
+        elif set(cited) <= dropped:
+            assert line not in parts.condensed_context
+    assert citations(sp.S_CTX_MD) and set(citations(parts.condensed_context)) == set(citations(sp.S_CTX_MD)) - dropped

@@ -84,7 +84,8 @@ def test_a_prompt_that_is_not_text_is_an_input_error_and_the_paused_thread_still
 
 def test_one_retry_layer_a_failing_call_never_repeats_the_calls_that_succeeded(openai_on_indexed) -> None:
     server, settings = openai_on_indexed(
-        **{"llm.max_retries": 2, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.05}
+        **{"llm.max_retries": 2, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.05},
+        **{"gate.model_batch": 1, "gate.weak_evidence": -10.0, "gate.strong_evidence": 10.0},  # a call per passage
     )
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
@@ -97,7 +98,7 @@ def test_one_retry_layer_a_failing_call_never_repeats_the_calls_that_succeeded(o
     poisoned = sorted(words[1] - set().union(*words[:1], *words[2:]))[0]  # a word only the second passage has
 
     def a3_request(body: dict) -> bool:
-        return body.get("response_format", {}).get("json_schema", {}).get("name") == "A3_v1"
+        return body.get("response_format", {}).get("json_schema", {}).get("name") == "A3_v2"
 
     server.fault = lambda body: Reply(status=500) if a3_request(body) and poisoned in json.dumps(body) else None
     server.requests.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,19 @@ def test_first_ingest_indexes_text_and_skips_with_reasons(settings: Settings, pr
     assert "Quarterly ingestion report" in next(c.text for c in snap.chunks if c.source_path == "scan.pdf")
     assert next(c for c in snap.chunks if c.source_path == "notes/changelog.md").metadata["date"] == "2024-03-18"
     assert snap.links["architecture.md"] == ["ingestion.md", "retrieval.md"]
+
+
+def test_a_text_holding_line_separator_characters_reads_back_from_the_snapshot(settings: Settings) -> None:
+    """U+2028 and U+0085 stay raw in JSON: the snapshot's lines are split on newlines only (OWASP's DOM XSS
+    cheat sheet holds one, and its project could not be searched)."""
+    folder = settings.data_dir / "doc_raw" / "seps"
+    folder.mkdir(parents=True)
+    (folder / "xss.md").write_text("# Escapes\n\nEscape \u2028 and \u2029 and \x85 in JavaScript strings.\n")
+    manager = IngestionManager(settings)
+    manager.ingest("seps")
+    manifest = Manifest.load(project_paths(settings, "seps").manifest_path)
+    snap = load_snapshot(project_paths(settings, "seps").index_dir, manifest.generation)
+    assert "\u2028 and \u2029 and \x85" in snap.chunks[0].text
 
 
 def test_reingest_unchanged_writes_nothing(settings: Settings, project: Path) -> None:
@@ -244,6 +258,50 @@ def test_switching_the_embedder_variant_re_embeds_every_chunk(settings: Settings
     assert cosine.min() > 0.95 and not np.allclose(before, after, atol=1e-4)
     assert IngestionManager(w8).ingest("demo").chunks_written == 0
     assert IngestionManager(settings).ingest("demo").chunks_written == first.chunks_total
+
+
+def _refused_files(folder: Path) -> Path:
+    """A folder whose every file is refused: binary, empty, a secret file, an unsupported type."""
+    folder.mkdir(parents=True)
+    (folder / "blob.txt").write_bytes(b"\x00\x01binary")
+    (folder / "empty.md").write_text("")
+    (folder / ".env").write_text("API_TOKEN=abc\n")
+    (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["empty", "refused"])
+def test_a_folder_with_nothing_to_ingest_is_a_clear_error_that_writes_nothing(
+    kind: str, settings: Settings, tmp_path: Path
+) -> None:
+    """Through the controller, as the GUI and MCP ingest: a ProjectError naming why, and no project made."""
+    from ragstream.app.controller import AppController
+    from ragstream.projects import list_projects
+
+    folder = tmp_path / "docs"
+    if kind == "empty":
+        folder.mkdir()
+    else:
+        _refused_files(folder)
+    ctl = AppController(settings)
+    message = "has no files" if kind == "empty" else "none of its 4 files can be indexed (.env: holds secrets"
+    with pytest.raises(ProjectError, match=re.escape(message)):
+        ctl.ingest_docs("e1", source=folder)
+    assert "nothing to ingest" in ctl.last_error
+    assert list_projects(settings) == [] and not project_paths(settings, "e1").store_dir.exists()
+
+
+def test_re_ingesting_from_a_folder_with_nothing_to_ingest_keeps_the_committed_index(
+    settings: Settings, project: Path, tmp_path: Path
+) -> None:
+    manager = IngestionManager(settings)
+    first = manager.ingest("demo")
+    paths = project_paths(settings, "demo")
+    before = paths.manifest_path.read_bytes()
+    with pytest.raises(ProjectError, match="nothing to ingest"):
+        manager.ingest("demo", _refused_files(tmp_path / "refused"))
+    assert paths.manifest_path.read_bytes() == before and paths.source_dir() == paths.raw_dir
+    assert manager.ingest("demo").chunks_total == first.chunks_total
 
 
 def test_a_document_with_unicode_line_separators_loads_back(settings: Settings) -> None:

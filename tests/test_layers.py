@@ -8,7 +8,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "ragstream"
 # Lowest first. A module may import from its own layer and the layers below: the state knows no stage
 # logic, the stages' logic (preprocessing, agents, retrieval, rendering) knows no adapter, the adapters
-# (pipeline/) know no graph, the graph (orchestration/) knows no surface (app/).
+# (pipeline/) know no graph, the graph (orchestration/) knows no surface (app/); evaluation/ drives a
+# controller a surface hands it, so it sits between the two.
 LAYERS: list[set[str]] = [
     {
         "errors",
@@ -29,12 +30,13 @@ LAYERS: list[set[str]] = [
         "heap_snapshots",
     },
     {"state"},
-    {"stages", "embedding", "chunking", "code", "prompt_view", "stage_io"},
+    {"stages", "embedding", "chunking", "code", "stage_io"},
     {"memory", "telemetry", "token_budget"},
     {"preprocessing", "ingestion", "retrieval", "agents", "rendering"},
     {"services"},
     {"pipeline"},
     {"orchestration"},
+    {"evaluation"},
     {"app"},
 ]
 

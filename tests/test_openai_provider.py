@@ -95,11 +95,36 @@ def test_client_errors_are_not_retried(openai_settings: Settings, openai_server:
 
 
 def test_timeout_is_a_typed_error(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:
-    openai_server.push(*[Reply(content=json.dumps(VALID), delay_s=1.6)] * 3)
+    openai_server.push(*[Reply(content=json.dumps(VALID), delay_s=2.5)] * 3)
     started = time.monotonic()
-    with pytest.raises(LLMTimeoutError, match="no answer within 1s"):
+    with pytest.raises(LLMTimeoutError, match=r"no answer within 1s, then 2s \(2 attempts\)"):
         _call(openai_settings)
-    assert time.monotonic() - started < 3 * 1.6 + 2  # bounded by the deadlines, no hang
+    # not sent a third time at the same deadline, though max_retries (2) would allow it
+    assert len(openai_server.requests) == 2
+    assert time.monotonic() - started < 1 + 2 + 2  # bounded by the deadlines, no hang
+
+
+def test_a_timed_out_call_is_sent_again_with_twice_the_deadline(
+    openai_settings: Settings, openai_server: FakeOpenAIServer
+) -> None:
+    openai_server.push(*[Reply(content=json.dumps(VALID), delay_s=1.4)] * 2)
+    _, reply = _call(openai_settings)
+    assert reply.attempts == 2 and len(openai_server.requests) == 2  # 1 s timed out; 2 s was enough
+
+
+def test_the_first_call_to_an_endpoint_gets_the_first_call_deadline(
+    openai_settings: Settings, openai_server: FakeOpenAIServer
+) -> None:
+    """A local server's first call loads the model: it has `first_call_timeout_s`, later calls `timeout_s`."""
+    settings = openai_settings.model_copy(
+        update={"llm": openai_settings.llm.model_copy(update={"first_call_timeout_s": 3.0, "timeout_retries": 0})}
+    )
+    openai_server.push(*[Reply(content=json.dumps(VALID), delay_s=1.4)] * 2)
+    _, first = _call(settings)
+    assert first.attempts == 1  # 1.4 s is within the first call's 3 s
+    with pytest.raises(LLMTimeoutError, match=r"no answer within 1s \(1 attempt\)"):
+        _call(settings)  # the endpoint has answered: 1 s now, and no retry with timeout_retries 0
+    assert len(openai_server.requests) == 2
 
 
 def test_malformed_json_reply(openai_settings: Settings, openai_server: FakeOpenAIServer) -> None:

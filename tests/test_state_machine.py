@@ -26,7 +26,7 @@ from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
 from ragstream.orchestration.apply import settle
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
-from ragstream.prompt_view import render_prompt
+from ragstream.rendering.view import render_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.stages import NAMES, REGISTRY, SKIPPABLE, rank

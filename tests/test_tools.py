@@ -15,7 +15,7 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.errors import ProjectError
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.rendering.prompt import fence
+from ragstream.rendering.styles import fence
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from tests.servers import free_port, link_indexed_project

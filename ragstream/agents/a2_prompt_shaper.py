@@ -1,18 +1,22 @@
 """A2 PromptShaper: labels the prompt (system role, audience, tone, depth) and assesses its clarity.
 
-A label is set only when something supports it: with an LLM, a reason that quotes the prompt (one
-that only repeats the label, or quotes nothing, leaves the label unset), a documented keyword
-rule offline (`x-cues` in the agent config; the phrase that matched is recorded). A label with no
-basis stays unset, and the final prompt then says nothing about it. Values the user wrote, and
-labels a person edited, win and are never replaced. Confidence (how clearly the prompt says what
-it wants) is A2's assessment, recorded in its report; it reaches the prompt only when the user wrote
-it. Re-running A2 relabels the body and keeps retrieval through A4 (only A5 and the build read labels).
+A label is set only when words of the prompt state it as a wish about the answer ("explain it to new
+developers", "briefly", "in a formal tone", "act as a data scientist"): the stating patterns are
+`x-states` in the agent config, and the words that matched are recorded as the evidence. A topic word
+states nothing: a question about researchers has no audience, one about Python no role. Offline the
+patterns decide. With a model, its label is used only when the prompt's words state that same label;
+otherwise the offline result stands (the stated label, or none) and the report says why, quoting the
+model's choice. Values the user wrote, and labels a person edited, win and are never replaced.
+Confidence (how clearly the prompt says what it wants) is A2's assessment, recorded in its report; it
+reaches the prompt only when the user wrote it. Re-running A2 relabels the body and keeps retrieval
+through A4 (only A5 and the build read labels).
 """
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
+from ragstream.agents.providers.keyword_rules import stated_choice
 from ragstream.agents.runner import FELL_BACK, AgentRunner
 from ragstream.state import A2Report, LLMOutcomes, PromptBody, SuperPrompt, Usage
 
@@ -20,25 +24,6 @@ AGENT = "A2"
 UNKNOWN = "unknown"
 # A2 output field -> SuperPrompt body field; confidence is assessed, not applied.
 LABEL_TO_BODY = {"system": "system", "audience": "audience", "tone": "tone", "response_depth": "depth"}
-_WORD = re.compile(r"[\w'/-]+")
-# Words any reason may use without quoting the prompt: they say where the words are, not what they are.
-_NOT_EVIDENCE = frozenset(
-    "the a an and or of to in on for with is are be it this that prompt task purpose context user asks asked ask "
-    "label reason request requests requested answer question text words mentions mention says given based wants "
-    "about from into there their which what when unknown".split()
-)
-
-
-def supported(reason: str, label: str, prompt: str) -> bool:
-    """True when the model's reason quotes a word of the prompt that is not just the label's own name.
-
-    A reason that only repeats the label ("short"), or talks about the prompt without quoting it,
-    is no basis: such a label is not applied.
-    """
-    label_words = {w.lower() for w in re.split(r"[_\s]+", label)}
-    asked = {w.lower() for w in _WORD.findall(prompt)}
-    quoted = {w.lower() for w in _WORD.findall(reason)} - _NOT_EVIDENCE - label_words
-    return any(len(w) > 2 and w in asked for w in quoted)
 
 
 def _body_value(field: str, label: str) -> str:
@@ -47,32 +32,38 @@ def _body_value(field: str, label: str) -> str:
     return label.replace("_", " ")
 
 
+def _decide(field: str, chosen: str, prop: dict[str, Any], asked: dict[str, str], by_model: bool) -> tuple[str, str]:
+    """The label to apply (or UNKNOWN) and the decision with its evidence: a model's label needs the
+    prompt's words to state it, else what they state (or nothing) stands."""
+    stated, words = stated_choice(prop, asked)
+    if not by_model:
+        return chosen, f"stated by {words}" if chosen != UNKNOWN else f"unset: {words}"
+    if chosen == stated:
+        return chosen, f"stated by {words}" if chosen != UNKNOWN else "unset: no words of the prompt state it"
+    if stated != UNKNOWN:
+        return stated, f"the model chose {chosen}; {words} states {stated}, which stands"
+    return UNKNOWN, f"unset: the model chose {chosen}, but no words of the prompt state the {field.replace('_', ' ')}"
+
+
 def shape(
     body: PromptBody, fixed: dict[str, str], runner: AgentRunner, version: str = "v1"
 ) -> tuple[PromptBody, A2Report]:
-    """The body with supported labels filled in; `fixed` fields (field -> 'user' or 'edited') stay as they are."""
+    """The body with stated labels filled in; `fixed` fields (field -> 'user' or 'edited') stay as they are."""
     payload = {key: getattr(body, key) or "" for key in ("task", "purpose", "context")}
     call = runner.run(AGENT, payload, version)
     labels = {k: v for k, v in call.output.items() if k != "reasons"}
     reasons = dict(call.output.get("reasons", {}))
-    asked = " ".join(payload.values())
-    checked = call.reply.provider != "local" and call.outcome != FELL_BACK  # keyword rules quote the prompt themselves
+    schema = runner.factory.load_config(AGENT, version).output_schema["properties"]
+    asked = {key: value.lower() for key, value in payload.items()}
+    by_model = call.reply.provider != "local" and call.outcome != FELL_BACK  # else the stating rules chose
     update: dict[str, str | None] = {}
     decisions: dict[str, str] = {}
     for label_field, body_field in LABEL_TO_BODY.items():
         if body_field in fixed:
             decisions[label_field] = f"kept_{fixed[body_field]}_value"
-        elif labels[label_field] == UNKNOWN:
-            update[body_field] = None
-            decisions[label_field] = "unset: no basis in the prompt"
-        elif checked and not supported(reasons.get(label_field, ""), labels[label_field], asked):
-            update[body_field] = None
-            decisions[label_field] = (
-                f"unset: the model chose {labels[label_field]} but its reason quotes nothing from the prompt"
-            )
-        else:
-            update[body_field] = _body_value(body_field, labels[label_field])
-            decisions[label_field] = "a2"
+            continue
+        label, decisions[label_field] = _decide(label_field, labels[label_field], schema[label_field], asked, by_model)
+        update[body_field] = None if label == UNKNOWN else _body_value(body_field, label)
     decisions["confidence"] = "assessed (not a response requirement)"
     report = A2Report(
         agent=f"{AGENT}/{version}",

@@ -1,11 +1,12 @@
 """A3 NLI Gate: keep or drop each candidate chunk against the normalized ask.
 
 Near-duplicates are removed deterministically first (word 5-gram Jaccard similarity), so the
-LLM never spends a call on them and the better-ranked copy always survives. With an LLM, each
-remaining candidate is judged by the A3 agent (concurrently, results in input order), which gives its
-reason; the offline evidence below is weighed too, decides a candidate whose reply stays invalid, and
-overrules the model by a stated rule when it drops every candidate the evidence rates relevant, or
-calls a candidate with strong evidence irrelevant without naming a conflict.
+LLM never spends a call on them and the better-ranked copy always survives. With an LLM, the offline
+evidence below is weighed first and the model decides only within its band: a candidate with strong
+evidence is kept and one with weak evidence keeps its offline decision, unasked; the rest are judged by
+the A3 agent a few passages per call (a verdict and a reason per numbered passage). A passage without a
+valid verdict takes the offline decision, and a stated rule keeps the offline choice when the model
+would leave nothing kept.
 Offline, the gate decides from absolute evidence the pipeline already has, never relative to the best
 candidate (a ratio keeps the best of a bad lot, so an ask the documents do not cover still got "evidence").
 The ask is taken apart first: the query pieces, and each asking clause of the task (a multi-part
@@ -21,7 +22,7 @@ A piece under `gate.min_similarity` is no evidence; otherwise the chunk is kept 
 the piece, cosine + `gate.words_weight` x words, reaches `gate.min_evidence` (so strong meaning, or fair
 meaning with the ask's distinctive words, keeps it). A dropped candidate is also kept when a kept chunk
 names its file in words about the ask (documents point to each other; the pointer is evidence the
-text may lack). bench/gate_eval.py measures the thresholds on SciFact, bench/prompt_quality.py on the
+text may lack). bench/gate_eval.py measures the thresholds on SciFact, `ragstream eval` on the
 documentation sets of the quality suite. Every decision records these numbers, and the piece, as its
 reason. Offline, the report also names the clauses of the ask (or words no document contains) that no
 kept chunk covers: A4 turns them into Open issues and the Prompt Builder tells the model to say so.
@@ -31,16 +32,17 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 import numpy as np
 
-from ragstream.agents.runner import FELL_BACK, AgentRunner
+from ragstream.agents.runner import FELL_BACK, AgentCall, AgentRunner
 from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.preprocessing.schema import load_prompt_schema
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import GateSettings, Settings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes, SuperPrompt
 from ragstream.telemetry.events import emit
@@ -78,66 +80,107 @@ def near_duplicates(texts: list[tuple[str, str]]) -> dict[str, str]:
     return dupes
 
 
+def _band(score: float, settings: GateSettings) -> str:
+    """Where a candidate's offline evidence puts it: 'strong' (kept unasked), 'weak' (the offline decision
+    stands unasked) or 'model' (the model decides)."""
+    if score >= settings.strong_evidence:
+        return "strong"
+    return "model" if score >= settings.weak_evidence else "weak"
+
+
+def _verdicts(call: AgentCall, size: int) -> dict[int, dict[str, str]]:
+    """The batch's verdicts by passage number (1-based); a number outside the batch or given twice counts once."""
+    found: dict[int, dict[str, str]] = {}
+    for verdict in call.output.get("verdicts", []):
+        if 1 <= verdict["n"] <= size and verdict["n"] not in found:
+            found[verdict["n"]] = verdict
+    return found
+
+
 def gate(
     ask: str,
     candidates: list[Chunk],
     runner: AgentRunner,
-    evidence: A3Report,
-    ranked: Sequence[str] = (),
-    strong: Sequence[str] = (),
-    version: str = "v1",
+    weighed: Weighed,
+    settings: GateSettings,
+    version: str = "v2",
 ) -> tuple[list[str], A3Report]:
-    """The candidates the model keeps for the ask (those the offline evidence keeps first, best first), each
-    decision with the model's reason.
+    """The candidates kept with a model: it decides only within the evidence band, in batched calls.
 
-    `evidence` is the offline gate's report on the same candidates, `ranked` the candidates it keeps, best
-    first, and `strong` those whose offline evidence is strong (`gate.strong_evidence`). A candidate whose reply
-    stays invalid takes the offline decision. Two stated rules overrule the model, and the report says
-    when: if it drops every candidate the offline evidence keeps, those are kept; and a candidate with
-    strong evidence is not dropped as merely irrelevant (a conflict the model names stands; weaker
-    evidence never outvotes the model). A weak judge alone never leaves the prompt without its best
-    grounding.
+    `weighed` is the offline gate's finding on the same candidates. A candidate whose evidence reaches
+    `gate.strong_evidence` is kept and one under `gate.weak_evidence` keeps its offline decision, neither
+    sent to the model: a small model's word never outweighs strong evidence either way. The others go to the
+    A3 agent `gate.model_batch` at a time (one call per batch, a verdict per numbered passage with its
+    reason); a passage the reply gives no verdict for, or a batch whose reply stays invalid, takes the
+    offline decision. One stated rule overrules the model, and the report says so: when no candidate is
+    kept and the offline evidence kept some, those are kept (the prompt is never left without grounding on
+    the model's word alone). `judged_by` records who decided each candidate. Kept ids come in the offline
+    order (best evidence first), then the model's additions in retrieval order.
     """
+    evidence = weighed.report
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
     judged = [c for c in candidates if c.id not in dupes]
-
-    def offline(i: int, error: Exception) -> dict[str, str]:
-        found = evidence.decisions[judged[i].id]
-        return {"decision": found.decision, "reason": f"offline evidence: {found.reason}"}
-
-    calls = runner.run_many(AGENT, [{"ask": ask, "passage": c.text} for c in judged], version, fallback=offline)
     decisions = {
         cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}")
         for cid, other in dupes.items()
     }
-    for chunk, call in zip(judged, calls, strict=False):
-        why = call.output.get("reason") or "no reason given"
-        source = "offline fallback" if call.outcome == FELL_BACK else call.source
-        decisions[chunk.id] = ChunkDecision(decision=call.output["decision"], reason=f"{why} ({source})")
+    judged_by = dict.fromkeys(dupes, "duplicate")
+    asked: list[Chunk] = []
+    for chunk in judged:
+        offline = evidence.decisions[chunk.id]
+        band = _band(weighed.evidence.get(chunk.id, 0.0), settings)
+        if band == "model":
+            asked.append(chunk)
+            continue
+        judged_by[chunk.id] = f"evidence ({band})"
+        note = "strong evidence, kept without asking the model" if band == "strong" else "weak evidence, not asked"
+        decisions[chunk.id] = ChunkDecision(
+            decision="keep" if band == "strong" else offline.decision, reason=f"{note}: {offline.reason}"
+        )
+    batches = [asked[i : i + settings.model_batch] for i in range(0, len(asked), settings.model_batch)]
+
+    def offline_batch(i: int, error: Exception) -> dict[str, Any]:
+        return {
+            "verdicts": [
+                {"n": n, "decision": evidence.decisions[c.id].decision, "reason": "offline evidence"}
+                for n, c in enumerate(batches[i], 1)
+            ]
+        }
+
+    payloads = [
+        {"ask": ask, "passages": [{"n": n, "passage": c.text} for n, c in enumerate(batch, 1)]} for batch in batches
+    ]
+    calls = runner.run_many(AGENT, payloads, version, fallback=offline_batch)
+    for batch, call in zip(batches, calls, strict=True):
+        verdicts = _verdicts(call, len(batch))
+        for n, chunk in enumerate(batch, 1):
+            offline = evidence.decisions[chunk.id]
+            verdict = verdicts.get(n)
+            if call.outcome == FELL_BACK or verdict is None:
+                why = "the model's reply was invalid" if call.outcome == FELL_BACK else "the model gave no verdict"
+                judged_by[chunk.id] = "offline fallback"
+                decisions[chunk.id] = ChunkDecision(
+                    decision=offline.decision, reason=f"{why}; offline evidence: {offline.reason}"
+                )
+                continue
+            judged_by[chunk.id] = "model"
+            reason = verdict["reason"].strip() or "no reason given"
+            decisions[chunk.id] = ChunkDecision(
+                decision=verdict["decision"],
+                reason=f"{reason} ({call.source}; offline evidence: {offline.reason})",
+            )
     overruled = ""
     relevant = [c.id for c in judged if evidence.decisions[c.id].decision == "keep"]
-    if relevant and all(decisions[cid].decision != "keep" for cid in relevant):
+    if relevant and all(decisions[c.id].decision != "keep" for c in candidates):
         overruled = (
             f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
             "rule: those are kept, so the prompt is not left without grounding on the model's word alone"
         )
-    else:
-        relevant = [cid for cid in relevant if cid in strong and decisions[cid].decision == "drop_irrelevant"]
-        if relevant:
-            overruled = (
-                f"the model called {', '.join(relevant)}, with strong offline evidence for the ask, irrelevant; "
-                "rule: a candidate with strong evidence is kept unless the model names a conflict"
-            )
-    if overruled:
         for cid in relevant:
-            if decisions[cid].decision != "keep":
-                decisions[cid] = ChunkDecision(
-                    decision="keep",
-                    reason=f"kept by rule (model: {decisions[cid].reason}); "
-                    f"offline evidence: {evidence.decisions[cid].reason}",
-                )
+            judged_by[cid] = "model, overruled by rule"
+            decisions[cid] = ChunkDecision(decision="keep", reason=f"kept by rule (model: {decisions[cid].reason})")
         emit({"event": "stage_warning", "stage": "a3", "message": overruled})
-    order = {cid: i for i, cid in enumerate(ranked)}
+    order = {cid: i for i, cid in enumerate(weighed.kept)}
     position = {c.id: i for i, c in enumerate(candidates)}
     kept = sorted(
         (c.id for c in candidates if decisions[c.id].decision == "keep"),
@@ -153,6 +196,7 @@ def gate(
         counts=counts,
         llm=LLMOutcomes.of(calls),
         overruled=overruled,
+        judged_by={c.id: judged_by[c.id] for c in candidates},
     )
     return kept, report
 

@@ -22,7 +22,7 @@ from ragstream.agents.extractive import Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.embedding import Embedder
 from ragstream.errors import AgentReplyError
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import CondenserSettings
 from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, SuperPrompt
 from ragstream.text.chunk_ids import citations, uncite

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ragstream.agents.runner import FELL_BACK, AgentRunner
-from ragstream.prompt_view import CITE_RULE
+from ragstream.rendering.ask import CITE_RULE
 from ragstream.state import A5Report, LLMOutcomes, PromptBody
 from ragstream.text.phrases import phrase
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -26,12 +26,12 @@ from ragstream.ingestion.manifest import Manifest, manifest_summary
 from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
-from ragstream.orchestration.export import export_prompt
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER, REVIEW
 from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import list_projects, most_recent_project, project_paths
+from ragstream.rendering.styles import export_prompt
 from ragstream.secret_scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
@@ -297,24 +297,25 @@ class AppController:
     def run_full_pipeline(
         self,
         user_text: str,
-        options: RunOptions | None = None,
+        options: RunOptions | Mapping[str, Any] | None = None,
         *,
         on_token: Callable[[str], None] | None = None,
         **changes: Any,
     ) -> SuperPrompt:
         """All stages in order, pausing where the options' `pause_after` says (default: after A4).
 
-        The run's options are `options` (default: the session's) with `changes`, RunOptions fields given as
-        keyword arguments (`pause_after="none"`); an unknown or bad one is an InputError and the run does not
-        start. Accepted, they become the session's options and their project the active one. With `send`, the
-        run goes on from the build to the answer and its critic (tokens reach `on_token`).
+        The run's options are `options` (RunOptions or a mapping of its fields; default: the session's) with
+        `changes`, RunOptions fields given as keyword arguments (`pause_after="none"`); anything else, or an
+        unknown or bad field, is an InputError and the run does not start. Accepted, they become the session's
+        options and their project the active one. With `send`, the run goes on from the build to the answer and
+        its critic (tokens reach `on_token`).
         """
 
         def run() -> None:
+            base = self.options if options is None else RunOptions.coerce(options)
+            opts = RunOptions(**{**base.model_dump(), **changes}) if changes else base
             validate_prompt(user_text, self.settings)
             text = self._guard_prompt(user_text)
-            base = options or self.options
-            opts = RunOptions(**{**base.model_dump(), **changes}) if changes else base
 
             def accepted() -> None:
                 self.options = opts.model_copy(update={"project": None})

@@ -96,7 +96,8 @@ def build_server(settings: Settings) -> MCPServer:
         """Run the whole pipeline on a prompt over a project and return the final prompt (style: markdown,
         xml, json or plain), the excerpts it holds, its checkpoint thread and any secrets redacted from the prompt."""
         from ragstream.app.controller import AppController
-        from ragstream.orchestration.export import export_prompt, prompt_parts
+        from ragstream.rendering.parts import prompt_parts
+        from ragstream.rendering.styles import export_prompt
 
         ctl = AppController(settings)
         sp = ctl.run_full_pipeline(prompt, project=project, pause_after="none")

@@ -14,8 +14,8 @@ import streamlit as st
 from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
-from ragstream.orchestration.export import MEDIA_TYPES, STYLES, SUFFIXES
 from ragstream.orchestration.metadata import summary_lines
+from ragstream.rendering.styles import MEDIA_TYPES, STYLES, SUFFIXES
 from ragstream.secret_scan import describe
 from ragstream.stage_io import RunOptions
 from ragstream.stages import REGISTRY, Stage
@@ -302,6 +302,31 @@ def tokens_panel(ctl: AppController) -> None:
     st.bar_chart(pd.DataFrame(rows).set_index("part")["tokens"], horizontal=True, sort=False)  # prompt order
 
 
+def eval_panel(ctl: AppController) -> None:
+    """A run saved by `ragstream eval --save NAME`, shown as the report page the CLI writes (in its own frame)."""
+    from streamlit.components.v1 import html
+
+    from ragstream.evaluation.html import render_html
+    from ragstream.evaluation.store import load_run, saved_runs
+
+    names = saved_runs(ctl.settings)
+    if not names:
+        return
+    with st.expander("Saved eval reports"):
+        name = st.selectbox("Saved run", names, key="eval_run")
+        try:
+            saved = load_run(ctl.settings, name)
+        except RagstreamError as exc:
+            st.error(str(exc))
+            return
+        summary = saved["summary"]
+        st.caption(
+            f"{saved['run']['suite']}: {summary['cases_passed']}/{summary['cases']} cases pass every check, "
+            f"mean check score {summary['score']:.3f}"
+        )
+        html(render_html(saved["run"], summary), height=720, scrolling=True)
+
+
 def main() -> None:
     st.set_page_config(page_title="RAGstream", layout="wide")
     ctl = controller()
@@ -335,6 +360,7 @@ def main() -> None:
         send_panel(ctl)
     metadata_panel(ctl)
     telemetry_panel(ctl)
+    eval_panel(ctl)
 
 
 main()

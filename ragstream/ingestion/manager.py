@@ -63,6 +63,7 @@ CUTTING_MODULES = (
     ragstream.ingestion.loader,
     ragstream.text.offsets,  # where a span points in the file
 )
+NOTHING_TO_INGEST_SHOWN = 5  # skipped files named in the error for a folder with nothing to ingest
 EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
 
 
@@ -175,14 +176,26 @@ def _walk(
 
 @contextmanager
 def _project_lock(paths: ProjectPaths) -> Iterator[None]:
-    """One ingest per project at a time, across processes."""
-    paths.store_dir.mkdir(parents=True, exist_ok=True)
-    with open(paths.store_dir / ".ingest.lock", "w") as handle:
+    """One ingest per project at a time, across processes. The lock file sits beside the project's folder,
+    not in it, so an ingest that writes nothing (a folder with nothing to ingest) leaves no project behind."""
+    paths.store_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(paths.store_dir.parent / f".{paths.name}.ingest.lock", "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _nothing_to_ingest(root: Path, stats: IngestionStats) -> str:
+    """Why a folder gave no chunks: its files' skip reasons (the first few), or that it holds none."""
+    if not stats.skipped:
+        return f"nothing to ingest in {root}: it has no files (hidden files and folders are not read); nothing written"
+    reasons = [f"{path}: {reason}" for path, reason in sorted(stats.skipped.items())]
+    shown = "; ".join(reasons[:NOTHING_TO_INGEST_SHOWN])
+    more = f"; and {len(reasons) - NOTHING_TO_INGEST_SHOWN} more" if len(reasons) > NOTHING_TO_INGEST_SHOWN else ""
+    files = f"none of its {len(reasons)} files can be indexed"
+    return f"nothing to ingest in {root}: {files} ({shown}{more}); nothing written"
 
 
 def _heading_for(headings: list[tuple[int, str]], offset: int) -> str:
@@ -261,13 +274,15 @@ class IngestionManager:
         if source is not None:
             if not source.is_dir():
                 raise ProjectError(f"--path {source} is not a folder")
-            paths.remember_source(source)
-        root = paths.source_dir()
+        root = source or paths.source_dir()
         if not root.is_dir():
             raise ProjectError(f"project '{project}' has no documents: create {root} and put files in it")
         with _project_lock(paths):
             use_ignore = self.settings.ingestion.ignore_files if ignore_files is None else ignore_files
-            return self._ingest_locked(paths, root, progress, IgnoreRules(root) if use_ignore else None)
+            stats = self._ingest_locked(paths, root, progress, IgnoreRules(root) if use_ignore else None)
+            if source is not None:  # remembered only once something from it is indexed
+                paths.remember_source(source)
+            return stats
 
     def _ingest_locked(
         self, paths: ProjectPaths, root: Path, progress: Progress | None, ignore: IgnoreRules | None
@@ -349,6 +364,8 @@ class IngestionManager:
             )
             texts[rel] = scanned.text
             chunks.extend(file_chunks)
+        if not chunks:  # before anything is written: the project, if it exists, keeps its committed index
+            raise ProjectError(_nothing_to_ingest(root, stats))
         stats.deleted = len(set(manifest.files) - set(files))
 
         expected = {c.id for c in chunks}

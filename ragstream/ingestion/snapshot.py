@@ -205,7 +205,7 @@ def write_snapshot(
 def _load(folder: Path, generation: int) -> Snapshot:
     import bm25s
 
-    chunks = [
+    chunks = [  # split on "\n" only: splitlines() also cuts at U+2028 or U+0085, which JSON leaves raw in a text
         Chunk.model_validate_json(line)
         for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").split("\n")
         if line

@@ -5,7 +5,9 @@ They run after the Prompt Builder only when the run asks to send (`context={"sen
 tokens through LangChain's callbacks, so LangGraph's `messages` stream mode carries them to
 `graph.stream`, the SDK's SSE and Studio; `critic` judges the answer (grounded, complete, follows the
 format) and, on a rejection, the graph loops back to `answer` with the critique, at most
-`send.critic_max_retries` times. A rejection that names missing information first retrieves it
+`send.critic_max_retries` times. A critic with no complete verdict (its reply invalid after one re-ask,
+or no reply at all) rejects nothing: the answer stands, and the attempt's critique records `not_judged`
+with the reason. A rejection that names missing information first retrieves it
 (orchestration/critic_retrieval.py): the regeneration's request holds the new excerpts. The answer lives in
 `SuperPrompt.answer` and, when the loop ends, in
 the project's conversation memory.
@@ -19,7 +21,7 @@ from langgraph.config import get_config
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
-from ragstream.errors import AgentReplyError, InputError, LLMNotConfiguredError
+from ragstream.errors import AgentReplyError, InputError, LLMCallError, LLMNotConfiguredError
 from ragstream.orchestration.apply import to_channels
 from ragstream.orchestration.critic_retrieval import retrieve_missing
 from ragstream.orchestration.identity import run_memory
@@ -117,6 +119,9 @@ def critic_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, A
         except AgentReplyError as exc:  # no verdict is not a rejection: the answer stands, marked unjudged
             call = None
             not_judged = f"the critic's reply was invalid: {exc}"
+        except LLMCallError as exc:  # nor is a critic the server did not answer (a time-out, a 5xx after retries)
+            call = None
+            not_judged = f"the critic got no reply: {exc}"
     if call is None:
         judged = answer.attempts[-1].model_copy(update={"critique": {"not_judged": not_judged}})
         answer = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "done": True})

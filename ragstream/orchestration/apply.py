@@ -26,7 +26,7 @@ from langgraph.channels import LastValue
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.pipeline import RUNS
-from ragstream.prompt_view import render_prompt
+from ragstream.rendering.view import render_prompt
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import (
     CONDENSED,
@@ -42,7 +42,7 @@ from ragstream.stages import (
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 from ragstream.state.stage import SELECTING
 from ragstream.telemetry.events import collect_llm_calls
-from ragstream.text.chunk_ids import citations, uncite
+from ragstream.text.chunk_ids import prune_citations
 
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")
 # Fields a person may edit, and the facet each belongs to (what it invalidates follows from the registry).
@@ -52,23 +52,6 @@ EDITABLE: dict[str, str] = {
     "format": FORMAT,
     **{name: LABELS for name in LABEL_FIELDS},
 }
-
-
-def prune_citations(text: str, selection: list[str]) -> tuple[str, list[str]]:
-    """`text` with citations of unselected chunks removed, and the lines withdrawn because none was left."""
-    keep = set(selection)
-    lines: list[str] = []
-    withdrawn: list[str] = []
-    for line in text.split("\n"):
-        cited = citations(line)
-        gone = [cid for cid in cited if cid not in keep]
-        if not gone:
-            lines.append(line)
-        elif len(gone) == len(cited):
-            withdrawn.append(line)
-        else:
-            lines.append(uncite(line, set(gone)))
-    return "\n".join(lines), withdrawn
 
 
 def _default(name: str) -> Any:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragstream.agents.a3_nli_gate import gate, weigh
+from ragstream.agents.a3_nli_gate import gate, weigh_all
 from ragstream.errors import RagstreamError
 from ragstream.projects import project_paths
 from ragstream.rendering.excerpts import Sources, shown_excerpts, whole_excerpts
-from ragstream.rendering.prompt import fence
+from ragstream.rendering.styles import fence
 from ragstream.retrieval.chunks import retrieve
 from ragstream.retrieval.search import Query
 from ragstream.services import Services
@@ -42,9 +42,10 @@ def retrieve_missing(state: SuperPrompt, services: Services, project: str, missi
     unstored = [c for c in fresh if c.id not in stored]
     stored.update(zip((c.id for c in unstored), services.embedder.embed([c.text for c in unstored]), strict=False))
     vectors = np.asarray([stored[c.id] for c in fresh], dtype=np.float32).reshape(len(fresh), -1)
-    kept, a3 = weigh([missing], fresh, vectors, services.embedder.embed([missing]), services.settings.gate)
+    weighed = weigh_all([missing], fresh, vectors, services.embedder.embed([missing]), services.settings.gate)
+    kept, a3 = weighed.kept, weighed.report
     if not services.offline:
-        kept, a3 = gate(missing, fresh, services.runner, a3)
+        kept, a3 = gate(missing, fresh, services.runner, weighed, services.settings.gate)
     chosen = [c for c in fresh if c.id in kept]
     budget = services.budget
     room = budget.ceiling("send") - budget.count(state.prompt_ready)

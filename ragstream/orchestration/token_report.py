@@ -12,10 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ragstream.orchestration.export import prompt_parts
-from ragstream.prompt_view import render_condensed
-from ragstream.rendering.excerpts import shown_excerpts
-from ragstream.rendering.prompt import fence
+from ragstream.rendering.parts import prompt_parts
+from ragstream.rendering.styles import fence_excerpt, markdown
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
 from ragstream.token_budget import ContextBudget
@@ -55,13 +53,16 @@ def server_token_count(settings: Settings, text: str) -> int | None:
 def token_breakdown(sp: SuperPrompt, budget: ContextBudget, settings: Settings | None = None) -> dict[str, Any]:
     """Tokens of the built prompt: total, per section (system, ask, condensed context, excerpts) and per
     excerpt, with the tokenizer and whether the count is exact; `server` adds the server's own total."""
-    prompt_parts(sp)  # a typed error when the prompt is not built yet
-    excerpts = [{"chunk": c.id, "source": c.source_path, "tokens": budget.count(fence(c))} for c in shown_excerpts(sp)]
+    parts = prompt_parts(sp)  # a typed error when the prompt is not built yet
+    blocks = markdown(parts)
+    excerpts = [
+        {"chunk": e.chunk, "source": e.source, "tokens": budget.count(fence_excerpt(e))} for e in parts.excerpts
+    ]
     sections = [
-        {"section": "system", "tokens": budget.count(sp.System_MD)},
-        {"section": "ask", "tokens": budget.count(sp.Prompt_MD)},
-        {"section": "condensed context", "tokens": budget.count(render_condensed(sp))},
-        {"section": "excerpts", "tokens": budget.count(sp.Attachments_MD)},
+        {"section": "system", "tokens": budget.count(blocks.system)},
+        {"section": "ask", "tokens": budget.count(blocks.ask)},
+        {"section": "condensed context", "tokens": budget.count(blocks.condensed)},
+        {"section": "excerpts", "tokens": budget.count(blocks.attachments)},
     ]
     report: dict[str, Any] = {
         "model": budget.model,

@@ -13,7 +13,7 @@ from ragstream.agents.a3_nli_gate import (
     uncovered_parts,
     weigh_all,
 )
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A3Report, Chunk, Stage, SuperPrompt
@@ -54,8 +54,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
     kept, report = weighed.kept, weighed.report
     if not env.services.offline:
-        strong = [cid for cid in kept if weighed.evidence[cid] >= settings.strong_evidence]
-        kept, report = gate(ask, candidates, env.services.runner, report, kept, strong)
+        kept, report = gate(ask, candidates, env.services.runner, weighed, settings)
     # What the documents do not cover is measured on what was kept, whoever decided it: a model's keep is
     # no evidence that every part of the ask is answered.
     index = {c.id: i for i, c in enumerate(candidates)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ragstream.agents.a3_nli_gate import asking_parts
 from ragstream.agents.a4_condenser import condense, condense_offline, nothing_to_condense, render_sctx, uncovered
 from ragstream.agents.a4_support import SupportCheck
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A4Report, LLMOutcomes, Stage, SuperPrompt

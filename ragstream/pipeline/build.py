@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ragstream.projects import project_paths
+from ragstream.rendering.builder import build
 from ragstream.rendering.excerpts import Sources
-from ragstream.rendering.prompt import build
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import BuildReport, SuperPrompt
 
@@ -12,4 +12,5 @@ from ragstream.state import BuildReport, SuperPrompt
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[BuildReport]:
     project = env.context.project or sp.extras.project
     root = project_paths(env.services.settings, project).source_dir() if project else None
-    return build(sp, env.services.budget, Sources(root, env.services.settings))
+    blocks, report = build(sp, env.services.budget, Sources(root, env.services.settings))
+    return StageOutput(updates=dict(blocks), report=report)

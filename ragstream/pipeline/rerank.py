@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragstream.pipeline.retrieval import project_of
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import rerank
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import RerankReport, Stage, SuperPrompt

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ragstream.agents.planner import decide
 from ragstream.errors import RetrievalError
 from ragstream.ingestion.manifest import indexed_project
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import ProjectTool, query_pieces, retrieve
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
 from ragstream.stage_io import StageEnv, StageOutput

@@ -235,6 +235,9 @@ class A3Report(Report):
     uncovered: list[str] = Field(default_factory=list)
     llm: LLMOutcomes | None = None
     overruled: str = ""  # the stated rule that resolved a disagreement between the model and the offline evidence
+    # With a model, who decided each candidate: "model", "evidence (strong)" / "evidence (weak)" (outside the
+    # band the model decides in, not asked), "offline fallback", "model, overruled by rule", "duplicate".
+    judged_by: dict[str, str] = Field(default_factory=dict)
 
 
 class LineEvidence(Report):

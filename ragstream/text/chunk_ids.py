@@ -67,3 +67,21 @@ def citations(text: str) -> list[str]:
 def uncite(line: str, drop: set[str] | frozenset[str]) -> str:
     """`line` without its citations of `drop`, spaces closed up."""
     return " ".join(CITATION.sub(lambda m: "" if m.group(1) in drop else m.group(0), line).split())
+
+
+def prune_citations(text: str, keep: set[str] | frozenset[str] | list[str]) -> tuple[str, list[str]]:
+    """`text` with its citations of ids not in `keep` removed, and the lines withdrawn because none was left:
+    a line that cites only what the prompt does not show asserts what nothing in it supports."""
+    kept = set(keep)
+    lines: list[str] = []
+    withdrawn: list[str] = []
+    for line in text.split("\n"):
+        cited = citations(line)
+        gone = [cid for cid in cited if cid not in kept]
+        if not gone:
+            lines.append(line)
+        elif len(gone) == len(cited):
+            withdrawn.append(line)
+        else:
+            lines.append(uncite(line, set(gone)))
+    return "\n".join(lines), withdrawn

@@ -19,6 +19,9 @@ class EndpointGate:
         self._slots = threading.BoundedSemaphore(max_in_flight)
         self._lock = threading.Lock()
         self._open_at = 0.0
+        # Set once a call has been answered: until then an attempt gets the first-call deadline (a local
+        # server's first call loads the model).
+        self.answered = False
 
     @contextmanager
     def turn(self) -> Iterator[None]:

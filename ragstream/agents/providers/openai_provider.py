@@ -2,8 +2,12 @@
 
 Retries are ours, not the SDK's, and the only retry layer in RAGstream (graph nodes do not retry):
 their number, jittered exponential backoff and Retry-After handling follow settings, and every
-attempt has a deadline. Calls pass an endpoint gate shared by the process (see `endpoint_gate`). Error messages are
-redacted: the key never leaves.
+attempt has a deadline. Until an endpoint has answered once in this process its deadline is
+`llm.first_call_timeout_s` (a local server's first call can take minutes: it loads or warms the
+model). A time-out is not a transient error to hammer: sending the same request again at the same
+deadline to a server still busy with the first would time out the same way, so it is retried at most
+`llm.timeout_retries` times, each with twice the deadline. Calls pass an endpoint gate shared by the
+process (see `endpoint_gate`). Error messages are redacted: the key never leaves.
 """
 
 from __future__ import annotations
@@ -78,13 +82,13 @@ class OpenAIProvider:
             self._modes.put(key, mode)
         return mode
 
-    def _probe_once(self, model: str, response_format: dict[str, Any]) -> str | None:
+    def _probe_once(self, model: str, fmt: dict[str, Any]) -> str | None:
         """The probe's reply text, or None when the server refuses this response format."""
-        chat = self._model(model, 0.0, 24).model_copy(update={"disable_streaming": True})
         try:
             reply = self._with_retries(
                 model,
-                lambda: chat.invoke(PROBE_MESSAGES, config={"tags": ["nostream"]}, response_format=response_format),
+                lambda timeout: self._model(model, 0.0, 24, timeout).model_copy(update={"disable_streaming": True}),
+                lambda chat: chat.invoke(PROBE_MESSAGES, config={"tags": ["nostream"]}, response_format=fmt),
             )
         except LLMCallError as exc:
             if exc.status is not None and 400 <= exc.status < 600 and exc.status != 429:
@@ -92,12 +96,12 @@ class OpenAIProvider:
             raise
         return reply.text
 
-    def _model(self, model: str, temperature: float, max_tokens: int | None) -> ChatOpenAI:
+    def _model(self, model: str, temperature: float, max_tokens: int | None, timeout: float) -> ChatOpenAI:
         return ChatOpenAI(
             model=model,
             api_key=self._key or _NO_KEY,
             base_url=self.settings.base_url,
-            timeout=self.settings.timeout_s,
+            timeout=timeout,
             max_retries=0,
             temperature=temperature,
             max_tokens=max_tokens,
@@ -127,13 +131,18 @@ class OpenAIProvider:
     ) -> LLMResponse:
         # An agent's structured reply is not for a reader: one whole response, kept out of LangGraph's
         # token stream (a `messages` stream would otherwise make LangChain stream it).
-        chat = self._model(model, temperature, max_tokens).model_copy(update={"disable_streaming": True})
         mode = self.structured_mode(model) if response_format else "json_schema"
         fmt = response_format_for(mode, strip_extensions(response_format))
         if response_format and mode != "json_schema":
             messages = with_schema_in_prompt(messages, strip_extensions(response_format["json_schema"]["schema"]))
         kwargs: dict[str, Any] = {"response_format": fmt} if fmt else {}
-        return self._with_retries(model, lambda: chat.invoke(messages, config={"tags": ["nostream"]}, **kwargs))
+        return self._with_retries(
+            model,
+            lambda timeout: self._model(model, temperature, max_tokens, timeout).model_copy(
+                update={"disable_streaming": True}
+            ),
+            lambda chat: chat.invoke(messages, config={"tags": ["nostream"]}, **kwargs),
+        )
 
     def stream(
         self,
@@ -144,9 +153,8 @@ class OpenAIProvider:
         on_token: Callable[[str], None],
     ) -> LLMResponse:
         """Stream the answer token by token; a transient failure before the first token is retried."""
-        chat = self._model(model, temperature, max_tokens).model_copy(update={"stream_usage": True})
 
-        def run() -> AIMessage:
+        def run(chat: ChatOpenAI) -> AIMessage:
             merged = None
             for chunk in chat.stream(messages):
                 text = chunk.content if isinstance(chunk.content, str) else ""
@@ -159,23 +167,55 @@ class OpenAIProvider:
                 response_metadata=merged.response_metadata if merged else {},
             )
 
-        return self._with_retries(model, run)
+        return self._with_retries(
+            model,
+            lambda timeout: self._model(model, temperature, max_tokens, timeout).model_copy(
+                update={"stream_usage": True}
+            ),
+            run,
+        )
 
-    def _with_retries(self, model: str, attempt_call: Callable[[], AIMessage]) -> LLMResponse:
-        """Transient failures are retried `max_retries` times; rate limits are waited out.
+    def _deadline(self) -> float:
+        """An attempt's deadline: longer until the endpoint has answered once (its first call loads the model)."""
+        first = self.settings.first_call_timeout_s
+        if first is None or self.gate.answered:
+            return self.settings.timeout_s
+        return max(first, self.settings.timeout_s)
+
+    def _with_retries(
+        self, model: str, chat_for: Callable[[float], ChatOpenAI], attempt_call: Callable[[ChatOpenAI], AIMessage]
+    ) -> LLMResponse:
+        """Transient failures are retried `max_retries` times; rate limits are waited out; time-outs are
+        retried `timeout_retries` times (within `max_retries`), each with twice the deadline before.
 
         A 429 is the server saying "later", not "broken": it does not use up a retry while the call
         has been waiting less than `rate_limit_patience_s`, and it closes the endpoint's gate for
         every session in the process until the Retry-After has passed.
         """
         allowed = self.settings.max_retries + 1
+        chats = {self._deadline(): chat_for(self._deadline())}  # a client per deadline, the first built up front
         started = time.monotonic()
-        failures = limited = 0
+        failures = limited = timeouts = 0
+        deadlines: list[float] = []
         while True:
-            outcome, hint = self._attempt(model, attempt_call, failures + limited + 1)
+            deadline = deadlines[-1] * 2 if timeouts else self._deadline()
+            chat = chats.get(deadline) or chats.setdefault(deadline, chat_for(deadline))
+            outcome, hint = self._attempt(model, attempt_call, chat, failures + limited + 1, deadline)
             if isinstance(outcome, AIMessage):
+                self.gate.answered = True
                 return self._response(outcome, model, failures + limited + 1, time.monotonic() - started)
             error = outcome
+            if isinstance(error, LLMTimeoutError):
+                deadlines.append(deadline)
+                timeouts += 1
+                if timeouts > self.settings.timeout_retries or failures + 1 >= allowed:
+                    waited = ", then ".join(f"{d:g}s" for d in deadlines)
+                    plural = "s" if timeouts > 1 else ""
+                    error.args = (f"{model}: no answer within {waited} ({timeouts} attempt{plural})",)
+                    raise error
+                log.info("llm timed out after %gs; retrying with %gs", deadline, deadline * 2)
+                failures += 1
+                continue
             if error.status == 429:
                 delay = self._backoff(limited, hint)
                 limited += 1
@@ -196,14 +236,19 @@ class OpenAIProvider:
             time.sleep(delay)
 
     def _attempt(
-        self, model: str, attempt_call: Callable[[], AIMessage], attempt: int
+        self,
+        model: str,
+        attempt_call: Callable[[ChatOpenAI], AIMessage],
+        chat: ChatOpenAI,
+        attempt: int,
+        deadline: float,
     ) -> tuple[AIMessage | LLMCallError, float | None]:
         """One call through the endpoint's gate: the reply, or the retryable error and any Retry-After."""
         try:
             with self.gate.turn():
-                return attempt_call(), None
+                return attempt_call(chat), None
         except openai.APITimeoutError:
-            return LLMTimeoutError(f"{model}: no answer within {self.settings.timeout_s:g}s", attempts=attempt), None
+            return LLMTimeoutError(f"{model}: no answer within {deadline:g}s", attempts=attempt), None
         except openai.APIConnectionError as exc:
             return LLMCallError(
                 f"{model}: cannot connect to {self.endpoint}: {self._safe(str(exc))}", attempts=attempt

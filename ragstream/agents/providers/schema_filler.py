@@ -7,7 +7,7 @@
   to the field's name and description, in their original order (`x-source` limits the sentences to
   one input key);
 - arrays of strings: those sentences one per item; numbers, booleans, objects: minimal valid values;
-- fields with `x-cues` or `x-explains`: by the keyword rules (keyword_rules.py), where a judgment
+- fields with `x-cues`, `x-states` or `x-explains`: by the keyword rules (keyword_rules.py), where a judgment
   must rest on the user's own words rather than on similarity.
 
 The output always validates against the schema and is the same for the same payload.
@@ -40,7 +40,7 @@ class SchemaFiller:
     def fill_object(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
         props: dict[str, Any] = schema.get("properties", {})
         whole = flatten(payload)
-        needs_vectors = any("x-cues" not in p and "x-explains" not in p for p in props.values())
+        needs_vectors = any(not {"x-cues", "x-states", "x-explains"} & set(p) for p in props.values())
         units = sentences(whole)
         unit_vectors = self.embedder.embed(units) if units and needs_vectors else None
         doc_vector = self.embedder.embed([whole[:4000]])[0] if whole.strip() and needs_vectors else None
@@ -48,7 +48,7 @@ class SchemaFiller:
         evidence: dict[str, str] = {}
         taken: set[str] = set()
         for name, prop in props.items():
-            if "x-cues" in prop and "enum" in prop:
+            if ("x-cues" in prop or "x-states" in prop) and "enum" in prop:
                 out[name], evidence[name] = cued_choice(prop, payload)
             elif "x-cues" in prop:
                 out[name] = cued_sentences(prop, payload, taken)

@@ -8,12 +8,12 @@ import os
 import sys
 from collections.abc import Callable
 
-from ragstream.app.cli import models, projects, run, serve, stages, threads
+from ragstream.app.cli import eval, models, projects, run, serve, stages, threads
 from ragstream.errors import RagstreamError
 from ragstream.settings import Settings, load_settings
 
 # The command groups, in the order `ragstream --help` lists their commands.
-GROUPS = (stages, projects, run, threads, serve, models)
+GROUPS = (stages, projects, run, eval, threads, serve, models)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -46,7 +46,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     def progress(phase: str, done: int, total: int) -> None:
         if phase not in bars:
             unit = "file" if phase == "scan" else "chunk"
-            bars[phase] = tqdm(total=total, unit=unit, desc=phase, disable=args.quiet, file=sys.stderr)
+            # disable=None: no bar unless stderr is a terminal, so a pipe or a log gets no carriage returns
+            # or escape codes (the summary on stdout says what was done)
+            bars[phase] = tqdm(
+                total=total, unit=unit, desc=phase, disable=True if args.quiet else None, file=sys.stderr
+            )
         bars[phase].update(done - bars[phase].n)
 
     try:
