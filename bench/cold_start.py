@@ -1,5 +1,6 @@
-"""Cold start: how long a user waits for `ragstream --help`, `ragstream run` on an ingested project, and
-`ragstream demo` (an unchanged re-ingest of the sample, then the same run).
+"""Cold start: how long a user waits for `ragstream --help`, `ragstream run` on an ingested project (to its
+first stage event and to the end), and `ragstream demo` (an unchanged re-ingest of the sample, then the
+same run), beside the floor no RAGstream code can go below: a bare `import langgraph.graph`.
 
 Each figure is the wall time of a fresh process (the median of several), with the local provider and
 the embedding model already exported (as after the first run or `ragstream models prepare`), and its
@@ -7,6 +8,9 @@ CPU time (user + system, the median): on a shared machine the wall time mostly m
 a core, the CPU time what the command itself costs. Also lists which modules `ragstream run` imported
 that a local run does not use (none should be), and whether it imported LangSmith: LangGraph imports
 LangChain Core's tracers, which import the LangSmith SDK at module level (see README, "Capacity").
+
+The first stage event is the first "stage ... done" line `ragstream -v run` logs (PreProcessing's); its CPU
+time is read from /proc at that moment.
 
 Run: python bench/cold_start.py [--runs 5] [--work data/bench-cold]
 """
@@ -57,6 +61,22 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, subpro
     return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done
 
 
+def to_first_stage(command: list[str], env: dict[str, str]) -> tuple[float, float, object]:
+    """Wall and CPU seconds of a `-v` run until it logs its first finished stage (then it runs to its end)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    assert proc.stderr is not None
+    wall = cpu = None
+    for line in proc.stderr:
+        if wall is None and " stage " in f" {line}" and " done in " in line:
+            wall = time.perf_counter() - started
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    if proc.wait() != 0 or wall is None or cpu is None:
+        raise SystemExit(f"{' '.join(command)} failed or logged no stage")
+    return wall, cpu, None
+
+
 def figure(name: str, samples: list[tuple[float, float, object]]) -> str:
     walls, cpus = [s[0] for s in samples], [s[1] for s in samples]
     return (
@@ -74,13 +94,21 @@ def main() -> None:
     cli = [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(args.work)]
     timed([*cli, "demo"], env)  # ingest the sample project and export the model once
     run = [*cli, "run", "--project", "sample", "--file", str(ROOT / "examples" / "prompt.md")]
+    floors = [timed([sys.executable, "-c", "import langgraph.graph"], env) for _ in range(args.runs)]
     helps = [timed([*cli, "--help"], env) for _ in range(args.runs)]
+    verbose = [sys.executable, "-m", "ragstream.app.cli", "-v", *run[3:]]
+    firsts = [to_first_stage(verbose, env) for _ in range(args.runs)]
     runs = [timed(run, env) for _ in range(args.runs)]
     demos = [timed([*cli, "demo"], env) for _ in range(args.runs)]
     _, _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
     lines = probe.stderr.strip().splitlines()
+    print(figure("import langgraph.graph (the floor)", floors))
     print(figure("ragstream --help", helps))
+    print(figure("ragstream run to its first stage event", firsts))
     print(figure("ragstream run (ingested project, local provider)", runs))
+    floor = statistics.median(s[1] for s in floors)
+    for name, samples in (("--help", helps), ("run, first stage", firsts), ("run, to the end", runs)):
+        print(f"above the floor, {name}: {statistics.median(s[1] for s in samples) - floor:.2f} s CPU")
     print(figure("ragstream demo (sample already ingested)", demos))
     print(f"unused modules imported by run: {lines[-2].removeprefix('heavy: ')}; {lines[-1]}")
 

@@ -32,6 +32,7 @@ from ragstream.text.chunk_ids import CITATION, source_of
 SUITES = Path("/work/shared/eval")
 _HEADING = re.compile(r"^(?:#+\s|\*\*[^*]+\*\*:?$|__[^_]+__:?$)")
 _LINK = re.compile(r"^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$")
+_LINKED = re.compile(r"\[[^\]]*\]\([^)]*\)|<?https?://\S+>?")
 _CROSS = re.compile(r"^(?:see|refer to)\b|\b(?:table|example|list|diagram) (?:below|above)\b", re.IGNORECASE)
 _FILLER = re.compile(r"none found|nothing found", re.IGNORECASE)
 
@@ -49,6 +50,7 @@ class Tally:
     lines: int = 0
     bad: dict[str, int] = field(default_factory=lambda: {"heading": 0, "link": 0, "cross-ref": 0, "lead-in": 0})
     filler: int = 0
+    where: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("in a condensed excerpt", "not in one"), 0))
     first5: list[int] = field(default_factory=lambda: [0, 0])
     seconds: list[float] = field(default_factory=list)
 
@@ -60,8 +62,8 @@ class Tally:
         median = statistics.median(self.seconds) if self.seconds else 0.0
         return (
             f"{name}: {self.cases} cases | condensed_must_contain carried {share(self.must)} | key facts in condensed "
-            f"{share(self.key_condensed)}, in prompt {share(self.key_prompt)} | answering file in first 5 "
-            f"{share(self.first5)} | cited lines {self.lines}: {bad} | filler lines {self.filler} | "
+            f"{share(self.key_condensed)} (missed: {self.where}), in prompt {share(self.key_prompt)} | answering "
+            f"file in first 5 {share(self.first5)} | cited lines {self.lines}: {bad} | filler lines {self.filler} | "
             f"run median {median:.2f} s"
         )
 
@@ -70,7 +72,7 @@ def kind_of(text: str) -> str:
     """Why a condensed line answers nothing on its own, or '' when it may."""
     if _HEADING.match(text):
         return "heading"
-    if _LINK.match(text):
+    if _LINK.match(text) or (_LINKED.search(text) and len(_LINKED.sub("", text).split()) < 4):
         return "link"
     if _CROSS.search(text):
         return "cross-ref"
@@ -107,7 +109,11 @@ def run_case(
         tally.must[1] += 1
         tally.must[0] += flat(phrase) in condensed
         missing += [] if flat(phrase) in condensed else [phrase]
+    by_id = sp.chunk_by_id()
+    given = flat(" ".join(by_id[cid].text for cid in sp.final_selection_ids if cid in by_id))
     for phrase in expect.get("key_facts", []):
+        if flat(phrase) not in condensed:
+            tally.where["in a condensed excerpt" if flat(phrase) in given else "not in one"] += 1
         tally.key_condensed[0] += flat(phrase) in condensed
         tally.key_prompt[0] += flat(phrase) in whole
         tally.key_condensed[1] += 1

@@ -215,6 +215,8 @@ def side_by_side(args: argparse.Namespace) -> int:
         print(f"  {name}: A3 request sizes {row['a3_sizes']}")
         if args.model_stages == "none":
             rows.append(row)
+            if args.json:
+                args.json.write_text(json.dumps(rows, indent=1, default=str))
             continue
         if args.model_stages == "all":
             sp_model, stage_ms, a3_calls = run_case(settings, project, prompt)

@@ -127,13 +127,13 @@ def langchain_ensemble(settings: Settings, project: str) -> Callable[[str], list
     from langchain_core.documents import Document
 
     from ragstream.embedding import RagstreamEmbeddings
-    from ragstream.ingestion.manifest import committed_generation
-    from ragstream.ingestion.snapshot import load_snapshot
+    from ragstream.ingestion.catalog import catalog_of, committed_snapshot
     from ragstream.ingestion.store import chroma_client, collection_name
     from ragstream.projects import project_paths
 
     paths = project_paths(settings, project)
-    snapshot = load_snapshot(paths.index_dir, committed_generation(paths.manifest_path))
+    snapshot = committed_snapshot(catalog_of(settings), paths)
+    assert snapshot is not None  # ingested just before
     documents = [Document(page_content=c.text, metadata={"chunk": c.id}) for c in snapshot.chunks]
     bm25 = BM25Retriever.from_documents(documents, k=100)
     chroma = Chroma(

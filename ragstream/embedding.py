@@ -233,7 +233,13 @@ def _cached(settings: EmbeddingSettings, models_dir: Path) -> Embedder:
     # Dynamic quantization scales activations per run, so the int8 variants run one text at a time: a
     # vector never depends on its neighbours (and on CPU, 1000-character chunks embed as fast one by one).
     batch_size = 1 if variant.endswith("int8") else settings.batch_size
-    return OnnxEmbedder(model_dir, onnx_path, batch_size, settings.max_input_tokens, settings.threads)
+    threads = settings.threads or available_cores()
+    return OnnxEmbedder(model_dir, onnx_path, batch_size, settings.max_input_tokens, threads)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which containers and `taskset` narrow)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def backend_variant(backend: str) -> Variant:

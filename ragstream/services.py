@@ -17,7 +17,7 @@ from ragstream.agents.llm_client import LLMClient
 from ragstream.agents.runner import AgentRunner
 from ragstream.chunking import Chunker
 from ragstream.embedding import Embedder, query_embedder
-from ragstream.memory.conversation import LOCAL_USER, ConversationMemory, local_store
+from ragstream.memory.conversation import LOCAL_USER, ConversationMemory, memory_store
 from ragstream.preprocessing import HeaderMapper
 from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.reranker import Reranker
@@ -91,7 +91,7 @@ class Services:
     def memory(self) -> ConversationMemory:
         """The local user's conversation memory (CLI, GUI, Python); a server run binds its own (`memory_of`)."""
         return ConversationMemory(
-            local_store(self.settings.data_dir), self.settings.memory, self.runner, self.budget, self.settings.secrets
+            memory_store(self.settings), self.settings.memory, self.runner, self.budget, self.settings.secrets
         )
 
     def memory_of(self, user: str | None, store: BaseStore | None) -> ConversationMemory:
@@ -99,7 +99,7 @@ class Services:
         if store is None and not user:
             return self.memory
         return ConversationMemory(
-            store or local_store(self.settings.data_dir),
+            store or memory_store(self.settings),
             self.settings.memory,
             self.runner,
             self.budget,

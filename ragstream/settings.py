@@ -50,7 +50,7 @@ class EmbeddingSettings(BaseModel):
     model_path: str | None = None
     max_input_tokens: int = Field(gt=8)
     batch_size: int = Field(gt=0)
-    threads: int = Field(default=2, gt=0)
+    threads: int | None = Field(default=None, gt=0)  # embedding workers; None: every core this process may use
     memo_entries: int = Field(default=4096, ge=0)  # vectors of recent query-time texts kept per process (0: none)
 
 
@@ -72,6 +72,8 @@ class IngestionSettings(BaseModel):
     ignore_files: bool = True  # honour .gitignore, .ignore and .ragstreamignore (`ingest --no-ignore` turns off)
     file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
+    # module:function yielding a LangChain VectorStore (see ingestion/store.py); langchain-chroma by default
+    vector_store: str = "ragstream.ingestion.store:chroma_vector_store"
 
 
 class ConfidenceSettings(BaseModel):
@@ -187,6 +189,8 @@ class CondenserSettings(BaseModel):
     min_tokens: int = Field(
         default=0, ge=0
     )  # ... or this many tokens, for short excerpts (where repeating costs little)
+    per_part: int = Field(default=2, gt=0)  # lines chosen by evidence for each clause of the ask, before any other
+    max_similarity: float = Field(default=0.9, ge=-1.0, le=1.0)  # a line this close (cosine) to a chosen one repeats it
     support: SupportSettings
 
 
@@ -332,6 +336,7 @@ class Settings(BaseModel):
     server: ServerSettings = Field(default_factory=ServerSettings)
     checkpoint_url: str | None = None
     chroma_url: str | None = None
+    database_url: str | None = None  # PostgreSQL shared by a deployment's machines: index, manifests, users, memory
     models_path: Path | None = None
 
     @model_validator(mode="after")
@@ -400,6 +405,7 @@ _ENV_OVERRIDES: dict[str, tuple[tuple[str, ...], ...]] = {
     "OPENAI_BASE_URL": (("llm", "base_url"), ("embedding", "base_url")),
     "RAGSTREAM_CHECKPOINT_URL": (("checkpoint_url",),),
     "RAGSTREAM_CHROMA_URL": (("chroma_url",),),
+    "RAGSTREAM_DATABASE_URL": (("database_url",),),
     "RAGSTREAM_MODELS_DIR": (("models_path",),),
 }
 

@@ -1,9 +1,9 @@
 """The users of a shared LangGraph server: names, the projects each may use, their bearer tokens.
 
-Kept in `<data root>/users.json`. A token is shown once, when the user is added, and stored only as
-its SHA-256 (a token is 256 random bits, so a fast hash is as good as a slow one); a presented token
-is compared with every stored digest in constant time. Local use (CLI, GUI, Python) has no users: it
-is the one local user and needs no token.
+Kept in `<data root>/users.json`, or in PostgreSQL when `database_url` is set. A token is shown once,
+when the user is added, and stored only as its SHA-256 (a token is 256 random bits, so a fast hash is
+as good as a slow one); a presented token is compared with every stored digest in constant time. Local
+use (CLI, GUI, Python) has no users: it is the one local user and needs no token.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from ragstream.atomic import write_atomic
 from ragstream.errors import InputError, ProjectError
+from ragstream.postgres import connection
 from ragstream.projects import validate_project_name
 from ragstream.settings import Settings
 
@@ -52,11 +53,16 @@ def _digest(token: str) -> str:
 
 
 class UserRegistry:
+    """Users in `<data root>/users.json` (one machine); `PostgresUsers` keeps them in a deployment's database."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @classmethod
     def of(cls, settings: Settings) -> UserRegistry:
+        """PostgreSQL when `database_url` is set (every server of a deployment sees the same users), else the file."""
+        if settings.database_url:
+            return PostgresUsers(settings.database_url)
         return cls(settings.data_dir / "users.json")
 
     def _read(self) -> dict[str, dict[str, Any]]:
@@ -66,24 +72,35 @@ class UserRegistry:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def _insert(self, name: str, row: dict[str, Any]) -> bool:
+        """Store a new user; False when the name is taken."""
+        users = self._read()
+        if name in users:
+            return False
+        users[name] = row
+        write_atomic(self.path, json.dumps(users, indent=1))
+        self.path.chmod(0o600)
+        return True
+
+    def _delete(self, name: str) -> bool:
+        users = self._read()
+        if users.pop(name, None) is None:
+            return False
+        write_atomic(self.path, json.dumps(users, indent=1))
+        return True
+
     def add(self, name: str, projects: list[str]) -> str:
         """Create the user and return their bearer token (shown once, never stored in clear)."""
         validate_user_name(name)
-        users = self._read()
-        if name in users:
-            raise InputError(f"user '{name}' exists: remove it first to issue a new token")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        users[name] = {"token_sha256": _digest(token), "projects": sorted({validate_project_name(p) for p in projects})}
-        write_atomic(self.path, json.dumps(users, indent=1))
-        self.path.chmod(0o600)
+        row = {"token_sha256": _digest(token), "projects": sorted({validate_project_name(p) for p in projects})}
+        if not self._insert(name, row):
+            raise InputError(f"user '{name}' exists: remove it first to issue a new token")
         return token
 
     def remove(self, name: str) -> None:
-        users = self._read()
-        if name not in users:
+        if not self._delete(name):
             raise InputError(f"no user '{name}'")
-        del users[name]
-        write_atomic(self.path, json.dumps(users, indent=1))
 
     def list(self) -> list[User]:
         return [User(name, tuple(row.get("projects", []))) for name, row in sorted(self._read().items())]
@@ -100,6 +117,32 @@ class UserRegistry:
             if hmac.compare_digest(presented, str(row.get("token_sha256", ""))):
                 found = User(name, tuple(row.get("projects", [])))
         return found
+
+
+class PostgresUsers(UserRegistry):
+    """The users in PostgreSQL's `ragstream_user` table: same rows, same digests, shared by every machine."""
+
+    def __init__(self, url: str) -> None:  # no file: the base class's file primitives are all replaced
+        self.url = url
+        with connection(url) as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS ragstream_user (name text PRIMARY KEY, row jsonb NOT NULL)")
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        with connection(self.url) as conn:
+            return {str(r["name"]): dict(r["row"]) for r in conn.execute("SELECT name, row FROM ragstream_user")}
+
+    def _insert(self, name: str, row: dict[str, Any]) -> bool:
+        with connection(self.url) as conn:
+            from psycopg.types.json import Jsonb
+
+            done = conn.execute(
+                "INSERT INTO ragstream_user VALUES (%s, %s) ON CONFLICT (name) DO NOTHING", (name, Jsonb(row))
+            )
+            return bool(done.rowcount == 1)
+
+    def _delete(self, name: str) -> bool:
+        with connection(self.url) as conn:
+            return bool(conn.execute("DELETE FROM ragstream_user WHERE name = %s", (name,)).rowcount == 1)
 
 
 def require_project(settings: Settings, user: str | None, project: str | None) -> None:

@@ -241,11 +241,18 @@ def test_offline_condensing_names_definitions_and_never_copies_code(settings, co
     )
     assert lines, "a relevant definition is named"
     assert all(line.cue == "definition" and line.section == "facts" for line in lines)
-    get = next(line for line in lines if "`Store.Get`" in line.text)
-    assert get.text == "method `Store.Get` (store.go:10-17): Get returns the value stored under key."
-    assert all(
-        re.fullmatch(r"\w+ `[\w.]+` \([\w./]+:\d+(-\d+)?\)( \(part shown\))?(: .+)?", line.text) for line in lines
+    get = next(line for line in lines if "`Store.Get(" in line.text)
+    # what the definition does: its signature from the name on, where it is, its doc comment's first sentence
+    assert (
+        get.text
+        == "method `Store.Get(key string) (int, error)` (store.go:10-17): Get returns the value stored under key."
     )
+    assert all(
+        re.fullmatch(r"\w+ `[\w.]+[^`]*` \([\w./]+:\d+(-\d+)?\)( \(part shown\))?(: .+)?", line.text) for line in lines
+    )
+    assert len({re.match(r"[\w.]+", line.text.split("`")[1]).group() for line in lines}) == len(
+        lines
+    )  # each definition named once
     stripped = [
         c.model_copy(update={"metadata": {k: v for k, v in c.metadata.items() if k != "symbols"}}) for c in chunks
     ]

@@ -187,6 +187,16 @@ def test_bad_folder_suite_is_refused_with_one_line_and_changes_nothing(
     _nothing_created(data)
 
 
+def test_a_project_holding_other_documents_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    (data / "doc_raw" / "mine").mkdir(parents=True)
+    (data / "doc_raw" / "mine" / "notes.md").write_text("My own notes.\n", encoding="utf-8")
+    suite = _folder_suite(tmp_path / "suite")
+    code, _, err = _eval(data, capsys, str(suite), "--project", "mine")
+    assert code == 2 and "project 'mine' holds other documents" in err
+    assert [p.name for p in (data / "doc_raw" / "mine").iterdir()] == ["notes.md"] and not (data / "chroma_db").exists()
+
+
 def test_bad_jsonl_and_beir_suites_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "a.md").write_text("Alpha.\n", encoding="utf-8")

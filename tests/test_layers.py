@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
         "strategies",
         "deferred_imports",
         "heap_snapshots",
+        "postgres",
     },
     {"state"},
     {"stages", "embedding", "chunking", "code", "stage_io"},

@@ -1,21 +1,28 @@
-"""The same end-to-end run on existing engines: PostgreSQL checkpoints and a Chroma server."""
+"""The same end-to-end run on existing engines: PostgreSQL checkpoints and a Chroma server; and a deployment
+with no shared folder: one ingest worker and two query processes on three data roots, sharing only
+PostgreSQL (index generations, manifest, checkpoints, memory) and the Chroma server (the vector store)."""
 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragstream.app.controller import AppController
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
+from ragstream.rendering.styles import export_prompt
 from ragstream.services import Services
 from ragstream.settings import load_settings
 from tests.fixtures_docs import make_project
@@ -112,3 +119,175 @@ def test_postgres_checkpoints_and_chroma_server_give_the_same_prompt(
 
     settings = load_settings(overrides={"checkpoint_url": postgres_url})
     assert isinstance(open_checkpointer(settings), PostgresSaver)
+
+
+REPO = Path(__file__).resolve().parents[1]
+ROTATION = "# Key rotation\n\nThe signing key rotates every 90 days; the cron job keyrotor does it.\n"
+ASK_ROTATION = "# Task\nHow often does the signing key rotate, and what rotates it?"
+ARCHIVE = "# Archive\n\nOld exports move to cold storage after 400 days; the job coldmover does it.\n"
+ASK_ARCHIVE = "# Task\nWhen do old exports move to cold storage, and which job moves them?"
+
+
+class QueryProcess:
+    """`ragstream mcp` on its own data root, spoken to in MCP's JSON-RPC over stdio (so the test holds its pid)."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(root), "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=REPO,
+            text=True,
+        )
+        self.next_id = 0
+        self.call(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        )
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> int:
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        wanted = self.request(method, params)
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            message = json.loads(line)
+            if message.get("id") == wanted:
+                assert "error" not in message, message
+                return message["result"]
+        raise AssertionError(f"the query process exited ({self.proc.poll()}) before answering")
+
+    def final_prompt(self, prompt: str) -> str:
+        result = self.call(
+            "tools/call", {"name": "build_superprompt", "arguments": {"prompt": prompt, "project": "demo"}}
+        )
+        assert not result.get("isError"), result
+        return str(result["structuredContent"]["prompt"])
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _ingest(root: Path, docs: Path, env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(root), "ingest", "demo", "--path", str(docs)],
+        env=env,
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _generation_files(root: Path, generation: int) -> dict[str, bytes]:
+    folder = root / "chroma_db" / "demo" / "index" / f"g{generation:06d}"
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _embedded_prompts(tmp_path: Path, docs: Path, prompts: list[str]) -> list[str]:
+    """The same prompts on the embedded default (one data root, no servers), after the same ingest."""
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "embedded"), "llm.provider": "local"})
+    IngestionManager(settings).ingest("demo", source=docs)
+    ctl = AppController(settings, checkpointer=open_checkpointer(settings), services=Services(settings))
+    return [export_prompt(ctl.run_full_pipeline(p, project="demo", pause_after="none"), "markdown") for p in prompts]
+
+
+def test_a_deployment_shares_no_folder(postgres_url: str, chroma_url: str, tmp_path: Path) -> None:
+    """An ingest worker and two query processes on three data roots: identical final prompts, a re-ingest seen
+    by both without a restart, one killed while loading a new generation and the other still serving."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HF_HUB_OFFLINE": "1",
+        "RAGSTREAM_LLM_PROVIDER": "local",
+        "RAGSTREAM_DATABASE_URL": postgres_url,
+        "RAGSTREAM_CHROMA_URL": chroma_url,
+    }
+    env.pop("RAGSTREAM_DATA_DIR", None)
+    docs = make_project(tmp_path / "docs", awkward=False)
+    worker, first, second = tmp_path / "worker", tmp_path / "query-a", tmp_path / "query-b"
+    _ingest(worker, docs, env)
+    a, b = QueryProcess(first, env), QueryProcess(second, env)
+    try:
+        embedded = _embedded_prompts(tmp_path / "before", docs, [PROMPT, ASK_ROTATION])
+        assert [a.final_prompt(PROMPT), a.final_prompt(ASK_ROTATION)] == embedded
+        assert [b.final_prompt(PROMPT), b.final_prompt(ASK_ROTATION)] == embedded
+        assert "keyrotor" not in embedded[1]
+        for root in (first, second):  # each holds a downloaded copy of the generation, nothing else of the index
+            assert not (root / "chroma_db" / "demo" / "manifest.json").exists()
+            assert _generation_files(root, 1) == _generation_files(worker, 1)  # the same bytes: the same scores
+
+        (docs / "rotation.md").write_text(ROTATION, encoding="utf-8")
+        _ingest(worker, docs, env)  # the query processes are not told
+        rotation = a.final_prompt(ASK_ROTATION)
+        assert "keyrotor" in rotation and 'excerpt source="rotation.md"' in rotation
+        assert b.final_prompt(ASK_ROTATION) == rotation
+        assert _embedded_prompts(tmp_path / "after", docs, [ASK_ROTATION]) == [rotation]
+
+        (docs / "archive.md").write_text(ARCHIVE, encoding="utf-8")
+        _ingest(worker, docs, env)
+        pending = a.request(
+            "tools/call", {"name": "build_superprompt", "arguments": {"prompt": ASK_ARCHIVE, "project": "demo"}}
+        )
+        index = first / "chroma_db" / "demo" / "index"
+        deadline = time.monotonic() + 120  # a bound on waiting for the download to start, not a speed assertion
+        while time.monotonic() < deadline and not any(index.glob(".download-*")) and not (index / "g000003").exists():
+            time.sleep(0.005)
+        a.proc.send_signal(signal.SIGKILL)  # mid-load: its query for generation 3 is in flight
+        assert a.proc.wait(timeout=30) == -signal.SIGKILL and pending
+        archive = b.final_prompt(ASK_ARCHIVE)
+        assert "coldmover" in archive
+        restarted = QueryProcess(first, env)  # the killed root recovers: a half-written download is discarded
+        try:
+            assert restarted.final_prompt(ASK_ARCHIVE) == archive
+            assert not any(index.glob(".download-*"))
+        finally:
+            restarted.close()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_users_and_memory_live_in_postgres(postgres_url: str, tmp_path: Path) -> None:
+    """Two data roots on one database: a user added on one authenticates on the other, and the local user's
+    memory written by one is read by the other (LangGraph's PostgresStore)."""
+    from ragstream.memory.conversation import LOCAL_USER, memory_store, namespace
+    from ragstream.users import PostgresUsers, UserRegistry
+
+    one, other = (
+        load_settings(overrides={"data_dir": str(tmp_path / name), "database_url": postgres_url})
+        for name in ("one", "other")
+    )
+    token = UserRegistry.of(one).add("alice", ["demo"])
+    found = UserRegistry.of(other).authenticate(token)
+    assert isinstance(UserRegistry.of(other), PostgresUsers) and found is not None and found.projects == ("demo",)
+    assert not (tmp_path / "one" / "users.json").exists()
+    memory_store(one).put(namespace(LOCAL_USER, "demo", "memory"), "state", {"summary": "shared"})
+    read = (  # another process on the other data root
+        "from ragstream.memory.conversation import LOCAL_USER, memory_store, namespace\n"
+        "from ragstream.settings import load_settings\n"
+        f"settings = load_settings(overrides={{'data_dir': {str(tmp_path / 'other')!r}}})\n"
+        "print(memory_store(settings).get(namespace(LOCAL_USER, 'demo', 'memory'), 'state').value['summary'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAGSTREAM_DATABASE_URL": postgres_url}
+    done = subprocess.run([sys.executable, "-c", read], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "shared" and not (tmp_path / "other" / "memory").exists()
+    UserRegistry.of(one).remove("alice")
+    assert UserRegistry.of(other).get("alice") is None

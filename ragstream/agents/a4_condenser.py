@@ -1,15 +1,15 @@
 """A4 Condenser: the selected chunks, within a token budget, condensed into S_CTX_MD.
 
-S_CTX_MD has three parts (Facts, Constraints, Open issues); every line cites the chunk ids it
-rests on. With an LLM, citations the model gives are checked against the selection; a line without
-a valid citation is matched to the chunk that contains it (or shares most words with it), and a line
-that matches nothing is dropped as unsupported. Each cited line is then checked against the sentences
-of the chunks it cites (names, numbers, negation, an evidence score: `a4_support`), and one they do
-not support is withheld, listed in the report with the reason. The model is never called without
-excerpts, and when its reply stays invalid or none of its lines passes, the offline extraction stands
-in. Offline, the lines are verbatim sentences extracted for the ask (`extractive`), each with its
-evidence. Either way, a line addressed to the answering model (an injected instruction, a role to play)
-is withheld and reported.
+S_CTX_MD has up to three parts (Facts, Constraints, Open issues; an empty one is left out); every line
+cites the chunk ids it rests on. With an LLM, citations the model gives are checked against the
+selection; a line without a valid citation is matched to the chunk that contains it (or shares most
+words with it), and a line that matches nothing is dropped as unsupported. Each cited line is then
+checked against the sentences of the chunks it cites (names, numbers, negation, an evidence score:
+`a4_support`), and one they do not support is withheld, listed in the report with the reason. The
+model is never called without excerpts, and when its reply stays invalid or none of its lines passes,
+the offline extraction stands in. Offline, the lines are verbatim sentences extracted answer first for
+each part of the ask (`extractive`), each with its evidence. Either way, a line addressed to the
+answering model (an injected instruction, a role to play) is withheld and reported.
 """
 
 from __future__ import annotations
@@ -17,14 +17,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
+from ragstream.agents.a3_nli_gate import weigh_all
 from ragstream.agents.a4_support import SupportCheck
-from ragstream.agents.extractive import Line, condense_extractively
+from ragstream.agents.extractive import Evidence, Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.embedding import Embedder
 from ragstream.errors import AgentReplyError
 from ragstream.rendering.ask import normalized_ask
-from ragstream.settings import CondenserSettings
-from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, SuperPrompt
+from ragstream.settings import CondenserSettings, GateSettings
+from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, Span, SuperPrompt
 from ragstream.text.chunk_ids import citations, uncite
 from ragstream.token_budget import ContextBudget
 
@@ -85,8 +88,9 @@ NOT_COVERED = "The documents do not cover: "
 
 
 def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: Sequence[str] = ()) -> str:
-    """The three sections; the parts of the ask nothing covers come first among the Open issues, uncited
-    (they are the pipeline's finding, not a document's words)."""
+    """The sections that have lines (an empty one is left out: a "none found" line would only fill space);
+    the parts of the ask nothing covers come first among the Open issues, uncited (they are the
+    pipeline's finding, not a document's words)."""
     sections = {
         **sections,
         "open_issues": [(NOT_COVERED + part, []) for part in uncovered] + sections.get("open_issues", []),
@@ -94,7 +98,8 @@ def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: Seq
     blocks = []
     for key, title in SECTIONS:
         lines = [f"- {text}" + "".join(f" [{cid}]" for cid in ids) for text, ids in sections.get(key, [])]
-        blocks.append(f"### {title}\n" + ("\n".join(lines) if lines else "- none found in the selected excerpts"))
+        if lines:
+            blocks.append(f"### {title}\n" + "\n".join(lines))
     return "\n\n".join(blocks)
 
 
@@ -170,10 +175,11 @@ def condense(
             unsupported.append(line)
             reasons[line] = verdict.reason
     if not sections:
-        return offline(
+        text, ids, report = offline(
             f"none of the model's {len(seen)} lines rests on an excerpt it was given and says what it says; "
             "used offline extraction"
         )
+        return text, ids, report.model_copy(update={"unsupported_lines": unsupported, "reasons": reasons})
     report = A4Report(
         agent=f"{AGENT}/{version}",
         provider=call.reply.provider,
@@ -191,27 +197,43 @@ def condense(
 def within_share(
     lines: list[Line], kept: list[Chunk], budget: ContextBudget, settings: CondenserSettings
 ) -> list[Line]:
-    """The most relevant lines whose tokens stay within `condenser.max_share` of the excerpts' (in order).
+    """The lines that answer a part of the ask, then the most relevant per token of the others, whose tokens
+    stay within `condenser.max_share` of the excerpts' (in their order).
 
     Offline, a condensed line is a sentence quoted from an excerpt the prompt also carries in full: it
     earns its tokens by pointing at what answers the ask and filing it (Fact, Constraint, Open issue),
     not by repeating the excerpts, so it is bounded by a share of them (or `condenser.min_tokens`, for
-    short excerpts, where a few lines cost little). Every excerpt's best line comes before any second
-    line, so the lines point at each excerpt; within a round, the most relevant first.
+    short excerpts, where a few lines cost little). The answering (`core`) lines always stay: they are the
+    skeleton of the answer; the others fill what is left by relevance per token, not by what happens to fit.
     """
     allowance = max(settings.max_share * sum(budget.count(c.text) for c in kept), settings.min_tokens)
-    rank: dict[int, int] = {}
-    seen: dict[str, int] = {}
-    for i in sorted(range(len(lines)), key=lambda i: -lines[i].relevance):
-        rank[i] = seen[lines[i].chunk_id] = seen.get(lines[i].chunk_id, -1) + 1
-    chosen: set[int] = set()
-    used = 0
-    for i in sorted(range(len(lines)), key=lambda i: (rank[i], -lines[i].relevance)):  # each excerpt's best line first
-        cost = budget.count(f"- {lines[i].text} [{lines[i].chunk_id}]")
-        if used + cost <= allowance:
+    cost = [budget.count(f"- {line.text} [{line.chunk_id}]") for line in lines]
+    chosen = {i for i, line in enumerate(lines) if line.core}
+    used = sum(cost[i] for i in chosen)
+    for i in sorted(set(range(len(lines))) - chosen, key=lambda i: (-lines[i].relevance / max(cost[i], 1), i)):
+        if used + cost[i] <= allowance:
             chosen.add(i)
-            used += cost
+            used += cost[i]
     return [line for i, line in enumerate(lines) if i in chosen]
+
+
+def a3_evidence(settings: GateSettings, rarity: dict[str, float]) -> Evidence:
+    """A3's absolute evidence (`weigh_all`) as the offline condenser asks it: each candidate line's evidence
+    for one part of the ask, and whether A3 would keep a chunk on it."""
+
+    def evidence(part: str, texts: list[str], vectors: np.ndarray, part_vector: np.ndarray):
+        lines = [
+            Chunk(id=str(i), source_path="", sha256="", chunk_index=0, text=text, span=Span(start=0, end=len(text)))
+            for i, text in enumerate(texts)
+        ]
+        found = weigh_all([part], lines, vectors, part_vector[None, :], settings, rarity)
+        decisions = found.report.decisions
+        return (
+            [found.evidence.get(str(i), -1.0) for i in range(len(texts))],
+            [decisions[str(i)].decision == "keep" for i in range(len(texts))],
+        )
+
+    return evidence
 
 
 def condense_offline(
@@ -221,19 +243,22 @@ def condense_offline(
     budget: ContextBudget,
     settings: CondenserSettings,
     uncovered: Sequence[str] = (),
+    parts: Sequence[str] = (),
+    evidence: Evidence | None = None,
 ) -> tuple[str, list[str], A4Report]:
-    """Without a model: verbatim, cited sentences chosen for the prompt's query pieces (see `extractive`)."""
+    """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
+    relevant to the prompt's query pieces (see `extractive`)."""
     reserve = budget.count("\n".join(pieces))
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
-    evidence: list[LineEvidence] = []
+    recorded: list[LineEvidence] = []
     for line in within_share(
-        condense_extractively(pieces, kept, embedder.embed_together, settings), kept, budget, settings
+        condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence), kept, budget, settings
     ):
         _sort_in(sections, line.section, line.text, [line.chunk_id], withheld, [])
         if line.text not in withheld:
-            evidence.append(
+            recorded.append(
                 LineEvidence(section=line.section, chunk=line.chunk_id, relevance=line.relevance, cue=line.cue)
             )
     report = A4Report(
@@ -242,7 +267,7 @@ def condense_offline(
         budget=BudgetReport(**trim.as_dict(), method=budget.method),
         dropped_for_budget=trim.removed,
         withheld_lines=withheld,
-        lines=evidence,
+        lines=recorded,
         uncovered=list(uncovered),
     )
     return render_sctx(sections, uncovered), [c.id for c in kept], report

@@ -15,6 +15,7 @@ like sentences and filed under Facts; code indexed without definitions offers no
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,19 +27,34 @@ from ragstream.text.fences import FENCE_LINE
 from ragstream.text.phrases import phrase
 from ragstream.text.sentences import MARKDOWN, spans
 
-_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+")
+_MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
+# A bold or underlined label opening a piece ("**Note:** ...", "**If no DOI is issued:**"): never a line alone.
+_LABEL = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[:.]?(?:\s+|$)")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
 _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
 # Lines that are markup, not prose: HTML comments, rules and underlines (front matter's "---" too),
-# reStructuredText directives and field lists, table rows, shell and doctest prompts, a bare link.
+# reStructuredText directives and field lists, table rows, shell and doctest prompts, a bare link, a line
+# that is one HTML or JSX tag, an image (or the end of its alt text), a sequence diagram's arrow.
 _MARKUP = re.compile(
     r"<!--|-->|^\s*(?:-{3,}|={3,}|~{3,}|\*{3,}|\^{3,})\s*$|^\s*\.\.\s|^\s*:[\w -]+:|^\s*\||^\s*(?:>>>|\$\s|\.\.\.\s)"
-    r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)",
+    r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)|^\s*</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>\s*$"
+    r"|!\[|\]\([^)\s]+\.(?:svg|png|jpe?g|gif|webp)\)|-+>>|<<-+",
     re.MULTILINE,
 )
 # A paragraph that introduces literal text (reStructuredText "::", or a code directive): what follows is code.
 _LITERAL_INTRO = re.compile(r"::\s*$|^\.\.\s+(?:code|code-block|sourcecode|literalinclude|doctest)\b")
 _LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
+# A fenced block of at most three short lines right after a lead-in: the command or setting it introduces
+# (a plain block, its info string a language name at most: a directive such as {eval-rst} is markup, and so
+# is a template's {{#include ...}}).
+_SHORT_CODE = re.compile(
+    r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(`{3,}|~{3,})[\w+.-]*[ \t]*\n"
+    r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,3}?[ \t]*\1[ \t]*(?=\n|$)"
+)
+_LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|<?https?://\S+>?")
+_HEADER_END = re.compile(r"\s*(?::|\{|=>)\s*(?:#.*|//.*)?$")  # where a definition's header ends and its body starts
+_HEADER_LINES = 4
+MAX_SIGNATURE = 160
 MIN_WORDS = 4
 MAX_LIST_WORDS = 150  # a lead-in with more items than this is too long to be one line: the items stand alone
 
@@ -48,6 +64,7 @@ class Sentence:
     chunk: Chunk
     start: int  # span within chunk.text
     end: int
+    listed: bool = False  # a lead-in with the list or short code block it introduces: the items carry it
 
     @property
     def text(self) -> str:
@@ -67,10 +84,39 @@ class Reference:
 
     @property
     def text(self) -> str:
+        """What the definition does: its signature (or name), where it lives, its doc comment's first sentence."""
         s = self.symbol
         where = f"{self.chunk.source_path}:{s.first}" + (f"-{s.last}" if s.last != s.first else "")
         doc = f": {s.doc}" if s.doc else ""
-        return f"{s.kind} `{s.name}` ({where}){' (part shown)' if s.part else ''}{doc}"
+        signature = self.signature()
+        owner = s.name.rsplit(".", 1)[0] + "." if "." in s.name else ""  # Store.Get's "Store."
+        name = owner + signature if signature else s.name
+        return f"{s.kind} `{name}` ({where}){' (part shown)' if s.part else ''}{doc}"
+
+    def signature(self) -> str:
+        """The definition's header as written from its name on (decorators, comments and keywords skipped, up to
+        its body), when the chunk holds it and it says more than the name; '' otherwise."""
+        start = self.chunk.metadata.get("line_start")
+        if not isinstance(start, int):
+            return ""
+        lines = self.chunk.text.split("\n")[max(self.symbol.first - start, 0) :]
+        header: list[str] = []
+        for line in lines[: 2 * _HEADER_LINES]:
+            stripped = line.strip()
+            if not header and (not stripped or stripped.startswith(("@", "#", "//", "/*", "*"))):
+                continue
+            header.append(stripped)
+            if _HEADER_END.search(stripped) or len(header) == _HEADER_LINES:
+                break
+        if not header or not _HEADER_END.search(header[-1]):
+            return ""
+        text = _HEADER_END.sub("", " ".join(header)).strip()
+        short = self.symbol.name.rsplit(".", 1)[-1]
+        found = re.search(rf"(?<![\w.]){re.escape(short)}\b", text)
+        if found is None or len(text) > MAX_SIGNATURE or "`" in text:
+            return ""
+        text = text[found.start() :]  # from the name on: "open_store(path: str) -> Connection", not the keyword
+        return "" if text == short else text
 
 
 @dataclass(frozen=True)
@@ -80,6 +126,8 @@ class Line:
     chunk_id: str
     relevance: float
     cue: str
+    part: int = 0  # the part of the ask (clause, in order) it answers best
+    core: bool = False  # chosen by evidence for its part, not only by relevance
 
 
 def _fenced(text: str) -> list[tuple[int, int]]:
@@ -120,22 +168,33 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         marker = _MARKER.match(raw)
         if marker:
             a, raw = a + marker.end(), raw[marker.end() :]
+        label = _LABEL.match(raw)
+        if label and label.end() < len(raw):
+            a, raw = a + label.end(), raw[label.end() :]  # the sentence after the label stands alone
+        elif label:
+            raw = raw.strip("*_")  # a label alone leads in to a list, or is left out
+            if not raw.endswith(":"):
+                continue
         if raw.endswith(":"):
             items = _with_items(chunk, a, b)
             if items is not None:
                 found.append(items)
                 consumed = items.end
             continue
-        if len(raw.split()) < MIN_WORDS or not _is_prose(raw):
-            continue
+        if len(_LINK.sub("", raw).split()) < MIN_WORDS or not _is_prose(raw):
+            continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
         found.append(Sentence(chunk, a, a + len(raw)))
     return found
 
 
 def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
-    """The lead-in at `start` with the list that follows it, when a whole list of prose items does."""
+    """The lead-in at `start` with the list that follows it, when a whole list of prose items does, or with
+    the short code block (a command, a setting) that follows it, when the chunk holds all of it."""
     text = chunk.text
     rest = text[lead_end:]
+    code = _SHORT_CODE.match(rest)
+    if code:
+        return Sentence(chunk, start, lead_end + code.end(), listed=True)
     if not re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", rest):
         return None
     end = _LIST_END.search(text, lead_end)
@@ -143,9 +202,9 @@ def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
         return None  # the list may go on in the next chunk
     stop = end.start() if end else len(text.rstrip())
     span = text[start:stop]
-    if len(span.split()) > MAX_LIST_WORDS or not _is_prose(span):
-        return None
-    return Sentence(chunk, start, stop)
+    if len(span.split()) > MAX_LIST_WORDS or not _is_prose(span) or span.rstrip().endswith(":"):
+        return None  # too long, not prose, or its last item leads in to something the span does not hold
+    return Sentence(chunk, start, stop, listed=True)
 
 
 def _cue(sentence: str, cues: list[str]) -> str:
@@ -193,32 +252,93 @@ def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSet
     return chosen
 
 
-def condense_extractively(asks: list[str], chunks: list[Chunk], embed, settings: CondenserSettings) -> list[Line]:
-    """The lines of the condensed context, in selection order, each from one chunk.
+Evidence = Callable[[str, list[str], np.ndarray, np.ndarray], tuple[list[float], list[bool]]]
 
-    A sentence's relevance is its best cosine to any of `asks` (the prompt's query pieces).
-    """
-    candidates: list[Sentence | Reference] = [
-        s for chunk in chunks for s in sentences_of(chunk) if stands_alone(s.text, settings)
+
+def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Sentence | Reference]:
+    """Each chunk's standalone sentences and the definitions it holds, each text once; a definition named
+    twice (an overload stub, then the function) once, with its doc comment when one of them has it."""
+    found: list[Sentence | Reference] = [
+        s for chunk in chunks for s in sentences_of(chunk) if s.listed or stands_alone(s.text, settings)
     ]
-    candidates += [Reference(chunk, symbol) for chunk in chunks for symbol in symbols_of(chunk)]
+    definitions: dict[tuple[str, str], Reference] = {}
+    for chunk in chunks:
+        for symbol in symbols_of(chunk):
+            key = (chunk.source_path, symbol.name)
+            if key not in definitions or (symbol.doc and not definitions[key].symbol.doc):
+                definitions[key] = Reference(chunk, symbol)
     unique: dict[str, Sentence | Reference] = {}
-    for s in candidates:
+    for s in [*found, *definitions.values()]:
         unique.setdefault(s.text.lower(), s)
-    candidates = list(unique.values())
+    return list(unique.values())
+
+
+def condense_extractively(
+    asks: list[str],
+    chunks: list[Chunk],
+    embed,
+    settings: CondenserSettings,
+    parts: Sequence[str] = (),
+    evidence: Evidence | None = None,
+) -> list[Line]:
+    """The lines of the condensed context, answer first: each from one chunk, ordered by the part of the ask
+    they answer (in the ask's order), then by where they stand in the selection.
+
+    `parts` are the clauses of the ask (in order; the ask's pieces when none are given), and `evidence(part,
+    texts, vectors, part_vector)` says for each candidate its evidence for the part and whether it is enough
+    (A3's absolute evidence, so a line answers a clause by the rule a chunk is kept for it; the cosine
+    against `condenser.min_relevance` without one). For each part, its `condenser.per_part` best-evidenced
+    candidates come first (not repeating a line already chosen); the remaining lines, up to
+    `condenser.max_lines`, are those most relevant per word (relevance: the best cosine to any of `asks`,
+    the prompt's query pieces and clauses), so short answering sentences beat long ones that merely fit.
+    Each line is marked `core` (answers a part) or not (filler by relevance), for the token budget.
+    """
+    candidates = _candidates(chunks, settings)
     asks = [a for a in asks if a.strip()]
+    parts = [p for p in parts if p.strip()] or asks
     if not candidates or not asks:
         return []
-    vectors = embed(asks + [s.text for s in candidates])
-    ask_vectors, sentence_vectors = vectors[: len(asks)], vectors[len(asks) :]
-    relevance = (sentence_vectors @ ask_vectors.T).max(axis=1)
-    chosen = select(relevance, sentence_vectors @ sentence_vectors.T, settings)
+    texts = [s.text for s in candidates]
+    vectors = embed(list(dict.fromkeys([*asks, *parts])) + texts)
+    queries = {q: vectors[i] for i, q in enumerate(dict.fromkeys([*asks, *parts]))}
+    sentence_vectors = vectors[len(queries) :]
+    relevance = (sentence_vectors @ np.asarray([queries[a] for a in asks]).T).max(axis=1)
+    similarity = sentence_vectors @ sentence_vectors.T
+    scores = np.zeros((len(candidates), len(parts)))
+    enough = np.zeros((len(candidates), len(parts)), dtype=bool)
+    for p, part in enumerate(parts):
+        if evidence is None:
+            scores[:, p] = sentence_vectors @ queries[part]
+            enough[:, p] = scores[:, p] >= settings.min_relevance
+        else:
+            found, kept = evidence(part, texts, sentence_vectors, queries[part])
+            scores[:, p], enough[:, p] = found, kept
+    chosen: list[int] = []
+    core: set[int] = set()
+
+    def fresh(i: int) -> bool:
+        return all(float(similarity[i, j]) < settings.max_similarity for j in chosen)
+
+    for p in range(len(parts)):
+        answering = sorted((i for i in range(len(candidates)) if enough[i, p]), key=lambda i: -scores[i, p])
+        for i in [i for i in answering if i not in chosen][: settings.per_part]:
+            if fresh(i) and len(chosen) < settings.max_lines:
+                chosen.append(i)
+                core.add(i)
+    for i in sorted(range(len(candidates)), key=lambda i: (-relevance[i], i)):
+        if len(chosen) >= settings.max_lines:
+            break
+        if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i):
+            chosen.append(i)
     order = {c.id: i for i, c in enumerate(chunks)}
-    chosen.sort(key=lambda i: (order[candidates[i].chunk.id], candidates[i].start))
+    part_of = {i: int(np.argmax(scores[i])) for i in chosen}
+    chosen.sort(key=lambda i: (part_of[i], order[candidates[i].chunk.id], candidates[i].start))
     lines = []
     for i in chosen:
         section, cue = (
             ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
         )
-        lines.append(Line(section, candidates[i].text, candidates[i].chunk.id, round(float(relevance[i]), 4), cue))
+        lines.append(
+            Line(section, texts[i], candidates[i].chunk.id, round(float(relevance[i]), 4), cue, part_of[i], i in core)
+        )
     return lines

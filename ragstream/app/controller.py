@@ -21,8 +21,8 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
+from ragstream.ingestion.catalog import catalog_of
 from ragstream.ingestion.loader import unsafe_name_reason
-from ragstream.ingestion.manifest import Manifest, manifest_summary
 from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
@@ -471,7 +471,7 @@ class AppController:
         paths = project_paths(self.settings, project_name)
         self.active_project = paths.name
         self.active_store_path = str(paths.store_dir)
-        summary = manifest_summary(paths.manifest_path)
+        summary = catalog_of(self.settings).summary(paths)
         return {
             "project": paths.name,
             "store_path": self.active_store_path,
@@ -490,7 +490,7 @@ class AppController:
 
     def project_names(self) -> list[str]:
         """The projects under the data root (with documents or an index), by name."""
-        return list_projects(self.settings)
+        return sorted(set(list_projects(self.settings)) | set(catalog_of(self.settings).projects()))
 
     def most_recent_project(self) -> str | None:
         """The project changed last (ingested or given documents): where a new session starts."""
@@ -504,7 +504,7 @@ class AppController:
         """What the project's committed manifest says: ingested or not, each file with its chunks and redacted
         secrets, and the secret lines (type, file, line; never a value) that `projects` and the GUI list."""
         paths = project_paths(self.settings, project_name)
-        manifest = Manifest.load(paths.manifest_path)
+        manifest = catalog_of(self.settings).manifest(paths)
         return {
             "project": paths.name,
             "ingested": bool(manifest.generation),

@@ -21,7 +21,7 @@ from typing import Any
 
 from ragstream.evaluation.checks import Support, judge, verbatim_support
 from ragstream.evaluation.metrics import Ranked, rank_metrics
-from ragstream.evaluation.suite import Case, Suite, beir_path
+from ragstream.evaluation.suite import Case, Suite, SuiteError, beir_path
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.settings import Settings
 from ragstream.stage_io import RunOptions
@@ -118,6 +118,28 @@ def support_check(services: Any) -> tuple[str, Support]:
         return verdicts
 
     return "verbatim, else A4's support check (ragstream.agents.a4_support)", judge
+
+
+def check_own_project(settings: Settings, project: str, suite: Suite) -> None:
+    """Refuse a project that holds other documents: ingesting a suite's corpus into it would replace them."""
+    from ragstream.projects import project_paths
+
+    paths = project_paths(settings, project)
+    if not paths.store_dir.exists() and not paths.raw_dir.exists():
+        return
+    if suite.documents:
+        mine = suite.paths()
+        others = [
+            p for p in paths.raw_dir.rglob("*") if p.is_file() and p.relative_to(paths.raw_dir).as_posix() not in mine
+        ]
+        ok = paths.source_dir().resolve() == paths.raw_dir.resolve() and not others
+    else:
+        ok = paths.source_dir().resolve() == suite.corpus.resolve()
+    if not ok:
+        raise SuiteError(
+            f"project {project!r} holds other documents ({paths.source_dir()}): a suite is ingested into its own "
+            "project; choose another --project"
+        )
 
 
 def write_beir_corpus(suite: Suite, folder: Path) -> None:

@@ -1,15 +1,15 @@
-"""IngestionManager: a project folder to Chroma + BM25, incrementally and crash-safely.
+"""IngestionManager: a project folder to the vector store + BM25, incrementally and crash-safely.
 
-Order of work: (1) embed the chunks of new and changed files and upsert them into Chroma (stable
-ids, so a repeat is harmless); (2) write a new index generation (chunks, their vectors, BM25, links;
-unchanged files keep their vectors); (3) commit by writing the manifest atomically; (4) delete
-chunks Chroma holds that the committed generation does not. A run killed anywhere is
-repaired by the next one: it re-embeds what the manifest does not vouch for and removes orphans.
+Order of work: (1) embed the chunks of new and changed files and upsert them into the vector store
+(stable ids, so a repeat is harmless); (2) write a new index generation (chunks, their vectors, BM25,
+links; unchanged files keep their vectors); (3) commit the manifest through the catalog (a file written
+atomically, or one PostgreSQL transaction with the generation's files); (4) delete chunks the store
+holds that the committed generation does not. A run killed anywhere is repaired by the next one: it
+re-embeds what the manifest does not vouch for and removes orphans.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import logging
@@ -17,7 +17,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,11 +33,12 @@ from ragstream.code.languages import load_languages
 from ragstream.code.symbols import index_text, symbols_to_metadata
 from ragstream.embedding import backend_variant, get_embedder
 from ragstream.errors import IngestionError, ProjectError
+from ragstream.ingestion.catalog import Catalog, catalog_of
 from ragstream.ingestion.ignore import IgnoreRules
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
-from ragstream.ingestion.manifest import FileEntry, Manifest, generation_dir
-from ragstream.ingestion.snapshot import Snapshot, load_snapshot, prune_generations, write_snapshot
-from ragstream.ingestion.store import ChromaStore
+from ragstream.ingestion.manifest import FileEntry, Manifest
+from ragstream.ingestion.snapshot import Snapshot, load_snapshot, write_snapshot
+from ragstream.ingestion.store import VectorIndex
 from ragstream.lines import LineIndex
 from ragstream.projects import ProjectPaths, project_paths
 from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
@@ -84,7 +84,7 @@ class IngestionStats:
     seconds: float = 0.0
     # Wall seconds per phase: "read" (load files), "secrets" (the scan), "cut" (split and count tokens), "embed",
     # "store"
-    # (Chroma writes, overlapped with embedding: only the wait for the last one adds to the total),
+    # (vector store writes, overlapped with embedding: only the wait for the last one adds to the total),
     # "index" (the generation: chunk table, vectors, BM25, links, manifest).
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -174,19 +174,6 @@ def _walk(
             yield rel, path, None
 
 
-@contextmanager
-def _project_lock(paths: ProjectPaths) -> Iterator[None]:
-    """One ingest per project at a time, across processes. The lock file sits beside the project's folder,
-    not in it, so an ingest that writes nothing (a folder with nothing to ingest) leaves no project behind."""
-    paths.store_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(paths.store_dir.parent / f".{paths.name}.ingest.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _nothing_to_ingest(root: Path, stats: IngestionStats) -> str:
     """Why a folder gave no chunks: its files' skip reasons (the first few), or that it holds none."""
     if not stats.skipped:
@@ -213,9 +200,10 @@ class IngestionManager:
         self.chunker = chunker or Chunker.from_settings(settings)
         self.code_splitter = CodeSplitter(self.chunker)
         self.languages = load_languages(settings.config_dir)
+        self.catalog: Catalog = catalog_of(settings)
 
-    def store(self, paths: ProjectPaths) -> ChromaStore:
-        return ChromaStore(paths, self.settings)
+    def store(self, paths: ProjectPaths) -> VectorIndex:
+        return VectorIndex(paths, self.settings)
 
     def _chunks_for(
         self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str, document: str
@@ -277,7 +265,7 @@ class IngestionManager:
         root = source or paths.source_dir()
         if not root.is_dir():
             raise ProjectError(f"project '{project}' has no documents: create {root} and put files in it")
-        with _project_lock(paths):
+        with self.catalog.lock(paths):
             use_ignore = self.settings.ingestion.ignore_files if ignore_files is None else ignore_files
             stats = self._ingest_locked(paths, root, progress, IgnoreRules(root) if use_ignore else None)
             if source is not None:  # remembered only once something from it is indexed
@@ -289,12 +277,12 @@ class IngestionManager:
     ) -> IngestionStats:
         started = time.monotonic()
         stats = IngestionStats(project=paths.name)
-        manifest = Manifest.load(paths.manifest_path)
+        manifest = self.catalog.manifest(paths)
         identity = embedding_identity(self.settings.embedding)
         chunking = chunking_identity(self.settings)
         if manifest.embedding != identity or manifest.chunking != chunking:  # every file is cut and embedded again
             manifest = Manifest(generation=manifest.generation, embedding=identity, chunking=chunking)
-        last = self._previous_snapshot(paths, manifest)
+        last = self._previous_snapshot(self.catalog, paths, manifest)
         previous = {c.id: c for c in last.chunks} if last else {}
         listing = list(_walk(root, frozenset(self.settings.ingestion.skip_dirs), ignore, self.settings.secrets))
         stats.files_seen = len(listing)
@@ -371,15 +359,18 @@ class IngestionManager:
         expected = {c.id for c in chunks}
         try:
             with self.store(paths) as store:
-                stored = store.all_ids()
-                writing = {c.id for c in to_write}
-                to_write.extend(c for c in chunks if c.id not in stored and c.id not in writing)
+                listed = store.all_ids()
+                stored = listed if listed is not None else manifest.chunk_ids()
                 writing = {c.id for c in to_write}
                 kept = [c.id for c in chunks if c.id not in writing]
                 width = len(next(iter(store.embeddings(kept[:1]).values()), ()))
                 damaged = last is not None and bool(last.dense_fault(width))  # re-read from the store, rewritten
                 vectors = last.vectors_of(kept) if last is not None and not damaged else {}
-                vectors.update(store.embeddings([c.id for c in chunks if c.id not in writing and c.id not in vectors]))
+                carried = [c.id for c in chunks if c.id in stored - writing and c.id not in vectors]
+                vectors.update(store.embeddings(carried))
+                to_write.extend(
+                    c for c in chunks if c.id not in writing and (c.id not in stored or c.id not in vectors)
+                )
                 vectors.update(self._embed_and_store(store, to_write, progress, stats))
                 phase_start = time.monotonic()
                 changed = (
@@ -390,7 +381,7 @@ class IngestionManager:
                 )
                 generation = manifest.generation
                 if changed or damaged or last is None or last.vectors is None or (chunks and not last.files):
-                    generation = self._next_generation(paths, manifest)
+                    generation = self.catalog.next_generation(paths, manifest)
                     matrix = np.stack([vectors[c.id] for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
                     ingestion = self.settings.ingestion
                     write_snapshot(
@@ -401,16 +392,23 @@ class IngestionManager:
                         matrix,
                         (ingestion.file_bm25_k1, ingestion.file_bm25_b),
                     )
-                    Manifest(
-                        generation=generation, embedding=identity, chunking=chunking, files=files, skipped=stats.skipped
-                    ).save(paths.manifest_path)
+                    self.catalog.commit(
+                        paths,
+                        Manifest(
+                            generation=generation,
+                            embedding=identity,
+                            chunking=chunking,
+                            files=files,
+                            skipped=stats.skipped,
+                        ),
+                    )
                 stats.timed("index", phase_start)
                 orphans = sorted(stored - expected)
                 if orphans:
                     store.delete(orphans)
         except (OSError, ValueError) as exc:
             raise IngestionError(f"ingesting project '{paths.name}' failed: {exc}") from exc
-        prune_generations(paths.index_dir, {generation, manifest.generation})
+        self.catalog.prune(paths, {generation, manifest.generation})
 
         stats.chunks_written = len(to_write)
         stats.chunks_deleted = len(orphans)
@@ -421,11 +419,11 @@ class IngestionManager:
         return stats
 
     def _embed_and_store(
-        self, store: ChromaStore, chunks: list[Chunk], progress: Progress | None, stats: IngestionStats
+        self, store: VectorIndex, chunks: list[Chunk], progress: Progress | None, stats: IngestionStats
     ) -> dict[str, np.ndarray]:
-        """Embed new chunks and upsert them into Chroma, a batch at a time (progress counts chunks).
+        """Embed new chunks and upsert them into the vector store, a batch at a time (progress counts chunks).
 
-        Chroma writes one batch in a thread while the next batch embeds (both run outside the
+        Store writes run one batch in a thread while the next batch embeds (both run outside the
         interpreter lock); at most one write is pending, so a failed write stops the ingest at once.
         """
         embedder = get_embedder(self.settings.embedding, self.settings.models_dir)
@@ -447,7 +445,7 @@ class IngestionManager:
                 pending.result()
         return vectors
 
-    def _store_batch(self, store: ChromaStore, batch: list[Chunk], matrix: np.ndarray, stats: IngestionStats) -> None:
+    def _store_batch(self, store: VectorIndex, batch: list[Chunk], matrix: np.ndarray, stats: IngestionStats) -> None:
         began = time.monotonic()
         store.upsert([c.id for c in batch], matrix, [c.text for c in batch], [self._meta(c) for c in batch])
         stats.timed("store", began)
@@ -465,21 +463,11 @@ class IngestionManager:
         return meta
 
     @staticmethod
-    def _previous_snapshot(paths: ProjectPaths, manifest: Manifest) -> Snapshot | None:
+    def _previous_snapshot(catalog: Catalog, paths: ProjectPaths, manifest: Manifest) -> Snapshot | None:
         """The committed generation: its chunks and vectors are reused for unchanged files (no re-embedding)."""
-        if not manifest.generation or not generation_dir(paths.index_dir, manifest.generation).is_dir():
-            return None
         try:
+            if not catalog.local_generation(paths, manifest.generation):
+                return None
             return load_snapshot(paths.index_dir, manifest.generation)
         except (OSError, ValueError):
             return None
-
-    @staticmethod
-    def _next_generation(paths: ProjectPaths, manifest: Manifest) -> int:
-        """Never reuse a number: a reader may still hold an old generation in memory."""
-        existing = (
-            [int(p.name[1:]) for p in paths.index_dir.glob("g*") if p.name[1:].isdigit()]
-            if paths.index_dir.is_dir()
-            else []
-        )
-        return max([manifest.generation, *existing]) + 1

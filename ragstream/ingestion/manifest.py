@@ -109,13 +109,15 @@ def committed_generation(path: Path) -> int:
 def indexed_project(settings: Settings, name: str | None) -> ProjectPaths:
     """The project's paths when it exists and has a committed index; a ProjectError saying what to do otherwise.
 
-    Cheap (a stat and a cached generation number), so every run can check it before any work.
+    Cheap (a stat and a cached generation number, or one PostgreSQL row), so every run can check it first.
     """
     if not name:
         raise ProjectError("no project selected: pass the project whose documents ground the prompt")
+    from ragstream.ingestion.catalog import catalog_of  # the catalog builds on this module
+
     paths = project_paths(settings, name)
-    generation = committed_generation(paths.manifest_path)
-    if generation and generation_dir(paths.index_dir, generation).is_dir():
+    catalog = catalog_of(settings)
+    if catalog.local_generation(paths, catalog.summary(paths).generation):
         return paths
     if paths.raw_dir.is_dir() or paths.store_dir.is_dir():
         raise ProjectError(f"project '{name}' has no index yet: run `ragstream ingest {name}`")

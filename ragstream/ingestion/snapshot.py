@@ -1,4 +1,6 @@
-"""An immutable index generation: the chunk table, its vectors, the BM25 index and the file link graph.
+"""An immutable index generation: the chunk table, its vectors, the BM25 index, the file link graph and the
+documents' text as indexed (secrets redacted), from which the prompt widens excerpts where the source
+folder is not at hand (a query machine of a deployment that shares no folder).
 
 Each ingest that changes anything writes a new `index/g<N>/` folder, then commits it by writing
 the manifest. Readers load the generation the manifest names, so a query never sees a half-written
@@ -50,6 +52,7 @@ class Snapshot:
     vectors: np.ndarray | None = None  # row i is chunk i's normalized embedding; None in a pre-0.2 generation
     file_bm25: bm25s.BM25 | None = None  # BM25 over whole files: a document's terms, wherever they fall
     files: list[str] = field(default_factory=list)  # the file index's documents, in order
+    folder: Path | None = None  # where the generation was read from (its documents load on first use)
     by_id: dict[str, int] = field(init=False)
     by_file: dict[str, list[str]] = field(init=False)
 
@@ -90,6 +93,18 @@ class Snapshot:
                 "the index is damaged; re-ingest the project"
             )
         return ""
+
+    @cached_property
+    def _documents(self) -> dict[str, str]:
+        path = self.folder / "documents.jsonl" if self.folder else None
+        if path is None or not path.is_file():
+            return {}  # a generation written before documents were kept
+        rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+        return {row["path"]: row["text"] for row in rows}
+
+    def document_text(self, path: str) -> str | None:
+        """A document's text as it was indexed (secrets redacted), or None."""
+        return self._documents.get(path)
 
     def vector_search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) of the k nearest chunks, best first: an exact scan.
@@ -194,6 +209,9 @@ def write_snapshot(
         names.setdefault(Path(path).name, path)
         names[path] = path
     (target / "links.json").write_text(json.dumps(find_links(file_texts, names)), encoding="utf-8")
+    with (target / "documents.jsonl").open("w", encoding="utf-8") as handle:
+        for path in sorted(file_texts):
+            handle.write(json.dumps({"path": path, "text": file_texts[path]}) + "\n")
     _save_bm25(target / "bm25", [index_text(c) for c in chunks])
     files = sorted(file_texts)
     (target / "files.json").write_text(json.dumps(files), encoding="utf-8")
@@ -216,7 +234,14 @@ def _load(folder: Path, generation: int) -> Snapshot:
     file_bm25 = bm25s.BM25.load(str(folder / "bm25_files")) if (folder / "bm25_files").is_dir() else None
     files = json.loads((folder / "files.json").read_text(encoding="utf-8")) if (folder / "files.json").is_file() else []
     return Snapshot(
-        generation=generation, chunks=chunks, links=links, bm25=bm25, vectors=vectors, file_bm25=file_bm25, files=files
+        generation=generation,
+        chunks=chunks,
+        links=links,
+        bm25=bm25,
+        vectors=vectors,
+        file_bm25=file_bm25,
+        files=files,
+        folder=folder,
     )
 
 

@@ -1,7 +1,8 @@
 """Conversation memory per (user, project): turns, a rolling summary and salience notes, in a LangGraph Store.
 
 Where it lives: on the LangGraph server, in the Store the server provides (`runtime.store`); locally
-(CLI, GUI, Python), in a SQLite store under `<data root>/memory/store.sqlite`, the same layout. The local
+(CLI, GUI, Python), in a SQLite store under `<data root>/memory/store.sqlite`, or in LangGraph's
+`PostgresStore` when `database_url` is set (every machine of a deployment then sees it), the same layout. The local
 user is one user (`LOCAL_USER`). Namespaces (a project label cannot hold '.', which the Store's HTTP
 API reserves, so '.' is written `%2E`):
 
@@ -35,7 +36,7 @@ from langgraph.store.sqlite import SqliteStore
 
 from ragstream.projects import validate_project_name
 from ragstream.secret_scan import scan as scan_secrets
-from ragstream.settings import MemorySettings, SecretsSettings
+from ragstream.settings import MemorySettings, SecretsSettings, Settings
 from ragstream.state import Chunk, ConversationTurn, Span
 from ragstream.text.chunk_ids import turn_id
 from ragstream.token_budget import ContextBudget
@@ -217,6 +218,27 @@ def local_store(data_dir: Path) -> SqliteStore:
             store = _STORES[path] = SqliteStore(conn)
             store.setup()
             migrate_history(data_dir / "history", store)
+        return store
+
+
+_PG_STORES: dict[str, BaseStore] = {}
+
+
+def memory_store(settings: Settings) -> BaseStore:
+    """The local user's store: LangGraph's PostgresStore on the deployment's database when `database_url` is
+    set (tables created on first use), else the SQLite store under the data root."""
+    if not settings.database_url:
+        return local_store(settings.data_dir)
+    from langgraph.store.postgres import PostgresStore
+
+    from ragstream.postgres import pool
+
+    with _STORES_LOCK:
+        store = _PG_STORES.get(settings.database_url)
+        if store is None:
+            store = PostgresStore(pool(settings.database_url))
+            store.setup()
+            _PG_STORES[settings.database_url] = store
         return store
 
 

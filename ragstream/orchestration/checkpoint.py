@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from ragstream import stages, state
 from ragstream.errors import ConfigError
+from ragstream.postgres import pool
 from ragstream.settings import Settings
 
 
@@ -61,29 +62,20 @@ def sqlite_checkpointer(path: Path) -> SqliteSaver:
 
 
 def postgres_checkpointer(url: str) -> BaseCheckpointSaver:
-    """A PostgresSaver on a small connection pool (tables created on first use)."""
+    """A PostgresSaver on the process's pool for `url` (tables created on first use, the pool closed at exit)."""
     try:
         from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool
     except ImportError as exc:
         raise ConfigError(f"checkpoint_url is PostgreSQL but its driver is missing: {exc}") from exc
-    pool = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=8,
-        open=True,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-    )
-    # psycopg_pool infers tuple rows from the constructor; the row_factory in kwargs makes them the dicts it needs.
-    saver = PostgresSaver(pool, serde=state_serializer())  # type: ignore[arg-type]
+    saver = PostgresSaver(pool(url), serde=state_serializer())
     saver.setup()
     return saver
 
 
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver:
-    """SQLite under the data root by default; `sqlite:///path` or `postgresql://…` when configured."""
-    url = settings.checkpoint_url
+    """SQLite under the data root by default; `sqlite:///path` or `postgresql://…` when configured, else the
+    deployment's `database_url`."""
+    url = settings.checkpoint_url or settings.database_url
     if not url:
         return sqlite_checkpointer(settings.data_dir / "checkpoints.sqlite")
     if url.startswith("sqlite:///"):

@@ -50,9 +50,8 @@ def retrieve_missing(state: SuperPrompt, services: Services, project: str, missi
     budget = services.budget
     room = budget.ceiling("send") - budget.count(state.prompt_ready)
     root = project_paths(services.settings, project).source_dir()
-    excerpts, _, _ = whole_excerpts(
-        chosen, Sources(root, services.settings), budget, fence, 0, services.settings.excerpts, ceiling=max(room, 1)
-    )
+    sources = Sources(root, services.settings, searcher.snapshot().document_text)
+    excerpts, _, _ = whole_excerpts(chosen, sources, budget, fence, 0, services.settings.excerpts, ceiling=max(room, 1))
     return record.model_copy(
         update={
             "decisions": {cid: f"{d.decision}: {d.reason}" for cid, d in a3.decisions.items()},

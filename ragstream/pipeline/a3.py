@@ -31,6 +31,15 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     )
 
 
+def ask_rarity(texts: list[str], env: StageEnv, project: str | None) -> tuple[dict[str, int], dict[str, float]]:
+    """The content terms of `texts`: in how many of the project's chunks each occurs, and its rarity (idf)."""
+    settings = env.services.settings.gate
+    terms = set().union(*(stemmed_terms(text, settings) for text in texts))
+    snapshot = env.services.searcher(project).snapshot() if project else None
+    frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
+    return frequency, rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
+
+
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     chunks = sp.chunk_by_id()
     candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
@@ -44,10 +53,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     asked = asking_parts(sp, env.services.settings)  # the evidence: a chunk may answer one clause of the ask only
     parts = asking_parts(sp, env.services.settings, standalone=True)  # each part named when no kept chunk covers it
     texts = list(dict.fromkeys([*pieces, *asked, *parts]))
-    terms = set().union(*(stemmed_terms(text, settings) for text in texts))
-    snapshot = env.services.searcher(project).snapshot() if project else None
-    frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
-    rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
+    frequency, rarity = ask_rarity(texts, env, project)
     embedder = env.services.embedder
     embedded = embedder.embed(texts)
     weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from ragstream.agents.a3_nli_gate import asking_parts
-from ragstream.agents.a4_condenser import condense, condense_offline, nothing_to_condense, render_sctx, uncovered
+from ragstream.agents.a4_condenser import (
+    a3_evidence,
+    condense,
+    condense_offline,
+    nothing_to_condense,
+    render_sctx,
+    uncovered,
+)
 from ragstream.agents.a4_support import SupportCheck
+from ragstream.pipeline.a3 import ask_rarity
 from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput
@@ -28,9 +36,19 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     covered = [c for c in asking_parts(sp, services.settings) if not any(c in part for part in missing)]
     pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
 
+    parts = asking_parts(sp, services.settings)  # the clauses of the ask, in order: the answer's skeleton
+
     def offline(why: str = "") -> tuple[str, list[str], A4Report]:
+        _, rarity = ask_rarity([*pieces, *parts], env, env.context.project or sp.extras.project)
         text, kept, report = condense_offline(
-            pieces, selection, services.embedder, services.budget, services.settings.condenser, missing
+            pieces,
+            selection,
+            services.embedder,
+            services.budget,
+            services.settings.condenser,
+            missing,
+            parts,
+            a3_evidence(services.settings.gate, rarity),
         )
         if why:
             report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
@@ -47,7 +65,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
             services.budget,
             offline,
             check,
-            split(normalized_ask(sp), TYPED) + asking_parts(sp, services.settings),
+            split(normalized_ask(sp), TYPED) + parts,
             uncovered=missing,
         )
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)

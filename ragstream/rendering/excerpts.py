@@ -263,11 +263,15 @@ class Excerpt:
 
 
 class Sources:
-    """Indexed documents read back on demand, each once, verified against the chunks that name it."""
+    """Indexed documents read back on demand, each once, verified against the chunks that name it: from the
+    project's folder, else from the index generation's copy (`stored`, path -> text as indexed)."""
 
-    def __init__(self, root: Path | None, settings: Settings) -> None:
+    def __init__(
+        self, root: Path | None, settings: Settings, stored: Callable[[str], str | None] | None = None
+    ) -> None:
         self.root = root
         self.settings = settings
+        self.stored = stored
         self._docs: dict[tuple[str, str], Document | None] = {}
 
     def document(self, chunk: Chunk) -> Document | None:
@@ -280,16 +284,13 @@ class Sources:
         return doc
 
     def _read(self, chunk: Chunk) -> Document | None:
-        if self.root is None or chunk.metadata.get("kind") != "text":
+        if chunk.metadata.get("kind") != "text":
             return None
-        path = self.root / chunk.source_path
-        try:
-            loaded = load_document(path, self.settings.ingestion.max_file_bytes)
-        except (SkipFile, OSError):
+        text = self._from_folder(chunk)
+        if text is None and self.stored is not None:
+            text = self.stored(chunk.source_path)
+        if text is None:
             return None
-        if loaded.sha256 != chunk.sha256:
-            return None
-        text = scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
         language = (
             load_languages(self.settings.config_dir).of(chunk.source_path) if chunk.metadata.get("language") else None
         )
@@ -299,6 +300,17 @@ class Sources:
 def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:
     """Where the chunk lies in the document's indexed text (its span points into the file's)."""
     return doc.offsets.to_indexed(chunk.span.start), doc.offsets.to_indexed(chunk.span.end, end=True)
+
+    def _from_folder(self, chunk: Chunk) -> str | None:
+        if self.root is None:
+            return None
+        try:
+            loaded = load_document(self.root / chunk.source_path, self.settings.ingestion.max_file_bytes)
+        except (SkipFile, OSError):
+            return None
+        if loaded.sha256 != chunk.sha256:
+            return None
+        return scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
 
 
 def _touch(a: Excerpt, b: Excerpt) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ragstream.embedding import query_embedder
+from ragstream.ingestion.catalog import catalog_of
 from ragstream.projects import project_paths
 from ragstream.retrieval.reranker import Reranker, reranker_from_settings
 from ragstream.retrieval.search import ProjectSearcher
@@ -11,7 +12,8 @@ from ragstream.settings import Settings
 
 def build_searcher(settings: Settings, project: str) -> ProjectSearcher:
     paths = project_paths(settings, project)
-    return ProjectSearcher(paths, settings.retrieval, query_embedder(settings.embedding, settings.models_dir))
+    embedder = query_embedder(settings.embedding, settings.models_dir)
+    return ProjectSearcher(paths, settings.retrieval, embedder, catalog_of(settings))
 
 
 def build_reranker(settings: Settings, runner=None) -> Reranker:

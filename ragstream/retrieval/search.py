@@ -21,8 +21,8 @@ import numpy as np
 
 from ragstream.embedding import Embedder
 from ragstream.errors import IndexVectorsError, RetrievalError
-from ragstream.ingestion.manifest import committed_generation, generation_dir
-from ragstream.ingestion.snapshot import Snapshot, load_snapshot
+from ragstream.ingestion.catalog import Catalog, FileCatalog, committed_snapshot
+from ragstream.ingestion.snapshot import Snapshot
 from ragstream.projects import ProjectPaths
 from ragstream.retrieval.confidence import Confidence, Probes, assess, content_terms
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
@@ -70,19 +70,23 @@ class MergedResultSet:
 
 
 class ProjectSearcher:
-    def __init__(self, paths: ProjectPaths, settings: RetrievalSettings, embedder: Embedder) -> None:
+    def __init__(
+        self, paths: ProjectPaths, settings: RetrievalSettings, embedder: Embedder, catalog: Catalog | None = None
+    ) -> None:
         self.paths = paths
         self.settings = settings
         self.embedder = embedder
+        self.catalog = catalog or FileCatalog()
 
     def snapshot(self) -> Snapshot:
-        """The committed index generation; the manifest is re-read only when its file changed."""
-        generation = committed_generation(self.paths.manifest_path)
-        if not generation or not generation_dir(self.paths.index_dir, generation).is_dir():
+        """The committed index generation, asked of the catalog on every search (a stat of the manifest file,
+        or one PostgreSQL row), so a re-ingest is seen by the next query."""
+        snap = committed_snapshot(self.catalog, self.paths)
+        if snap is None:
             raise RetrievalError(
                 f"project '{self.paths.name}' has no index yet: run `ragstream ingest {self.paths.name}`"
             )
-        return load_snapshot(self.paths.index_dir, generation)
+        return snap
 
     # -- sub-retrievers: each returns one ranked list per query piece -------------------------
 

@@ -89,7 +89,8 @@ def _prose(sp: SuperPrompt) -> None:
             if not CITATION.search(line) or text.startswith(("class ", "function ", "method ")):
                 continue  # the pipeline's own notes, and code references, are not document sentences
             assert not _MARKUP.search(text), f"a condensed line is markup, not prose: {line}"
-            assert not _DANGLING.match(text), f"a condensed line does not stand on its own: {line}"
+            listed = re.search(r":\s+(?:[-*+]|\d+[.)]|```|~~~)\s", text)  # a lead-in with its items: they carry it
+            assert listed or not _DANGLING.match(text), f"a condensed line does not stand on its own: {line}"
             assert not _NARRATION.search(text), f"a condensed line is narration: {line}"
             assert not text.endswith(":"), f"a condensed line is a lead-in without its items: {line}"
             if section == "constraints":
@@ -113,8 +114,10 @@ def _invariants(sp: SuperPrompt) -> None:
                     f"a condensed line is not verbatim from the chunk it cites: {line}"
                 )
     assert sp.S_CTX_MD == "" or "~~~~condensed-context" in sp.prompt_ready
-    for chunk_id in selected:
-        assert f'chunk="{chunk_id}"' in sp.prompt_ready, f"{chunk_id} is selected but not attached as a fenced excerpt"
+    named = re.findall(r'^~~~~\w* ?excerpt [^\n]*?chunk="([^"]*)"', sp.prompt_ready, flags=re.MULTILINE)
+    attached = {cid for ids in named for cid in ids.split()}
+    for chunk_id in selected:  # an excerpt widened over neighbouring chunks names them all
+        assert chunk_id in attached, f"{chunk_id} is selected but not attached as a fenced excerpt"
 
 
 @pytest.mark.parametrize(

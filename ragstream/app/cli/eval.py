@@ -81,7 +81,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from ragstream.app.controller import AppController
     from ragstream.evaluation.html import render_html
     from ragstream.evaluation.report import metric_values, summarize, terminal
-    from ragstream.evaluation.runner import corpus_fingerprint, default_project, run_suite
+    from ragstream.evaluation.runner import check_own_project, corpus_fingerprint, default_project, run_suite
     from ragstream.evaluation.store import compare, compare_text, load_run, same_corpus, save_run, saved_path
     from ragstream.evaluation.suite import load_suite
     from ragstream.orchestration.checkpoint import memory_checkpointer
@@ -98,6 +98,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     if before is not None:
         same_corpus(before, corpus_fingerprint(suite), args.compare)
     project = validate_project_name(args.project or default_project(suite))
+    check_own_project(settings, project, suite)
     options = RunOptions(strategy=args.strategy, skip=args.skip or [])
     ctl = AppController(settings, checkpointer=memory_checkpointer())
     run = run_suite(suite, ctl, project, options, args.limit, _progress())

@@ -130,14 +130,12 @@ def _warm_up(settings: Settings, project: str | None) -> None:
     def load() -> None:
         try:
             from ragstream.embedding import get_embedder
-            from ragstream.ingestion.manifest import committed_generation
-            from ragstream.ingestion.snapshot import load_snapshot
+            from ragstream.ingestion.catalog import catalog_of, committed_snapshot
             from ragstream.projects import project_paths
 
             get_embedder(settings.embedding, settings.models_dir)
             if project:
-                paths = project_paths(settings, project)
-                load_snapshot(paths.index_dir, committed_generation(paths.manifest_path))
+                committed_snapshot(catalog_of(settings), project_paths(settings, project))
         except Exception:  # noqa: BLE001 - the run itself reports any problem, with its own message
             pass
 
