@@ -23,7 +23,7 @@ from ragstream.agents.a4_condenser import condense
 from ragstream.agents.a4_support import SupportCheck
 from ragstream.app.controller import AppController
 from ragstream.orchestration.checkpoint import memory_checkpointer
-from ragstream.prompt_view import normalized_ask
+from ragstream.rendering.ask import normalized_ask
 from ragstream.services import Services
 from ragstream.stages import Stage
 from ragstream.text.chunk_ids import CITATION

@@ -286,22 +286,19 @@ class Sources:
     def _read(self, chunk: Chunk) -> Document | None:
         if chunk.metadata.get("kind") != "text":
             return None
-        text = self._from_folder(chunk)
-        if text is None and self.stored is not None:
-            text = self.stored(chunk.source_path)
-        if text is None:
+        texts = self._from_folder(chunk)
+        if texts is None and self.stored is not None and (kept := self.stored(chunk.source_path)) is not None:
+            texts = kept, kept  # the generation keeps the indexed text only: spans map where no secret was redacted
+        if texts is None:
             return None
+        document, text = texts
         language = (
             load_languages(self.settings.config_dir).of(chunk.source_path) if chunk.metadata.get("language") else None
         )
-        return Document(text, code=language is not None, language=language, offsets=Offsets(loaded.text, text))
+        return Document(text, code=language is not None, language=language, offsets=Offsets(document, text))
 
-
-def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:
-    """Where the chunk lies in the document's indexed text (its span points into the file's)."""
-    return doc.offsets.to_indexed(chunk.span.start), doc.offsets.to_indexed(chunk.span.end, end=True)
-
-    def _from_folder(self, chunk: Chunk) -> str | None:
+    def _from_folder(self, chunk: Chunk) -> tuple[str, str] | None:
+        """The document's text and its indexed text (secrets redacted), when the file is as it was indexed."""
         if self.root is None:
             return None
         try:
@@ -310,7 +307,12 @@ def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:
             return None
         if loaded.sha256 != chunk.sha256:
             return None
-        return scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
+        return loaded.text, scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
+
+
+def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:
+    """Where the chunk lies in the document's indexed text (its span points into the file's)."""
+    return doc.offsets.to_indexed(chunk.span.start), doc.offsets.to_indexed(chunk.span.end, end=True)
 
 
 def _touch(a: Excerpt, b: Excerpt) -> bool:
