@@ -24,6 +24,7 @@ import secrets
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
@@ -39,6 +40,9 @@ from ragstream.settings import Settings
 
 _PART = 16 * 1024 * 1024  # bytes per stored piece of a generation's file (PostgreSQL values stay small)
 _ID_FILE = ".catalog-id"  # in a downloaded generation: which committed upload it is
+# How long a process trusts the committed generation it read: a run asks many times (admission, retrieval,
+# reranking, the build), one row per run is enough, and a re-ingest is still seen within this.
+_FRESH_SECONDS = 0.5
 
 
 class Catalog(Protocol):
@@ -132,6 +136,7 @@ class PostgresCatalog:
         self.url = url
         self._downloading = threading.Lock()
         self._ready: set[tuple[Path, str]] = set()  # (generation folder, upload) checked present in this process
+        self._rows: dict[str, tuple[float, dict[str, object] | None]] = {}  # project: (read at, manifest row)
         with connection(url) as conn:
             conn.execute("SELECT pg_advisory_lock(hashtext('ragstream:schema'))")  # CREATE IF NOT EXISTS races
             try:
@@ -141,10 +146,15 @@ class PostgresCatalog:
                 conn.execute("SELECT pg_advisory_unlock(hashtext('ragstream:schema'))")
 
     def _row(self, project: str) -> dict[str, object] | None:
+        read_at, row = self._rows.get(project, (float("-inf"), None))
+        if time.monotonic() - read_at < _FRESH_SECONDS:
+            return row
         with connection(self.url) as conn:
-            return conn.execute(
+            row = conn.execute(
                 "SELECT generation, upload, files, chunks FROM ragstream_manifest WHERE project = %s", (project,)
             ).fetchone()
+        self._rows[project] = (time.monotonic(), row)
+        return row
 
     def manifest(self, paths: ProjectPaths) -> Manifest:
         with connection(self.url) as conn:
@@ -254,6 +264,7 @@ class PostgresCatalog:
                 ),
             )
         (folder / _ID_FILE).write_text(upload, encoding="utf-8")
+        self._rows.pop(paths.name, None)
 
     def prune(self, paths: ProjectPaths, keep: set[int]) -> None:
         with connection(self.url) as conn:

@@ -98,12 +98,24 @@ def open_controller(settings: Settings, thread: str | None = None, project: str 
 
 
 def report(ctl: AppController, sp: SuperPrompt) -> None:
-    """Where the thread stands (stderr) and its prompt as it is now (stdout)."""
+    """Where the thread stands and what to do next (stderr), and its prompt as it is now (stdout)."""
     print(
         f"thread {ctl.thread_id}: stage {sp.stage.value}"
         + (f", paused before {ctl.paused_before}" if ctl.paused_before else ""),
         file=sys.stderr,
     )
+    waiting = (ctl.waiting or {}).get("kind")
+    if waiting == "review":
+        print(
+            f"the review waits: `ragstream resume --thread {ctl.thread_id}` accepts it and builds the final prompt",
+            file=sys.stderr,
+        )
+    elif waiting == "headers":
+        print(
+            f"strict mode: headers wait for a decision: `ragstream resume --thread {ctl.thread_id} "
+            "--decide 'HEADER=CHOICE'`",
+            file=sys.stderr,
+        )
     print(sp.prompt_ready, end="")
 
 
