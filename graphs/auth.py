@@ -8,10 +8,16 @@
 - The Store is scoped to the caller: namespaces start with the user (`(user, project, ...)`), and the
   project must be one the user may use.
 - Assistants (the graph) are readable; everything no handler allows is denied.
+
+The handlers run on the server's event loop, where file-system work (reading `users.json`, resolving a
+relative data root against the working directory, the project's manifest) would stall every other
+request; `langgraph dev` refuses it (`BlockingError`). That work runs in a worker thread
+(`asyncio.to_thread`), as LangGraph's blocking-call guard asks.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph_sdk import Auth
@@ -42,7 +48,7 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
         raise Auth.exceptions.HTTPException(
             status_code=401, detail='send "Authorization: Bearer <token>" (ragstream users add)'
         )
-    user = _registry().authenticate(token.strip())
+    user = await asyncio.to_thread(lambda: _registry().authenticate(token.strip()))
     if user is None:
         raise Auth.exceptions.HTTPException(status_code=401, detail="invalid token")
     return {"identity": user.name, "is_authenticated": True, "permissions": []}
@@ -68,11 +74,15 @@ async def create_thread(ctx: Auth.types.AuthContext, value: Auth.types.on.thread
     return _owned(ctx, value)
 
 
+def _admit(ctx: Auth.types.AuthContext, graph_input: Any, context: Any) -> None:
+    admit_run(default_settings(), _user(ctx), graph_input, context)
+
+
 @auth.on.threads.create_run
 async def create_run(ctx: Auth.types.AuthContext, value: Auth.types.on.threads.create_run.value) -> dict[str, str]:
     kwargs = value.get("kwargs") or {}
     try:
-        admit_run(default_settings(), _user(ctx), kwargs.get("input"), kwargs.get("context"))
+        await asyncio.to_thread(_admit, ctx, kwargs.get("input"), kwargs.get("context"))
     except ProjectError as exc:
         status = 403 if "not allowed" in str(exc) else 422
         raise Auth.exceptions.HTTPException(status_code=status, detail=f"{type(exc).__name__}: {exc}") from None
@@ -120,7 +130,7 @@ async def own_store(ctx: Auth.types.AuthContext, value: Any) -> None:
     if len(namespace) > 1:
         project = namespace[1].replace("%2E", ".")
         try:
-            _user(ctx).require_project(project)
+            (await asyncio.to_thread(_user, ctx)).require_project(project)
         except ProjectError as exc:
             raise Auth.exceptions.HTTPException(status_code=403, detail=f"ProjectError: {exc}") from None
     return None

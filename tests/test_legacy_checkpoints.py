@@ -15,14 +15,20 @@ from ragstream.settings import Settings
 from ragstream.stages import Stage
 
 FIXTURE = Path(__file__).parent / "data" / "checkpoints_v0_1.sqlite.gz"
+# A thread paused with pause_after="all" at the one shared `review` node the graph had before each stage got
+# its own review: waiting there after A2.
+SHARED_REVIEW = Path(__file__).parent / "data" / "checkpoints_shared_review.sqlite.gz"
+
+
+def _unzipped(fixture: Path, db: Path) -> Path:
+    with gzip.open(fixture, "rb") as src, db.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return db
 
 
 @pytest.fixture()
 def legacy_db(tmp_path: Path) -> Path:
-    db = tmp_path / "legacy.sqlite"
-    with gzip.open(FIXTURE, "rb") as src, db.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return db
+    return _unzipped(FIXTURE, tmp_path / "legacy.sqlite")
 
 
 def _controller(indexed: Settings, db: Path, thread: str) -> AppController:
@@ -69,3 +75,13 @@ def test_a_v0_1_thread_forced_to_a_seed_strategy_reads_it_in_todays_name(indexed
     assert ctl.sp.extras.retrieval is not None and ctl.sp.extras.retrieval.strategy == "KEYWORD"
     built = ctl.resume()
     assert built.stage is Stage.BUILD and built.run_metadata.retrieval.strategy == "KEYWORD"
+
+
+def test_a_thread_waiting_at_the_shared_review_after_a2_resumes_to_the_next_review(
+    indexed: Settings, tmp_path: Path
+) -> None:
+    ctl = _controller(indexed, _unzipped(SHARED_REVIEW, tmp_path / "shared.sqlite"), "legacy-review-a2")
+    assert ctl.paused_before == ["review"] and ctl.waiting["after"] == "a2"
+    resumed = ctl.resume()  # accepted, then on from A2's frontier to the review after A4 (the session's default)
+    assert resumed.stage is Stage.A4 and ctl.paused_before == ["review"] and ctl.waiting["after"] == "a4"
+    assert ctl.resume().stage is Stage.BUILD

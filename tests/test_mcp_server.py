@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,8 @@ async def _session(settings: Settings) -> dict[str, object]:
             },
         )
         missing = await client.call_tool("search_project", {"project": "nope", "query": "x"})
-    return {"tools": tools, "projects": projects, "search": search, "built": built, "missing": missing}
+        info = client.server_info
+    return {"tools": tools, "projects": projects, "search": search, "built": built, "missing": missing, "info": info}
 
 
 def test_mcp_client_lists_tools_and_gets_excerpts_and_a_final_prompt(settings: Settings, tmp_path: Path) -> None:
@@ -67,6 +69,9 @@ def test_mcp_client_lists_tools_and_gets_excerpts_and_a_final_prompt(settings: S
 
     got = asyncio.run(_session(settings))
     assert {t.name for t in got["tools"].tools} == {"list_projects", "search_project", "build_superprompt"}
+    assert got["info"].name == "ragstream" and got["info"].version == version("ragstream") != ""
+    for tool in got["tools"].tools:  # what a host shows: no indentation left over from the source
+        assert tool.description and not any(line != line.lstrip() for line in tool.description.splitlines())
     assert _structured(got["projects"]) == [
         {"project": "ops", "ingested": True, "files": 2, "chunks": 2, "secrets_redacted": 0}
     ]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -27,8 +30,9 @@ def _controller(services: Services) -> AppController:
 
 
 def _prompt() -> tuple[str, str]:
-    """A prompt with a header no alias or agent knows (fresh each time: decisions are remembered)."""
-    header = f"Zorblat {uuid.uuid4().hex[:6]}"
+    """A prompt with a header no alias or agent knows (fresh each time: decisions are remembered, by the
+    header's letters only, so the fresh part is letters: digits would make "Zorblat 1f" and "Zorblat 2f" one)."""
+    header = "Zorblat " + "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:8])
     return (
         header,
         f"# Task\nHow are changed documents re-embedded?\n# {header}\n"
@@ -92,3 +96,31 @@ def test_without_strict_nothing_waits(services: Services) -> None:
     sp = ctl.run_full_pipeline(prompt, pause_after="none")
     assert sp.stage is Stage.BUILD and sp.extras.preprocess.unknown_attributes == [header]
     assert "QUUXLINE" in sp.prompt_ready  # as today: an additional section, not used for retrieval
+
+
+def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    """One `ragstream` command in its own process, on the settings' data root."""
+    env = {**os.environ, "RAGSTREAM_DATA_DIR": str(settings.data_dir), "RAGSTREAM_LLM_PROVIDER": "local"}
+    return subprocess.run(["ragstream", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.slow
+def test_the_gate_holds_in_every_process_on_the_thread(indexed: Settings, tmp_path: Path) -> None:
+    """Strict mode is the thread's, not the process's: a step from another process meets the same gate."""
+    header, prompt = _prompt()
+    (tmp_path / "prompt.md").write_text(prompt, encoding="utf-8")
+    thread = f"strict-{uuid.uuid4().hex[:8]}"
+    started = _cli(
+        indexed, "run", "--strict", "--file", str(tmp_path / "prompt.md"), "--project", "demo", "--thread", thread
+    )
+    assert started.returncode == 2 and f"--decide '{header}=" in started.stderr  # no terminal: says what to do
+
+    stepped = _cli(indexed, "step", "retrieval", "--thread", thread)  # a new process, no --strict
+    assert stepped.returncode == 2 and "StageOrderError" not in stepped.stderr, stepped.stderr
+    assert f"decide the headers PreProcessing could not map first: ['{header}']" in stepped.stderr
+    ctl = AppController(indexed, thread_id=thread)
+    assert ctl.sp.stage is Stage.PREPROCESS and ctl.waiting["kind"] == "headers"  # still waiting, nothing ran
+
+    done = _cli(indexed, "resume", "--thread", thread, "--decide", f"{header}=CONTEXT")
+    assert done.returncode == 0 and "stage built" in done.stderr, done.stderr
+    assert "## Context\nQUUXLINE" in done.stdout

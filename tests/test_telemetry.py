@@ -13,6 +13,7 @@ from ragstream.app.controller import AppController
 from ragstream.errors import StageOrderError
 from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
 from ragstream.orchestration.graph import build_graph
+from ragstream.orchestration.review import review_name
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stage_io import RunOptions
@@ -119,7 +120,7 @@ def test_graph_nodes_are_the_registry_the_strict_question_the_review_then_the_an
     assert [n for n in build_graph().get_graph().nodes if not n.startswith("__")] == [
         *NAMES,
         "decide_headers",
-        "review",
+        *(review_name(stage) for stage in ORDER[1:]),
         "answer",
         "critic",
     ]

@@ -10,6 +10,7 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.errors import InputError, LLMCallError, RagstreamError, StageOrderError
 from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
+from ragstream.orchestration.review import review_name
 from ragstream.pipeline import RUNS
 from ragstream.services import Services
 from ragstream.settings import Settings
@@ -203,9 +204,20 @@ def test_pause_after_every_stage(services: Services) -> None:
     sp = ctl.run_full_pipeline(PROMPT, pause_after="all")
     seen = [sp.stage]
     while ctl.paused_before:
-        assert ctl.paused_before == ["review"] and ctl.waiting["after"] == seen[-1].value
+        assert ctl.paused_before == [review_name(seen[-1])] and ctl.waiting["after"] == seen[-1].value
         seen.append(ctl.resume().stage)
-    assert seen == [*ORDER[1:], Stage.BUILD]  # a review after every stage, the build's included
+    assert seen == [*ORDER[1:], Stage.BUILD]  # a review after every stage (its own node), the build's included
+
+
+def test_an_edit_at_the_builds_review_takes_the_drawn_path_back_to_a5(services: Services) -> None:
+    """`review_build -> a5` is drawn because a run takes it: a label edited at the build's review re-runs A5."""
+    ctl = _controller(services)
+    ctl.run_full_pipeline(PROMPT, pause_after=["build"])
+    assert ctl.paused_before == ["review_build"]
+    stages: list[str] = []
+    ctl.on_event = lambda event: stages.append(event["stage"]) if event.get("event") == "stage_start" else None
+    built = ctl.resume({"tone": "terse"})
+    assert stages == ["a5", "build"] and built.stage is Stage.BUILD and built.body.tone == "terse"
 
 
 def test_history_and_time_travel(services: Services) -> None:

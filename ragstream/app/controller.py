@@ -27,7 +27,7 @@ from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import graph_for, preflight
-from ragstream.orchestration.review import NO_ANSWER, REVIEW
+from ragstream.orchestration.review import NO_ANSWER
 from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
 from ragstream.projects import list_projects, most_recent_project, project_paths
@@ -336,18 +336,26 @@ class AppController:
         env = StageEnv(self.services, RunOptions(manual=True, **options), prompt)
         return run_alone(sp or SuperPrompt(), stage, env)
 
-    def resume(self, answer: dict[str, Any] | None = None) -> SuperPrompt:
+    def resume(self, answer: dict[str, Any] | None = None, **changes: Any) -> SuperPrompt:
         """Continue an auto run: answer the pending review (`{"accept": True}` unless `answer` says
-        otherwise), or go on from the frontier (edits made at a pause are already applied)."""
-        context = self._context(manual=False)
+        otherwise), or go on from the frontier (edits made at a pause are already applied).
+
+        It runs with the session's options, or with `changes` to them for this call (RunOptions fields as
+        keywords: `pause_after="none"` finishes the run without stopping at a review)."""
+        options = RunOptions(**{**self.options.model_dump(), **changes}) if changes else None
+        context = self._context(manual=False, options=options)
         if answer is not None and not answer:  # LangGraph would read {} as a map of answers to no interrupt
             raise InputError(NO_ANSWER)
         if self.waiting is not None:
-            return self._execute(
+            sp = self._execute(
                 "resume",
                 lambda: self._stream(Command(resume={"accept": True} if answer is None else answer), context, "resume"),
             )
-        if answer is not None:
+            if self.paused_before or next_stage(sp.stage, set(context.skip)) is None:
+                return sp
+            # Only a checkpoint from before each stage had its own review ends here, unfinished: a `review`
+            # paused after another stage than A4 has no edge to where the run goes on. Go on from the frontier.
+        elif answer is not None:
             raise InputError("nothing waits for an answer: the run is not at a review")
         sp = self.sp
         target = next_stage(sp.stage, set(context.skip)) if sp.stage is not Stage.RAW else None
@@ -375,7 +383,8 @@ class AppController:
                 name: self._guard_prompt(value) if isinstance(value, str) else value for name, value in fields.items()
             }
             if (self.waiting or {}).get("kind") == "review":
-                self._stream(Command(resume=typed), self._context(manual=False), "edit", stop_after=[REVIEW])
+                pending = self.paused_before  # the review node that waits (`review` after A4)
+                self._stream(Command(resume=typed), self._context(manual=False), "edit", stop_after=pending)
                 return
             sp = self.sp
             updates, frontier = apply_edit(sp, typed)

@@ -10,7 +10,9 @@ printed to stdout but the protocol; logs go to stderr.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
+from importlib.metadata import version
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -56,12 +58,21 @@ def _clear_errors(tool: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def _tool(server: MCPServer) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Register a tool with clear errors; its description is its docstring without the source's indentation
+    (the SDK takes `__doc__` as it is, so a host would show every continuation line indented)."""
+
+    def register(tool: Callable[..., T]) -> Callable[..., T]:
+        return server.tool(description=inspect.cleandoc(tool.__doc__ or ""))(_clear_errors(tool))
+
+    return register
+
+
 def build_server(settings: Settings) -> MCPServer:
     """The server and its tools, over one data root (the stdio host starts one per session)."""
-    server = MCPServer("ragstream", instructions=INSTRUCTIONS)
+    server = MCPServer("ragstream", instructions=INSTRUCTIONS, version=version("ragstream"))
 
-    @server.tool()
-    @_clear_errors
+    @_tool(server)
     def list_projects() -> list[dict[str, Any]]:
         """The projects under the data root: files and chunks indexed, and how many secrets were redacted."""
         from ragstream.app.controller import AppController
@@ -77,8 +88,7 @@ def build_server(settings: Settings) -> MCPServer:
             for project in AppController(settings).projects()
         ]
 
-    @server.tool()
-    @_clear_errors
+    @_tool(server)
     def search_project(project: str, query: str, top_k: int = 8) -> list[dict[str, Any]]:
         """Excerpts of a project's documents for a query, best first: chunk id, source path, line range
         (null for HTML and PDF), fused retrieval score and text (secrets were redacted at ingestion)."""
@@ -90,8 +100,7 @@ def build_server(settings: Settings) -> MCPServer:
             for d in retriever.invoke(query)
         ]
 
-    @server.tool()
-    @_clear_errors
+    @_tool(server)
     def build_superprompt(prompt: str, project: str, style: str = "markdown") -> dict[str, Any]:
         """Run the whole pipeline on a prompt over a project and return the final prompt (style: markdown,
         xml, json or plain), the excerpts it holds, its checkpoint thread and any secrets redacted from the prompt."""

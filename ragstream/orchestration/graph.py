@@ -34,14 +34,15 @@ from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic,
 from ragstream.orchestration.apply import SettledValue, apply_output, to_channels
 from ragstream.orchestration.identity import run_memory, served_user
 from ragstream.orchestration.metadata import usage_of
-from ragstream.orchestration.review import REVIEW, review_node
-from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, waiting_headers
+from ragstream.orchestration.review import review_name, review_node, review_targets
+from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, strict_waiting
 from ragstream.pipeline import RUNS
 from ragstream.preprocessing import validate_prompt
 from ragstream.services import Services, default_services
 from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import NAMES, REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
+from ragstream.stages import REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
 from ragstream.state import SuperPrompt
+from ragstream.state.stage import ORDER
 from ragstream.telemetry.events import collect_llm_calls, emit
 from ragstream.users import require_project
 
@@ -78,7 +79,7 @@ def preflight(
         validate_prompt(text, services.settings, served=user is not None)
     else:
         check_stage_allowed(sp, stage)
-        check_decided(sp, ctx, stage)
+        check_decided(sp, stage)
     project = ctx.project or sp.extras.project
     for name in (project, *ctx.projects):
         require_project(services.settings, user, name)
@@ -178,20 +179,29 @@ def _router(stage: Stage, after_decisions: bool = False):
 
     def route(state: SuperPrompt) -> str:
         ctx = run_context()
-        if strict and ctx.strict and waiting_headers(state):
+        if strict and strict_waiting(state):
             return DECIDE
         if ctx.manual:
             return END
         if stage.node in ctx.pauses:
-            return REVIEW
+            return review_name(stage)
         return onward(state, ctx, legal)
 
     route.__name__ = "after_decisions" if after_decisions else f"after_{stage.node}"
-    return route, [*legal, *([DECIDE] if strict else []), REVIEW, END, *([ANSWER] if stage is Stage.BUILD else [])]
+    targets = [*legal, *([DECIDE] if strict else []), review_name(stage), END]
+    return route, [*targets, *([ANSWER] if stage is Stage.BUILD else [])]
 
 
-def after_review(state: SuperPrompt) -> str:
-    return onward(state, run_context(), NAMES[1:])
+def _after_review(stage: Stage):
+    """The edges out of the review after `stage`: where the frontier it leaves goes on (`review_targets`)."""
+    reachable = review_targets(stage)
+    legal = [s.node for s in ORDER if s in reachable]
+
+    def route(state: SuperPrompt) -> str:
+        return onward(state, run_context(), legal)
+
+    route.__name__ = f"after_{review_name(stage)}"
+    return route, [*legal, END, *([ANSWER] if None in reachable else [])]
 
 
 def _state_schema() -> type[SuperPrompt]:
@@ -216,8 +226,9 @@ def graph_builder() -> StateGraph[Any, RunOptions, GraphInput, SuperPrompt]:
         builder.add_conditional_edges(spec.name, route, targets)
     builder.add_node(DECIDE, decide_node)
     builder.add_conditional_edges(DECIDE, *_router(Stage.PREPROCESS, after_decisions=True))
-    builder.add_node(REVIEW, review_node)
-    builder.add_conditional_edges(REVIEW, after_review, [*NAMES[1:], ANSWER, END])
+    for stage in ORDER[1:]:
+        builder.add_node(review_name(stage), review_node)
+        builder.add_conditional_edges(review_name(stage), *_after_review(stage))
     builder.add_node(ANSWER, answer_node)
     builder.add_node(CRITIC, critic_node)
     builder.add_edge(ANSWER, CRITIC)

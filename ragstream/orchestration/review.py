@@ -6,11 +6,17 @@ path (`apply_edit`) on the state under review: a bad answer (an unknown chunk id
 that is not editable) fails with an `InputError` before anything is saved, so the interrupt stays pending
 and can be answered again. LangGraph reads a resume dict whose keys are all interrupt ids (`{}`
 included) as a map of answers, so accepting as is takes `{"accept": true}`.
+
+Each stage a run may pause after has its own review node (`review` after A4, the default pause;
+`review_<stage>` after the others), whose edges go only where a run can go from that review: the
+next stage from the frontier the review leaves (see `review_targets`), so the drawn graph has no path
+a run cannot take.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import combinations
 from typing import Any, TypeVar
 
 from langgraph.types import interrupt
@@ -19,7 +25,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model, model
 from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
 from ragstream.orchestration.apply import EDITABLE, LABEL_FIELDS, apply_edit, to_channels
+from ragstream.stages import SKIPPABLE, Stage, frontier_after, next_stage, rank, spec_of, validate_skip
 from ragstream.state import SuperPrompt
+from ragstream.state.stage import ORDER
 from ragstream.text.previews import preview
 
 REVIEW = "review"
@@ -104,6 +112,45 @@ def review_payload(sp: SuperPrompt) -> dict[str, Any]:
         "editable": sorted(EDITABLE),
         "resume": 'Command(resume={"accept": true}) to go on as is, or {<editable field>: <new value>, ...}',
     }
+
+
+def review_name(stage: Stage) -> str:
+    """The review node after `stage`: `review` after A4 (the default pause), `review_<stage>` elsewhere."""
+    return REVIEW if stage is Stage.A4 else f"{REVIEW}_{stage.node}"
+
+
+def legal_skips() -> list[frozenset[str]]:
+    """Every skip set a run may have."""
+    names = sorted(SKIPPABLE)
+    found = []
+    for size in range(len(names) + 1):
+        for skip in combinations(names, size):
+            try:
+                validate_skip(list(skip))
+            except InputError:
+                continue
+            found.append(frozenset(skip))
+    return found
+
+
+def review_targets(stage: Stage) -> set[Stage | None]:
+    """Where a run may go from the review after `stage` (None: the end of the stages).
+
+    Accepted as is, to the next stage the run does not skip. An accepted edit re-records the output of
+    the stage that last wrote the field (see `apply_edit`) and re-opens what reads it, so the run goes on
+    from that frontier: editing the selection at the build's review re-runs A4, a label re-runs A5.
+    """
+    targets: set[Stage | None] = set()
+    for skip in legal_skips():
+        if stage.node in skip:  # it ran: this run does not skip it
+            continue
+        frontiers = {stage}
+        for facet in set(EDITABLE.values()):
+            writers = [s for s in ORDER[1 : rank(stage) + 1] if s.node not in skip and facet in spec_of(s).writes]
+            if writers:  # no writer yet: the edit is refused, the review stays
+                frontiers.add(frontier_after(stage, writers[-1], frozenset({facet})))
+        targets.update(next_stage(frontier, skip) for frontier in frontiers)
+    return targets
 
 
 def check_review(sp: SuperPrompt) -> Callable[[ReviewAnswer], None]:

@@ -6,6 +6,10 @@ header, a body preview, Agent 00's verdict, the choices) and resumes with
 mapping cache (so the same header is not asked again) and PreProcessing runs again with them: they
 apply to the segment table, the query pieces and the prompt, and are recorded in
 `extras.preprocess.decisions`. Until every unknown header is decided no later stage runs.
+
+Whether a run is strict is part of the thread's state (`extras.preprocess.strict`, recorded by
+PreProcessing from the run's options), not of the process that started it: a step or resume from
+another process on the same thread meets the same gate.
 """
 
 from __future__ import annotations
@@ -46,9 +50,15 @@ def waiting_headers(sp: SuperPrompt) -> list[str]:
     return list(report.unknown_attributes) if report is not None and Stage.PREPROCESS in sp.history_of_stages else []
 
 
-def check_decided(sp: SuperPrompt, ctx: RunOptions, stage: Stage) -> None:
-    """In strict mode a stage after PreProcessing waits until every unknown header is decided."""
-    waiting = waiting_headers(sp) if ctx.strict and stage is not Stage.PREPROCESS else []
+def strict_waiting(sp: SuperPrompt) -> list[str]:
+    """The headers a strict run waits on: none unless the thread's own run asked for strict mode."""
+    report = sp.extras.preprocess
+    return waiting_headers(sp) if report is not None and report.strict else []
+
+
+def check_decided(sp: SuperPrompt, stage: Stage) -> None:
+    """In a strict run a stage after PreProcessing waits until every unknown header is decided."""
+    waiting = strict_waiting(sp) if stage is not Stage.PREPROCESS else []
     if waiting:
         raise StageOrderError(
             stage.node, sp.stage.value, f"strict mode: decide the headers PreProcessing could not map first: {waiting}"
@@ -113,5 +123,6 @@ def decide_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, A
     answer = ask(headers_payload(state, services), checked(HeaderDecisions, check_decisions(state, services)))
     for header, decision in answer.decisions.items():
         services.header_cache.store_decision(normalize_header(header), decision)
-    output = RUNS[Stage.PREPROCESS](state, StageEnv(services, ctx, None))
+    # The run stays strict whichever process answers (a resume from another process has its own options).
+    output = RUNS[Stage.PREPROCESS](state, StageEnv(services, ctx.model_copy(update={"strict": True}), None))
     return to_channels(state, apply_output(state, Stage.PREPROCESS, output))

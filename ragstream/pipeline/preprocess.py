@@ -38,7 +38,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[PreprocessReport]:
         )
     secrets = [f.to_dict() for f in redacted_in(done.raw_prompt)]
     report = done.report.model_copy(
-        update={"memory_turns": len(memory), "secrets_redacted": secrets, "memory": selection}
+        update={"memory_turns": len(memory), "secrets_redacted": secrets, "memory": selection, "strict": ctx.strict}
     )
     return StageOutput(
         updates={

@@ -169,6 +169,8 @@ class PreprocessReport(Report):
         default_factory=list, validation_alias=AliasChoices("unknown_attributes", "unknown_headers")
     )
     decisions: dict[str, str] = Field(default_factory=dict)  # header -> canon, "keep" or "drop", as a person decided
+    # The run asked for strict mode: its unknown headers wait for a person (in the thread, for every process).
+    strict: bool = False
     source_spans: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     memory_turns: int = 0
     secrets_redacted: list[dict[str, str | int]] = Field(default_factory=list)  # in the prompt: type and line only

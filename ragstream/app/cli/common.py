@@ -63,6 +63,8 @@ def print_progress(event: dict[str, Any]) -> None:
         counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
+        if mode and mode.get("attempts", 0) > 1:
+            extra += f" after {mode['attempts']} attempts (low confidence re-run)"
         print(
             f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} "
             f"tokens{extra})",
@@ -96,12 +98,24 @@ def open_controller(settings: Settings, thread: str | None = None, project: str 
 
 
 def report(ctl: AppController, sp: SuperPrompt) -> None:
-    """Where the thread stands (stderr) and its prompt as it is now (stdout)."""
+    """Where the thread stands and what to do next (stderr), and its prompt as it is now (stdout)."""
     print(
         f"thread {ctl.thread_id}: stage {sp.stage.value}"
         + (f", paused before {ctl.paused_before}" if ctl.paused_before else ""),
         file=sys.stderr,
     )
+    waiting = (ctl.waiting or {}).get("kind")
+    if waiting == "review":
+        print(
+            f"the review waits: `ragstream resume --thread {ctl.thread_id}` accepts it and builds the final prompt",
+            file=sys.stderr,
+        )
+    elif waiting == "headers":
+        print(
+            f"strict mode: headers wait for a decision: `ragstream resume --thread {ctl.thread_id} "
+            "--decide 'HEADER=CHOICE'`",
+            file=sys.stderr,
+        )
     print(sp.prompt_ready, end="")
 
 

@@ -77,8 +77,11 @@ def register(sub: Any) -> None:
     demo.add_argument("--sctx-file", help="with --review: replace the condensed context with this file")
     demo.set_defaults(handler=cmd_demo, strategy=None, skip=None, style="markdown", output=None, tokens=False)
 
-    resume = sub.add_parser("resume", help="continue a paused run")
+    resume = sub.add_parser(
+        "resume", help="finish a run: accept a pending review, or go on from the last stage run by hand"
+    )
     resume.add_argument("--thread", required=True)
+    resume.add_argument("--review", action="store_true", help="stop at the review after A4 if the run reaches it")
     resume.add_argument(
         "--decide",
         action="append",
@@ -249,7 +252,8 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_resume(args: argparse.Namespace, settings: Settings) -> int:
+    """Like `run`, straight to the final prompt unless `--review` asks to stop at the review after A4."""
     ctl = open_controller(settings, args.thread)
     _decide_headers(ctl, args)
-    report(ctl, ctl.resume())
+    report(ctl, ctl.resume(pause_after="a4" if args.review else "none"))
     return 0
