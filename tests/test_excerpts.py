@@ -271,7 +271,7 @@ def test_an_excerpt_never_ends_on_a_lead_in_and_lists_keep_their_lead_in(
     settings = projects["docs"]
     sp = _built(settings, "docs", prompt)
     for record in sp.extras.build.excerpts:
-        text = _indexed_text(settings, "docs", record.source)
+        text = _file_text(settings, "docs", record.source)
         assert not record.text.rstrip().splitlines()[-1].rstrip().endswith(":"), (
             f"{record.source} ends on a lead-in: {record.text[-80:]!r} ({record.hydrated})"
         )
