@@ -201,12 +201,15 @@ class PlanSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     min_confidence: float = Field(ge=0.0, le=1.0)  # below it the plan escalates: it retrieves, and wider
-    research_candidates: int = Field(gt=0)
+    research_candidates: int = Field(gt=0)  # the most candidates a plan retrieves (and an unsure one's)
     research_budget: int = Field(gt=0)  # token ceiling of the excerpts for a research plan
     social_phrases: list[str]
     transform_verbs: list[str]
     deictic_targets: list[str]
-    research_cues: list[str]
+    research_cues: list[str]  # words that ask for research: the research intent
+    breadth_cues: list[str]  # words that name an ask's breadth: the research intent, and more candidates
+    candidates_per_part: int = Field(ge=0)  # more candidates for each further part asked
+    breadth_candidates: int = Field(ge=0)  # more candidates when a breadth cue is there
     on_retrieval_failure: Literal["fail", "continue"]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ragstream.orchestration.apply import run_alone
 from ragstream.services import Services
 from ragstream.settings import Settings
@@ -42,3 +44,15 @@ def unfenced(text: str) -> str:
         elif line.rstrip() == bar:
             bar = None
     return "\n".join(outside)
+
+
+_MARKER = re.compile(r"\[REDACTED: [^\]]+\]")
+
+
+def as_in_file(shown: str, in_file: str) -> bool:
+    """`shown` (a chunk's or excerpt's text) is `in_file` (the file's text at its span), or that text with
+    its secrets replaced by whole `[REDACTED: <type>]` markers, nothing else differing."""
+    if shown == in_file:
+        return True
+    pattern = ".+?".join(re.escape(part) for part in _MARKER.split(shown))
+    return _MARKER.search(shown) is not None and re.fullmatch(pattern, in_file, re.S) is not None

@@ -296,3 +296,24 @@ def test_universal_checks_quote_what_fails() -> None:
     assert checks["fences_closed"].lines == ['~~~~excerpt chunk="a.md@0123456789#1"']
     assert checks["condensed_cited_shown"].lines[0].startswith("not shown: - The lock is held.")
     assert checks["no_repeated_line"].lines == ["- the lock is held. [a.md@0123456789#0]"]  # not the "none found" notes
+
+
+def test_the_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from ragstream.app.cli.eval import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _progress() is None  # a pipe or a file gets no escape codes
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    show = _progress()
+    assert show is not None
+    show(1, 2, "c01")
+    show(2, 2, "c02")
+    assert "2/2" in terminal.getvalue() and "c02" in terminal.getvalue()

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragstream.agents.planner import classify
+from ragstream.agents.planner import classify, decide
 from ragstream.app.controller import AppController
 from ragstream.errors import RetrievalError
 from ragstream.ingestion.manager import IngestionManager
@@ -52,14 +52,79 @@ def test_a_research_question_gets_the_research_plan(indexed: Settings) -> None:
     sp = _run(indexed, "Compare the trade-offs of dense and lexical retrieval for this project, in depth.")
     plan = sp.extras.retrieval.plan
     settings = indexed.plan
-    assert (plan.intent, plan.retrieve, plan.candidates, plan.budget) == (
-        "research",
-        True,
-        settings.research_candidates,
-        settings.research_budget,
-    )
+    breadth = indexed.retrieval.max_candidates + settings.breadth_candidates  # one part asked, its breadth named
+    assert (plan.intent, plan.retrieve, plan.candidates, plan.budget) == ("research", True, breadth, 9000)
+    assert settings.research_budget == 9000 and f"{breadth} candidates for 1 part asked, breadth named" in plan.reason
     assert sp.extras.retrieval.strategy == plan.strategy == "EXPLORATORY"
     assert sp.extras.build.budget.ceiling == settings.research_budget and sp.final_selection_ids
+
+
+RESEARCH = [  # written for this test, none of them the sentence: research by the words of the ask
+    "I'm researching how RAGstream builds its index: how are files cut into chunks, and how are the chunks ranked?",
+    "We are investigating why ingestion slows down on large folders. What does each phase cost?",
+    "For a design review I need an in-depth look at how retrieval works.",
+    "What are the pros and cons of the two reranker kinds?",
+    "Can you do a deep dive into how the gate decides what to keep?",
+    "Comparing dense and lexical retrieval: which one suits code search better",
+]
+FACTUAL = [  # one thing asked or several, whatever the punctuation: lookups, not research
+    "What is the default chunk size??",
+    "Where is the checkpoint database stored?",
+    "How do I read and write files?",
+    "Can you tell me which port the server listens on?",
+    "How do I keep the cache small?!",
+    "Show the command that re-ingests a project.",
+    "Why does ingestion skip hidden folders? What happens to symlinks?",
+    "How does the reranker weigh dense and lexical evidence, and what does the gate do with weak chunks?",
+]
+
+
+@pytest.mark.parametrize("prompt", RESEARCH)
+def test_research_is_recognised_by_what_is_asked(settings: Settings, prompt: str) -> None:
+    decided, confidence, reason, evidence = classify(preprocessed(prompt, settings), settings)
+    assert decided == "research" and confidence >= settings.plan.min_confidence, reason
+    assert evidence and evidence[0].lower() in prompt.lower()  # the words it rests on
+
+
+@pytest.mark.parametrize("prompt", FACTUAL)
+def test_lookups_are_factual_however_many_and_however_punctuated(settings: Settings, prompt: str) -> None:
+    decided, confidence, reason, _ = classify(preprocessed(prompt, settings), settings)
+    assert decided == "factual" and confidence >= settings.plan.min_confidence, reason
+
+
+@pytest.mark.parametrize(
+    ("prompt", "parts", "breadth"),
+    [
+        ("Where is the checkpoint database stored?", 1, False),
+        ("How are chunks ranked, and what does the gate do with weak ones?", 2, False),
+        ("Why are hidden folders skipped? What happens to symlinks? How are ignore files read?", 3, False),
+        ("Compare the two reranker kinds in depth.", 1, True),
+        ("Compare how chunks are ranked, and explain what the gate does with weak ones.", 2, True),
+    ],
+)
+def test_the_candidate_count_follows_the_ask(settings: Settings, prompt: str, parts: int, breadth: bool) -> None:
+    rules = settings.plan
+    wanted = settings.retrieval.max_candidates + rules.candidates_per_part * (parts - 1)
+    wanted = min(wanted + (rules.breadth_candidates if breadth else 0), rules.research_candidates)
+    plan = decide(preprocessed(prompt, settings), settings, Services(settings).runner, offline=True)
+    assert plan.candidates == wanted, plan.reason
+    assert f"{wanted} candidates for {parts} part{'s' if parts > 1 else ''} asked" in plan.reason
+
+
+def test_a_model_calling_every_ask_research_does_not_widen_a_one_part_ask(openai_on_indexed) -> None:
+    def planner(request: dict) -> str:
+        schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "intent" in schema.get("properties", {}):
+            return json.dumps({"intent": "research", "confidence": 0.9, "reason": "a docs question"})
+        return schema_responder(request)
+
+    server, settings = openai_on_indexed()
+    server.responder = planner
+    one = _run(settings, "How do I keep the index small?").extras.retrieval.plan
+    two = _run(settings, "How is the index kept small, and what does the nightly job rebuild?").extras.retrieval.plan
+    assert (one.source, one.intent, two.intent) == ("llm", "research", "research")
+    assert one.candidates == settings.retrieval.max_candidates  # the intent alone widens nothing
+    assert two.candidates == settings.retrieval.max_candidates + settings.plan.candidates_per_part
 
 
 @pytest.mark.parametrize("forced", ["KEYWORD", "SEMANTIC"])  # SEMANTIC: the seed's name for KEYWORD
@@ -95,7 +160,7 @@ def test_an_unsure_plan_escalates_to_a_wider_retrieval(indexed: Settings) -> Non
         ("List the stages of the pipeline", "factual"),
         ("Thanks! Can you also explain how the reranker weights are chosen?", "factual"),
         ("Evaluate the strengths and weaknesses of score fusion versus a cross-encoder.", "research"),
-        ("Why does ingestion skip hidden folders? What happens to symlinks?", "research"),
+        ("Why does ingestion skip hidden folders? What happens to symlinks?", "factual"),  # two lookups
     ],
 )
 def test_intent_rules_on_prompts_they_were_not_tuned_on(settings: Settings, prompt: str, intent: str) -> None:
@@ -172,3 +237,15 @@ def test_an_invalid_plan_reply_falls_back_to_the_rules(openai_on_indexed) -> Non
     sp = _run(settings, "Thanks, that helped!")
     plan = sp.extras.retrieval.plan
     assert (plan.source, plan.intent, plan.retrieve) == ("rules", "conversational", False) and plan.evidence
+
+
+def test_a_low_confidence_plan_strategy_is_re_run_and_recorded_in_the_run_metadata(indexed: Settings) -> None:
+    sp = _run(indexed, "Compare the migration routes of arctic terns and barn swallows in depth.")
+    plan, retrieval = sp.extras.retrieval.plan, sp.extras.retrieval
+    assert plan.source == "rules" and plan.strategy == "EXPLORATORY"  # chosen by the plan, not forced
+    assert retrieval.attempts[0].strategy == "EXPLORATORY"
+    assert retrieval.attempts[0].confidence < indexed.retrieval.confidence.low
+    tried = [a.strategy for a in retrieval.attempts]
+    assert tried == ["EXPLORATORY", *indexed.retrieval.confidence.rerun_strategies]
+    assert retrieval.confidence == max(a.confidence for a in retrieval.attempts)  # the better attempt is used
+    assert sp.run_metadata.retrieval.attempts == tried

@@ -91,6 +91,10 @@ def test_a_damaged_dense_index_fails_the_dense_retriever_and_bm25_answers(
     assert dense_only.returncode == 2 and "Traceback" not in dense_only.stderr
     assert "every retriever failed" in dense_only.stderr and reason in dense_only.stderr
 
+    assert _cli(data, "ingest", "demo", "--quiet").returncode == 0  # as the message advises: the index is whole again
+    _, stderr = _run_json(data)
+    assert "retriever vector failed" not in stderr
+
 
 def test_a_low_confidence_retrieval_re_runs_and_keeps_the_better_attempt(tmp_path: Path) -> None:
     files = {name: (DOCS / name).read_text(encoding="utf-8") for name in ("cli.md", "session-state.md", "theme.md")}
@@ -108,4 +112,5 @@ def test_a_low_confidence_retrieval_re_runs_and_keeps_the_better_attempt(tmp_pat
     trace = _cli(data, "trace", "--thread", json.loads(out.stdout)["thread_id"])
     assert f"re-run with {', '.join(retrieval['attempts'][1:])}" in trace.stdout
     assert retrieval["strategy"] != retrieval["attempts"][0]  # the first attempt was low, a later one better
+    assert f"after {len(retrieval['attempts'])} attempts (low confidence re-run)" in out.stderr  # shown live
     assert retrieval["confidence"] >= settings.retrieval.confidence.low

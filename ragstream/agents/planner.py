@@ -3,8 +3,8 @@ candidate count, excerpt budget), with its confidence and reason.
 
 The intents are those of the orchestration spec adapted to building a prompt (not answering it):
 the spec's FAQ and factual lookup both look one thing up in the documents, so they are one
-`factual`; `research` asks for breadth (a comparison, trade-offs, several questions) and gets more
-candidates and a larger excerpt budget; `conversational` (thanks, greetings) and `transform`
+`factual`; `research` asks for research or breadth (a comparison, trade-offs, "in depth") and gets
+the EXPLORATORY strategy and a larger excerpt budget; `conversational` (thanks, greetings) and `transform`
 (rewrite, translate, shorten text the prompt itself gives) have nothing to look up, so they
 retrieve nothing, and the plan says why.
 
@@ -14,6 +14,12 @@ to the rules). Either way a decision under
 `plan.min_confidence` escalates: the run retrieves after all (never skips on a guess), with the
 research candidate count. A strategy the user forced always wins (`source: user`).
 
+The candidate count follows the ask, whoever chose the intent: `retrieval.max_candidates` for one
+thing asked, `plan.candidates_per_part` more for each further part asked (the clauses of
+text/asking.py: "how does X work, and what does Y do?" is two), `plan.breadth_candidates` more when
+the ask names its breadth (`plan.breadth_cues`: "in depth", "compare", "pros and cons"), at most
+`plan.research_candidates`.
+
 Rules, in order (the cue lists are in `config/ragstream.json`, section `plan`):
 
 1. transform: a transform verb opens a sentence of the task ("Rewrite", "Please translate") and
@@ -22,8 +28,10 @@ Rules, in order (the cue lists are in `config/ragstream.json`, section `plan`):
    guess (the text may be a document), so it escalates.
 2. conversational: the prompt is social phrases only ("Thanks, that helped!"), with no question;
    one word besides them makes it a guess.
-3. research: a research cue ("compare", "trade-offs", "in depth") or two questions or more.
-4. factual: a question, or a sentence that asks by the one rule of ragstream/text/asking.py (it opens
+3. research: the words of the ask say so: a research cue ("researching", "investigate") or a
+   breadth cue ("compare", "trade-offs", "in depth"). Neither punctuation nor the number of parts
+   asked makes research: two plain questions are two lookups (more candidates, not another intent).
+4. factual: a sentence that asks by the one rule of ragstream/text/asking.py (a question, or it opens
    with one of the prompt schema's `ask_openers`); otherwise factual as the default, a guess.
 """
 
@@ -38,7 +46,7 @@ from ragstream.settings import Settings
 from ragstream.state import Plan, SuperPrompt
 from ragstream.state.reports import Intent, PlanSource
 from ragstream.strategies import Strategy
-from ragstream.text.asking import ask_of
+from ragstream.text.asking import ask_of, clauses
 from ragstream.text.phrases import any_phrase
 from ragstream.text.sentences import TYPED, split
 
@@ -66,6 +74,24 @@ def _given_text(task: str, verb_end: int, context: str) -> str:
     if len(_words(context)) >= 5:
         return "the prompt's Context section"
     return ""
+
+
+def asked_parts(sp: SuperPrompt, settings: Settings) -> list[str]:
+    """The parts the task asks, one per clause (text/asking.py); a clause counts when it names two
+    content words of its own, so "How do I read and write files?" stays one."""
+    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
+    skip = set(settings.gate.function_words) | {o for o in openers if " " not in o}
+
+    def substantive(clause: str) -> bool:
+        return sum(1 for w in _words(clause) if len(w) > 1 and w not in skip) >= 2
+
+    return clauses(sp.body.task or sp.raw_prompt, openers, substantive)
+
+
+def breadth_cue(sp: SuperPrompt, settings: Settings) -> str | None:
+    """The words by which the ask names its breadth ("in depth", "compare"), if any."""
+    found = any_phrase(settings.plan.breadth_cues).search(f"{sp.body.task or sp.raw_prompt}\n{sp.body.purpose or ''}")
+    return found.group(0) if found else None
 
 
 def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, list[str]]:
@@ -113,18 +139,28 @@ def classify(sp: SuperPrompt, settings: Settings) -> tuple[Intent, float, str, l
                 f"social phrases ({', '.join(repr(f) for f in found)}) and one other word ('{left[0]}')",
                 found,
             )
-    cue = any_phrase(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
-    questions = task.count("?")
+    research = any_phrase(rules.research_cues).search(f"{task}\n{sp.body.purpose or ''}")
+    cue = research.group(0) if research else breadth_cue(sp, settings)
     if cue:
-        return "research", 0.8, f"a research cue: '{cue.group(0)}'", [cue.group(0)]
-    if questions >= 2:
-        return "research", 0.75, f"{questions} questions in one prompt", [f"{questions} question marks"]
+        return "research", 0.8, f"a research cue: '{cue}'", [cue]
     openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
     asking = next((opener for s in split(task, TYPED) if (opener := ask_of(s, openers))), None)
-    if questions or asking:
-        what = "a question mark" if questions or asking is None else f"a sentence opens with '{asking}'"
+    if asking:
+        what = "a question" if asking == "?" else f"a sentence opens with '{asking}'"
         return "factual", 0.8, f"a request to look something up: {what}", [what]
     return "factual", 0.5, "no rule applies: looking it up is the default", []
+
+
+def candidates_for(sp: SuperPrompt, settings: Settings) -> tuple[int, str]:
+    """How many candidates the ask needs, and why (see the module docstring)."""
+    rules = settings.plan
+    parts = max(len(asked_parts(sp, settings)), 1)
+    cue = breadth_cue(sp, settings)
+    wanted = settings.retrieval.max_candidates + rules.candidates_per_part * (parts - 1)
+    wanted += rules.breadth_candidates if cue else 0
+    count = min(wanted, rules.research_candidates)
+    why = f"{parts} part{'s' if parts > 1 else ''} asked" + (f", breadth named ('{cue}')" if cue else "")
+    return count, f"{count} candidates for {why}"
 
 
 def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None) -> Plan:
@@ -159,7 +195,7 @@ def plan_for(
     if research:
         chosen, _ = choose_strategy(sp.body.task or sp.raw_prompt)
         strategy = (chosen if chosen is not Strategy.HYBRID else Strategy.EXPLORATORY).value
-    candidates = rules.research_candidates if research else settings.retrieval.max_candidates
+    candidates, sized = candidates_for(sp, settings)
     escalated = ""
     if confidence < rules.min_confidence:
         escalated = (
@@ -169,6 +205,8 @@ def plan_for(
         retrieve, candidates = True, rules.research_candidates
     if not retrieve:
         reason += "; nothing to look up in the documents, so no retrieval"
+    elif not escalated:
+        reason += f"; {sized}"
     if forced:
         reason = f"strategy {forced} forced by the user (the plan alone: {intent}, {reason})"
         retrieve, strategy, source = True, forced, "user"

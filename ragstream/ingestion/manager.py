@@ -26,6 +26,7 @@ import ragstream.chunking
 import ragstream.code.chunks
 import ragstream.code.outline
 import ragstream.ingestion.loader
+import ragstream.text.offsets
 from ragstream.chunking import Chunker
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
@@ -48,13 +49,20 @@ from ragstream.state import Chunk, Span
 from ragstream.text.chunk_ids import chunk_id
 from ragstream.text.dates import first_day
 from ragstream.text.fences import escape_attr
+from ragstream.text.offsets import Offsets
 
 log = logging.getLogger("ragstream.ingestion")
 
 # (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
 Progress = Callable[[str, int, int], None]
 # The modules whose code decides where chunks are cut (their source is part of chunking_identity).
-CUTTING_MODULES = (ragstream.chunking, ragstream.code.chunks, ragstream.code.outline, ragstream.ingestion.loader)
+CUTTING_MODULES = (
+    ragstream.chunking,
+    ragstream.code.chunks,
+    ragstream.code.outline,
+    ragstream.ingestion.loader,
+    ragstream.text.offsets,  # where a span points in the file
+)
 NOTHING_TO_INGEST_SHOWN = 5  # skipped files named in the error for a folder with nothing to ingest
 EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
 
@@ -197,7 +205,12 @@ class IngestionManager:
     def store(self, paths: ProjectPaths) -> VectorIndex:
         return VectorIndex(paths, self.settings)
 
-    def _chunks_for(self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str) -> list[Chunk]:
+    def _chunks_for(
+        self, rel: str, sha: str, mtime: float, text: str, title: str, kind: str, document: str
+    ) -> list[Chunk]:
+        """The chunks of `text` (the document's text with its secrets redacted), each spanning where its
+        text lies in `document` (the text the file holds), so that a span points into the file as it is."""
+        offsets = Offsets(document, text)
         headings = headings_at(text) if kind == "text" else []
         dated = first_day(text, rel)
         language = self.languages.of(rel) if kind == "text" else None
@@ -207,17 +220,18 @@ class IngestionManager:
         else:
             pieces = [(span, []) for span in self.chunker.spans(text)]
         chunks = []
-        for index, (span, symbols) in enumerate(pieces):
+        for index, (cut, symbols) in enumerate(pieces):
+            start, end = offsets.outside_secrets(cut.start, cut.end)
             metadata: dict[str, str | int | float | bool | None] = {"mtime": mtime, "title": title, "kind": kind}
             if dated:
                 metadata["date"] = dated
-            heading = _heading_for(headings, span.start) if language is None else ""
+            heading = _heading_for(headings, start) if language is None else ""
             if heading:
                 metadata["heading"] = heading
             if line_of is not None:
                 metadata["line_start"], metadata["line_end"] = (
-                    line_of(span.start),
-                    line_of(max(span.start, span.end - 1)),
+                    line_of(start),
+                    line_of(max(start, end - 1)),
                 )
             if language is not None:
                 metadata["language"] = language.name
@@ -229,8 +243,8 @@ class IngestionManager:
                     source_path=rel,
                     sha256=sha,
                     chunk_index=index,
-                    text=span.slice(text),
-                    span=Span(start=span.start, end=span.end),
+                    text=text[start:end],
+                    span=Span(start=offsets.to_document(start), end=offsets.to_document(end, end=True)),
                     metadata=metadata,
                 )
             )
@@ -322,7 +336,7 @@ class IngestionManager:
             else:
                 began = time.monotonic()
                 title = scan_secrets(doc.title, rel, self.settings.secrets).text
-                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, scanned.text, title, doc.kind)
+                file_chunks = self._chunks_for(rel, sha, stat.st_mtime, scanned.text, title, doc.kind, doc.text)
                 stats.timed("cut", began)
                 to_write.extend(file_chunks)
                 if old is None:
@@ -348,7 +362,10 @@ class IngestionManager:
                 listed = store.all_ids()
                 stored = listed if listed is not None else manifest.chunk_ids()
                 writing = {c.id for c in to_write}
-                vectors = last.vectors_of([c.id for c in chunks if c.id not in writing]) if last else {}
+                kept = [c.id for c in chunks if c.id not in writing]
+                width = len(next(iter(store.embeddings(kept[:1]).values()), ()))
+                damaged = last is not None and bool(last.dense_fault(width))  # re-read from the store, rewritten
+                vectors = last.vectors_of(kept) if last is not None and not damaged else {}
                 carried = [c.id for c in chunks if c.id in stored - writing and c.id not in vectors]
                 vectors.update(store.embeddings(carried))
                 to_write.extend(
@@ -363,7 +380,7 @@ class IngestionManager:
                     or stats.skipped != manifest.skipped
                 )
                 generation = manifest.generation
-                if changed or last is None or last.vectors is None or (chunks and not last.files):
+                if changed or damaged or last is None or last.vectors is None or (chunks and not last.files):
                     generation = self.catalog.next_generation(paths, manifest)
                     matrix = np.stack([vectors[c.id] for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
                     ingestion = self.settings.ingestion

@@ -15,7 +15,9 @@ span), and then
    list, else to its Markdown section, each at most `excerpts.max_parent_tokens`.
 
 A document that cannot be read back as indexed (changed, moved, a conversation turn) keeps its chunk
-as indexed, and the record says so. Spans and line ranges always index the indexed text exactly.
+as indexed, and the record says so. The work is done on the indexed text (secrets redacted); spans point
+into the document's own text (`text/offsets`), so the file at an excerpt's span holds the excerpt's text
+(a redacted secret aside), and line ranges are the same in both.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ragstream.secret_scan import scan as scan_secrets
 from ragstream.settings import ExcerptSettings, Settings
 from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
 from ragstream.text.fences import FENCE_LINE
+from ragstream.text.offsets import Offsets
 from ragstream.text.sentences import EXCERPT, spans
 from ragstream.token_budget import ContextBudget, TrimReport
 
@@ -89,8 +92,9 @@ def statement_lines(text: str, language: Language | None) -> tuple[set[int], set
 class Document:
     """One indexed document's text with the positions where a sentence, a line and a section begin."""
 
-    def __init__(self, text: str, code: bool, language: Language | None = None) -> None:
+    def __init__(self, text: str, code: bool, language: Language | None = None, offsets: Offsets | None = None) -> None:
         self.text = text
+        self.offsets = offsets or Offsets(text, text)  # `text` is the indexed text; offsets map it to the file's
         self.code = code
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
         self.lines = LineIndex(text)
@@ -239,7 +243,10 @@ class Excerpt:
         lines = (
             (self.doc.line_of(self.start), self.doc.line_of(max(self.start, self.end - 1))) if lines_of(best) else None
         )
-        return _shaped(best, ordered, self.start, self.end, self.doc.text[self.start : self.end], lines)
+        offsets = self.doc.offsets
+        start, end = offsets.outside_secrets(self.start, self.end)
+        span = (offsets.to_document(start), offsets.to_document(end, end=True))
+        return _shaped(best, ordered, *span, self.doc.text[start:end], lines)
 
     def record(self) -> ExcerptRecord:
         chunk = self.as_chunk()
@@ -272,24 +279,26 @@ class Sources:
         if key not in self._docs:
             self._docs[key] = self._read(chunk)
         doc = self._docs[key]
-        if doc is not None and doc.text[chunk.span.start : chunk.span.end] != chunk.text:
+        if doc is not None and doc.text[slice(*indexed_span(doc, chunk))] != chunk.text:
             return None
         return doc
 
     def _read(self, chunk: Chunk) -> Document | None:
         if chunk.metadata.get("kind") != "text":
             return None
-        text = self._from_folder(chunk)
-        if text is None and self.stored is not None:
-            text = self.stored(chunk.source_path)
-        if text is None:
+        texts = self._from_folder(chunk)
+        if texts is None and self.stored is not None and (kept := self.stored(chunk.source_path)) is not None:
+            texts = kept, kept  # the generation keeps the indexed text only: spans map where no secret was redacted
+        if texts is None:
             return None
+        document, text = texts
         language = (
             load_languages(self.settings.config_dir).of(chunk.source_path) if chunk.metadata.get("language") else None
         )
-        return Document(text, code=language is not None, language=language)
+        return Document(text, code=language is not None, language=language, offsets=Offsets(document, text))
 
-    def _from_folder(self, chunk: Chunk) -> str | None:
+    def _from_folder(self, chunk: Chunk) -> tuple[str, str] | None:
+        """The document's text and its indexed text (secrets redacted), when the file is as it was indexed."""
         if self.root is None:
             return None
         try:
@@ -298,7 +307,12 @@ class Sources:
             return None
         if loaded.sha256 != chunk.sha256:
             return None
-        return scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
+        return loaded.text, scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
+
+
+def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:
+    """Where the chunk lies in the document's indexed text (its span points into the file's)."""
+    return doc.offsets.to_indexed(chunk.span.start), doc.offsets.to_indexed(chunk.span.end, end=True)
 
 
 def _touch(a: Excerpt, b: Excerpt) -> bool:
@@ -340,7 +354,7 @@ def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
     doc = sources.document(chunk)
     if doc is None:
         return Excerpt([chunk], chunk.span.start, chunk.span.end, "as indexed (document not readable as indexed)")
-    start, end, whole = doc.whole(chunk.span.start, chunk.span.end, reach)
+    start, end, whole = doc.whole(*indexed_span(doc, chunk), reach)
     how = (
         ("whole statements" if doc.code else "whole sentences")
         if whole

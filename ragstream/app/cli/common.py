@@ -63,6 +63,8 @@ def print_progress(event: dict[str, Any]) -> None:
         counts = ", ".join(f"{k} {v}" for k, v in event["counts"].items())
         mode = event.get("retrieval")
         extra = f", {mode['strategy']}/{mode['rung']}" if mode else ""
+        if mode and mode.get("attempts", 0) > 1:
+            extra += f" after {mode['attempts']} attempts (low confidence re-run)"
         print(
             f"  done {event['stage']} in {event['duration_ms']:.0f} ms ({counts}, ~{event['prompt_tokens']} "
             f"tokens{extra})",
