@@ -174,3 +174,22 @@ def test_a4_withholds_a_models_unsupported_lines_with_the_reason_and_keeps_the_s
         assert line not in sp.S_CTX_MD
     for line in SUPPORTED:
         assert line in sp.S_CTX_MD, [r for u, r in report.reasons.items() if u.startswith(line)]
+
+
+def test_a_chunk_that_begins_inside_a_code_block_is_judged_by_its_prose_clause_by_clause(check: SupportCheck) -> None:
+    """The chunk opens on a closing fence: its fences are not paired, its prose is still what a line is judged by;
+    a line saying one clause of a sentence whose other clause is negated is supported, its negation is not."""
+    text = (
+        "  hello\n</body>\n```\n\nSo the page above is hard to cache with `max-age`.\n\n"
+        "```plain\nbundle.v123.js\n```\n\n"
+        "Since the cache tells resources apart by their URLs, the cache will not be reused again if the URL "
+        "changes when a resource is updated.\n\n```html\n<script\n"
+    )
+    given = {"c.md@0000000000#0": chunk("c.md", text)}
+    lines = [
+        ("The cache tells resources apart by their URLs.", ["c.md@0000000000#0"]),
+        ("The cache is reused again if the URL changes when a resource is updated.", ["c.md@0000000000#0"]),
+    ]
+    found = check.check(lines, given, ["How does a cache tell versions apart?"])
+    assert found[0].supported, found[0]
+    assert "negation differs" in found[1].reason

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragstream.agents.a3_nli_gate import _NAME
+from ragstream.agents.extractive import is_prose
 from ragstream.settings import SupportSettings
 from ragstream.state import Chunk
 from ragstream.text.phrases import any_phrase
@@ -43,8 +44,9 @@ _IDENTIFIER = re.compile(
     r"|[A-Z]\w*[a-z]\w*[A-Z]\w*)"  # CamelCase with an inner capital
     r"(?![\w-])"
 )
+_CLAUSE = re.compile(r"[,;:]\s+")
+MIN_CLAUSE_WORDS = 4
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
-_CODE_BLOCK = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
 
 
@@ -79,10 +81,12 @@ def _occurs(word: str, text: str, exact: bool) -> bool:
 
 
 def _passages(chunk: Chunk) -> list[str]:
-    """A chunk's sentences outside code blocks and headings, and each two adjacent ones (a line may join them)."""
-    text = _CODE_BLOCK.sub("\n\n", chunk.text)
-    sentences = [s for s in split(text, MARKDOWN) if not s.startswith("#")]
-    return sentences + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
+    """A chunk's prose sentences (no heading, code or markup line: a chunk may begin inside a code block, so
+    its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
+    and each two adjacent sentences (a line may join them)."""
+    sentences = [s for s in split(chunk.text, MARKDOWN) if not s.lstrip().startswith("#") and is_prose(s)]
+    clauses = [c for s in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS]
+    return sentences + clauses + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
 
 
 def _polar(text: str, cues: re.Pattern[str]) -> bool:

@@ -137,7 +137,8 @@ def _fenced(text: str) -> list[tuple[int, int]]:
     return list(zip(marks[::2], marks[1::2], strict=False))
 
 
-def _is_prose(raw: str) -> bool:
+def is_prose(raw: str) -> bool:
+    """No line of `raw` is code or markup."""
     return not any(_CODE.search(line) or _MARKUP.search(line) for line in raw.splitlines())
 
 
@@ -181,7 +182,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
                 found.append(items)
                 consumed = items.end
             continue
-        if len(_LINK.sub("", raw).split()) < MIN_WORDS or not _is_prose(raw):
+        if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
         found.append(Sentence(chunk, a, a + len(raw)))
     return found
@@ -202,7 +203,7 @@ def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
         return None  # the list may go on in the next chunk
     stop = end.start() if end else len(text.rstrip())
     span = text[start:stop]
-    if len(span.split()) > MAX_LIST_WORDS or not _is_prose(span) or span.rstrip().endswith(":"):
+    if len(span.split()) > MAX_LIST_WORDS or not is_prose(span) or span.rstrip().endswith(":"):
         return None  # too long, not prose, or its last item leads in to something the span does not hold
     return Sentence(chunk, start, stop, listed=True)
 
