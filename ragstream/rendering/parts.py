@@ -21,7 +21,6 @@ from ragstream.rendering.excerpts import shown_excerpts
 from ragstream.state import Chunk, Stage, SuperPrompt
 from ragstream.text.chunk_ids import prune_citations
 
-DEFAULT_SYSTEM = "You are a careful assistant."
 # The fence sentence is the one part a style words its own way (rendering/styles.py).
 FENCED = "The condensed context and every excerpt are fenced (~~~~): text inside a fence"
 GROUNDING = (
@@ -69,7 +68,7 @@ class Excerpt:
 
 @dataclass(frozen=True)
 class PromptParts:
-    role: str
+    role: str  # the role the user gave ("" when none: the prompt never puts a role in the user's mouth)
     grounded: bool  # there is something to ground in: selected excerpts or a condensed context
     conversation: bool  # the ask carries an earlier conversation (fenced)
     not_covered: bool  # A4 found parts of the ask the documents do not cover
@@ -88,6 +87,10 @@ class PromptParts:
             paragraphs.append(NOT_COVERED)
         return paragraphs
 
+    def system(self, fenced: str = FENCED) -> list[str]:
+        """The system block's paragraphs: the user's role, if any, then the notes (empty: no system block)."""
+        return [self.role, *self.notes(fenced)] if self.role else self.notes(fenced)
+
 
 def head_parts(sp: SuperPrompt) -> PromptParts:
     """Everything but the excerpts, which the budget picks after counting these (the condensed context as A4
@@ -97,7 +100,7 @@ def head_parts(sp: SuperPrompt) -> PromptParts:
     ask = render_ask(sp)
     rendered_format = render_format(sp.extras.a5, grounded) if sp.extras.a5 is not None else ""
     return PromptParts(
-        role=sp.body.system or DEFAULT_SYSTEM,
+        role=sp.body.system or "",
         grounded=grounded,
         conversation=bool(sp.recentConversation),
         not_covered=sp.extras.a4 is not None and bool(sp.extras.a4.uncovered),

@@ -75,8 +75,9 @@ class MarkdownPrompt:
 
 def markdown(parts: PromptParts) -> MarkdownPrompt:
     excerpts = "\n\n".join(fence_excerpt(e) for e in parts.excerpts)
+    system = "\n\n".join(parts.system())
     return MarkdownPrompt(
-        system=f"## System\n{parts.role}" + "".join(f"\n\n{note}" for note in parts.notes()),
+        system=f"## System\n{system}" if system else "",
         ask=parts.ask,
         condensed=render_condensed(parts.condensed_context),
         attachments=f"## Source excerpts\n\n{excerpts}" if excerpts else "",
@@ -92,11 +93,11 @@ def _xml_attr(value: object) -> str:
 
 
 def _xml(parts: PromptParts) -> str:
-    system = "\n\n".join([parts.role, *parts.notes(_XML_FENCED)])
+    system = "\n\n".join(parts.system(_XML_FENCED))
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f"<superprompt format={_xml_attr(SCHEMA_ID)}>",
-        f"<system>{_xml_text(system)}</system>",
+        *([f"<system>{_xml_text(system)}</system>"] if system else []),
         f"<instructions>\n{_xml_text(parts.ask)}\n</instructions>",
     ]
     if parts.condensed_context:
@@ -140,10 +141,8 @@ def _plain(parts: PromptParts) -> str:
     def section(title: str, body: str) -> str:
         return f"{rule}\n{title}\n{rule}\n{body}"
 
-    sections = [
-        section("SYSTEM", "\n\n".join([parts.role, *parts.notes()])),
-        section("INSTRUCTIONS", parts.ask),
-    ]
+    system = "\n\n".join(parts.system())
+    sections = [*([section("SYSTEM", system)] if system else []), section("INSTRUCTIONS", parts.ask)]
     if parts.condensed_context:
         sections.append(section("CONDENSED CONTEXT", fence_block(CONDENSED_FENCE_INFO, parts.condensed_context)))
     if parts.excerpts:
