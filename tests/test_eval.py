@@ -109,6 +109,20 @@ def test_folder_suite_is_judged_field_by_field(tmp_path: Path, capsys: pytest.Ca
     assert json.loads(out)["run"]["project"] == "eval-tea-suite"
 
 
+def test_a_folder_of_cases_runs_over_a_corpus_kept_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _folder_suite(tmp_path / "tea-suite")
+    elsewhere = tmp_path / "installed-docs"
+    (suite / "corpus").rename(elsewhere)  # the suite holds only cases, as bench/suites/ does
+    code, out, err = _eval(tmp_path / "data", capsys, str(suite), "--corpus", str(elsewhere), "--json")
+    assert code == 0, err
+    checks = {c["name"]: c for c in json.loads(out)["run"]["cases"][0]["checks"]}
+    assert checks["expected_files"]["passed"] and checks["key_facts"]["passed"], checks
+    code, out, err = _eval(tmp_path / "data2", capsys, str(suite))
+    assert code == 2 and "missing folder corpus/" in err
+
+
 def test_save_then_compare_pairs_the_cases_and_refuses_another_corpus(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -82,16 +82,17 @@ def beir_path(doc_id: str) -> str:
 
 
 def load_suite(path: Path, corpus: Path | None = None) -> Suite:
-    """The suite at `path`, in whichever format it is; `corpus` overrides a JSONL suite's `corpus/` folder."""
+    """The suite at `path`, in whichever format it is; `corpus` overrides a JSONL or case folder's `corpus/`
+    (a suite written over documents kept elsewhere, such as an installed package's source)."""
     if not path.exists():
         raise SuiteError(f"suite {path}: no such file or folder")
     if path.is_file():
         beside = path.parent / path.stem
         return _jsonl_suite(path, corpus or (beside if beside.is_dir() else path.parent / "corpus"))
-    if corpus is not None:
-        raise SuiteError(f"suite {path}: --corpus is for a JSONL suite; a folder suite has its own corpus")
     if (path / "cases").is_dir() or (path / "corpus").is_dir():
-        return _folder_suite(path)
+        return _folder_suite(path, corpus or path / "corpus")
+    if corpus is not None:
+        raise SuiteError(f"suite {path}: --corpus is for a JSONL suite or a folder of cases; a BEIR suite has its own")
     if any((path / name).exists() for name in ("corpus.jsonl", "corpus.jsonl.gz", "queries.jsonl")):
         return _beir_suite(path)
     raise SuiteError(
@@ -100,11 +101,11 @@ def load_suite(path: Path, corpus: Path | None = None) -> Suite:
     )
 
 
-def _folder_suite(root: Path) -> Suite:
-    corpus, cases_dir = root / "corpus", root / "cases"
+def _folder_suite(root: Path, corpus: Path) -> Suite:
+    cases_dir = root / "cases"
     for needed in (corpus, cases_dir):
         if not needed.is_dir():
-            raise SuiteError(f"suite {root}: missing folder {needed.name}/")
+            raise SuiteError(f"suite {root}: missing folder {needed if needed.parent != root else needed.name + '/'}")
     prompts = {p.stem: p for p in cases_dir.glob("*.md")}
     specs = {p.stem: p for p in cases_dir.glob("*.json")}
     for name in sorted(set(specs) - set(prompts)):
