@@ -295,6 +295,7 @@ def test_ingest_progress_writes_no_escape_codes_into_a_pipe_and_a_bar_on_a_termi
     assert piped.stdout.startswith("p: 1 files seen, 1 added")
     for stream in (piped.stdout, piped.stderr):
         assert "\r" not in stream and "\x1b" not in stream
+    assert "embed: 1 chunks" in piped.stderr.splitlines()  # a log still says which phase ran
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a new pty is 0 columns wide
     with os.fdopen(leader, "rb", buffering=0) as terminal:

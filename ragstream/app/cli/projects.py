@@ -51,6 +51,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             bars[phase] = tqdm(
                 total=total, unit=unit, desc=phase, disable=True if args.quiet else None, file=sys.stderr
             )
+            if bars[phase].disable and not args.quiet:  # a log still learns which phase runs, one plain line each
+                print(f"{phase}: {total} {unit}s", file=sys.stderr, flush=True)
         bars[phase].update(done - bars[phase].n)
 
     try:
