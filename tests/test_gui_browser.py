@@ -55,6 +55,8 @@ def streamlit_url(indexed: Settings, tmp_path: Path):
 
 
 LAPTOP = {"width": 1366, "height": 768}  # a common laptop window
+# Debian's Chromium as root on a closed network: no sandbox, and no background calls that would be refused.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 OVERFLOWING = "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"
 
 
@@ -63,10 +65,7 @@ def test_review_form_at_laptop_width_in_a_real_browser(streamlit_url: str, tmp_p
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
-        )
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=LAPTOP)
         page.set_default_timeout(180_000)
         page.goto(streamlit_url)
@@ -113,10 +112,7 @@ def test_at_a_narrow_width_every_button_label_shows_and_off_buttons_say_why(stre
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
-        )
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=NARROW)
         page.set_default_timeout(180_000)
         page.goto(streamlit_url)
