@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from ragstream.agents.a3_nli_gate import NULL_FILE
 from ragstream.app.controller import AppController
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
@@ -197,8 +198,13 @@ def _ingest(root: Path, docs: Path, env: dict[str, str]) -> None:
 
 
 def _generation_files(root: Path, generation: int) -> dict[str, bytes]:
+    """The generation's files as ingested; A3's corpus calibration is a cache each root computes for itself."""
     folder = root / "chroma_db" / "demo" / "index" / f"g{generation:06d}"
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and p.name != NULL_FILE
+    }
 
 
 def _embedded_prompts(tmp_path: Path, docs: Path, prompts: list[str]) -> list[str]:

@@ -330,6 +330,8 @@ def null_evidence(
     if not questions or not snapshot.chunks or snapshot.vectors is None:
         return []
     asked = embed(questions)
+    if snapshot.dense_fault(asked.shape[1]):  # a damaged index calibrates nothing: the absolute floor stands
+        return []
     terms = set().union(*(stemmed_terms(q, settings) for q in questions))
     rarity = rarity_of(snapshot.document_frequency(terms), len(snapshot.chunks))
     best: list[float] = []
