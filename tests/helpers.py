@@ -9,7 +9,7 @@ from ragstream.services import Services
 from ragstream.settings import Settings
 from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import Stage
-from ragstream.state import SuperPrompt
+from ragstream.state import Chunk, Span, SuperPrompt
 
 
 def run_stage(
@@ -56,3 +56,15 @@ def as_in_file(shown: str, in_file: str) -> bool:
         return True
     pattern = ".+?".join(re.escape(part) for part in _MARKER.split(shown))
     return _MARKER.search(shown) is not None and re.fullmatch(pattern, in_file, re.S) is not None
+
+
+def one_chunk(name: str, text: str) -> Chunk:
+    """A whole document as its only chunk: what a stage sees of a file small enough not to be cut."""
+    return Chunk(
+        id=f"{name}@0000000000#0",
+        source_path=name,
+        sha256="0" * 64,
+        chunk_index=0,
+        text=text,
+        span=Span(start=0, end=len(text)),
+    )

@@ -19,7 +19,7 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
-from ragstream.state import Chunk, Span
+from tests.helpers import one_chunk
 from tests.openai_server import FakeOpenAIServer, schema_responder
 from tests.test_weak_model import WeakModel, agent_of, given_ids, run_to
 
@@ -58,17 +58,6 @@ SUPPORTED = [
 ]
 
 
-def chunk(name: str, text: str) -> Chunk:
-    return Chunk(
-        id=f"{name}@0000000000#0",
-        source_path=name,
-        sha256="0" * 64,
-        chunk_index=0,
-        text=text,
-        span=Span(start=0, end=len(text)),
-    )
-
-
 def about_the_keyring(line: str) -> bool:
     """Which document a line is about: the keyring page, or the locking page."""
     return "eyring" in line or "redential" in line
@@ -93,7 +82,7 @@ def test_names_identifiers_and_numbers_of_a_line() -> None:
 
 
 def test_each_unsupported_line_fails_with_its_reason_and_paraphrases_pass(check: SupportCheck) -> None:
-    chunks = {c.id: c for c in (chunk("locking.md", LOCKING), chunk("keyring.md", KEYRING))}
+    chunks = {c.id: c for c in (one_chunk("locking.md", LOCKING), one_chunk("keyring.md", KEYRING))}
 
     def cites(line: str) -> list[str]:
         return ["keyring.md@0000000000#0" if about_the_keyring(line) else "locking.md@0000000000#0"]
@@ -113,7 +102,7 @@ def test_a_number_the_excerpt_does_not_hold_and_a_rule_turned_around_fail(check:
         "When too few results pass the similarity threshold, the controller lowers the threshold. "
         "It keeps at most 12 lines."
     )
-    given = {"r.md@0000000000#0": chunk("r.md", text)}
+    given = {"r.md@0000000000#0": one_chunk("r.md", text)}
     lines = [
         ("The controller must not lower the threshold when too few results pass.", ["r.md@0000000000#0"]),
         ("At most 20 lines are kept.", ["r.md@0000000000#0"]),
@@ -185,7 +174,7 @@ def test_a_chunk_that_begins_inside_a_code_block_is_judged_by_its_prose_clause_b
         "Since the cache tells resources apart by their URLs, the cache will not be reused again if the URL "
         "changes when a resource is updated.\n\n```html\n<script\n"
     )
-    given = {"c.md@0000000000#0": chunk("c.md", text)}
+    given = {"c.md@0000000000#0": one_chunk("c.md", text)}
     lines = [
         ("The cache tells resources apart by their URLs.", ["c.md@0000000000#0"]),
         ("The cache is reused again if the URL changes when a resource is updated.", ["c.md@0000000000#0"]),

@@ -10,18 +10,7 @@ from ragstream.agents.a4_condenser import a3_evidence, render_sctx, within_share
 from ragstream.agents.extractive import condense_extractively, sentences_of, stands_alone
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.state import Chunk, Span
-
-
-def _chunk(text: str, name: str = "doc.md") -> Chunk:
-    return Chunk(
-        id=f"{name}@0000000000#0",
-        source_path=name,
-        sha256="0" * 64,
-        chunk_index=0,
-        text=text,
-        span=Span(start=0, end=len(text)),
-    )
+from tests.helpers import one_chunk
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +37,7 @@ The table below compares the features of each storage mode.
 
 Cargo uses only the versions of the dependencies you specified.
 """
-    found = [s.text for s in sentences_of(_chunk(doc)) if s.listed or stands_alone(s.text, base.condenser)]
+    found = [s.text for s in sentences_of(one_chunk("doc.md", doc)) if s.listed or stands_alone(s.text, base.condenser)]
     assert found == [
         "Keys must be rotated every ninety days by the owner.",
         "Browsers compress their messages before sending them over the network.",
@@ -74,7 +63,7 @@ Its hook must have this signature:
 .. function:: hook(cls: type) -> list
 ```
 """
-    found = [s.text for s in sentences_of(_chunk(doc)) if s.listed or stands_alone(s.text, base.condenser)]
+    found = [s.text for s in sentences_of(one_chunk("doc.md", doc)) if s.listed or stands_alone(s.text, base.condenser)]
     assert found == [
         "Those superpowers include the ability to: 1. Dereference a raw pointer. 1. Call an unsafe function or method.",
         "To see the output of passing tests as well, pass `--show-output`: "
@@ -102,7 +91,7 @@ def test_each_part_of_the_ask_is_answered_first_in_the_asks_order_and_rules_stay
     base: Settings,
 ) -> None:
     services = Services(base)
-    chunks = [_chunk(BACKUPS, "backups.md"), _chunk(KEYS, "keys.md")]  # the selection's order: backups first
+    chunks = [one_chunk("backups.md", BACKUPS), one_chunk("keys.md", KEYS)]  # the selection's order: backups first
     parts = ["How do I rotate the API keys?", "How long are backups kept?", "Must personal data be encrypted?"]
     settings = base.condenser.model_copy(update={"per_part": 1})
     lines = condense_extractively(
