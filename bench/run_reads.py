@@ -71,7 +71,7 @@ def main() -> None:
     from ragstream.app.cli import main as cli
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        assert cli(["ingest", "demo"]) == 0
+        assert cli(["ingest", "demo", "--quiet"]) == 0
     counted_run(["run", PROMPT, "--project", "demo", "--thread", "warm"])  # imports and models load here
     for name, extra in (("finished run", []), ("run with --review (run, edit at the review, resume)", ["--review", "--sctx-file", os.devnull])):
         calls = counted_run(["run", PROMPT, "--project", "demo", *extra])
