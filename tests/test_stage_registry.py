@@ -8,7 +8,7 @@ from typing import get_args, get_type_hints
 import pytest
 
 import ragstream
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunSession
 from ragstream.pipeline import RUNS
 from ragstream.stages import REGISTRY, SELECTION, SPECS
 from ragstream.state import Extras, Report, Stage
@@ -53,7 +53,7 @@ def test_every_stage_reads_by_all_its_names() -> None:
 def test_every_manual_stage_has_its_controller_method() -> None:
     assert SPECS["preprocess"].method == "preprocess"
     for spec in REGISTRY:
-        assert callable(getattr(AppController, spec.method)), spec.method
+        assert callable(getattr(RunSession, spec.method)), spec.method
 
 
 def test_nothing_on_the_registry_path_is_loaded_by_name_or_built_at_run_time() -> None:

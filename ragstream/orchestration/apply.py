@@ -26,6 +26,7 @@ from langgraph.channels import LastValue
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.pipeline import RUNS
+from ragstream.preprocessing import validate_prompt
 from ragstream.rendering.view import render_prompt
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.stages import (
@@ -216,6 +217,8 @@ def run_alone(sp: SuperPrompt, stage: Stage, env: StageEnv) -> SuperPrompt:
     """
     if stage is not Stage.PREPROCESS:
         check_stage_allowed(sp, stage)
+    else:
+        validate_prompt(env.prompt if env.prompt is not None else sp.raw_prompt, env.services.settings)
     with collect_llm_calls() as calls:
         output = RUNS[stage](sp, env)
     return sp.model_copy(update=apply_output(sp, stage, output, usage_of(calls)))
