@@ -30,7 +30,10 @@ COUNTED = {
     ("validate_prompt", "pipeline"): "validate_prompt",
     ("scan_prompt", "scan"): "scan_prompt",
 }
-PROMPT = "## Task\nExplain how the ingestion manifest decides which files to re-embed.\n## Context\nkey sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+PROMPT = (
+    "## Task\nExplain how the ingestion manifest decides which files to re-embed.\n"
+    "## Context\nkey sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+)
 
 
 def counted_run(argv: list[str]) -> Counter[str]:
@@ -73,7 +76,13 @@ def main() -> None:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert cli(["ingest", "demo", "--quiet"]) == 0
     counted_run(["run", PROMPT, "--project", "demo", "--thread", "warm"])  # imports and models load here
-    for name, extra in (("finished run", []), ("run with --review (run, edit at the review, resume)", ["--review", "--sctx-file", os.devnull])):
+    edit = work / "condensed.md"
+    edit.write_text("### Facts\n- The manifest compares each file's hash.\n")
+    runs = (
+        ("finished run", []),
+        ("run with --review (run, edit at the review, resume)", ["--review", "--sctx-file", str(edit)]),
+    )
+    for name, extra in runs:
         calls = counted_run(["run", PROMPT, "--project", "demo", *extra])
         print(f"{name}: " + ", ".join(f"{key} {calls[key]}" for key in COUNTED.values()))
 

@@ -26,14 +26,14 @@ from langgraph.types import Command, StateSnapshot
 from ragstream.app.workspace import Workspace
 from ragstream.errors import InputError, RagstreamError, StageOrderError
 from ragstream.orchestration.answer import ANSWER, check_sendable
-from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
+from ragstream.orchestration.apply import apply_edit, to_channels
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER
 from ragstream.orchestration.strict import DECIDE
 from ragstream.rendering.styles import export_prompt
 from ragstream.secrets.scan import Finding, scan_prompt
-from ragstream.stage_io import RunOptions, StageEnv
+from ragstream.stage_io import RunOptions
 from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
 from ragstream.state import SuperPrompt
 from ragstream.telemetry.otel import OtelSpans
@@ -354,15 +354,6 @@ class RunSession:
             )
 
         return self._execute("run_full_pipeline", run)
-
-    def run_alone(
-        self, stage: Stage | str, sp: SuperPrompt | None = None, prompt: str | None = None, **options: Any
-    ) -> SuperPrompt:
-        """One stage on a SuperPrompt outside any thread (nothing is checkpointed): what `ragstream preprocess`
-        and `ragstream a2 < sp.json` print. `options` are RunOptions fields (e.g. `include_undecided=True`)."""
-        stage = stage if isinstance(stage, Stage) else stage_named(stage)
-        env = StageEnv(self.services, RunOptions(manual=True, **options), prompt)
-        return run_alone(sp or SuperPrompt(), stage, env)
 
     def resume(self, answer: dict[str, Any] | None = None, **changes: Any) -> RunResult:
         """Continue an auto run: answer the pending review (`{"accept": True}` unless `answer` says

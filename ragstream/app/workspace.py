@@ -12,8 +12,12 @@ from typing import TYPE_CHECKING, Any
 from ragstream.errors import InputError, ProjectError
 from ragstream.index.catalog import catalog_of
 from ragstream.ingestion.loader import unsafe_name_reason
+from ragstream.orchestration.apply import run_alone
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.stage_io import RunOptions, StageEnv
+from ragstream.stages import Stage, stage_named
+from ragstream.state import SuperPrompt
 from ragstream.tenancy.projects import list_projects, most_recent_project, project_paths
 from ragstream.text.fences import escape_attr
 
@@ -85,6 +89,17 @@ class Workspace:
         paths = project_paths(self.settings, project_name.strip())
         paths.raw_dir.mkdir(parents=True, exist_ok=True)
         return paths.name
+
+    # -- a stage on its own ---------------------------------------------------------------
+
+    def run_alone(
+        self, stage: Stage | str, sp: SuperPrompt | None = None, prompt: str | None = None, **options: Any
+    ) -> SuperPrompt:
+        """One stage on a SuperPrompt outside any thread (nothing is checkpointed): what `ragstream preprocess`
+        and `ragstream a2 < sp.json` print. `options` are RunOptions fields (e.g. `include_undecided=True`)."""
+        stage = stage if isinstance(stage, Stage) else stage_named(stage)
+        env = StageEnv(self.services, RunOptions(manual=True, **options), prompt)
+        return run_alone(sp or SuperPrompt(), stage, env)
 
     # -- documents ------------------------------------------------------------------------
 
