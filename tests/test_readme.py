@@ -165,6 +165,17 @@ def test_every_path_and_name_the_pages_give_exists() -> None:
                 assert _python_name_exists(code), (page.name, code)
 
 
+def test_the_layout_drawn_is_the_layout() -> None:
+    """Every folder and module docs/contributing.md's tree names exists where the tree puts it."""
+    page = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    tree = re.search(r"^```text\n(.*?)^```$", page, flags=re.M | re.S)
+    assert tree is not None
+    for line in tree.group(1).splitlines():
+        under = ROOT / "ragstream" if line.startswith("  ") else ROOT
+        for name in re.split(r"\s{2,}", line.strip())[0].split():
+            assert (under / name).exists(), f"{under / name} (the layout in docs/contributing.md)"
+
+
 def _python_name_exists(dotted: str) -> bool:
     """The longest importable module of `dotted`, then the attributes after it."""
     parts = dotted.split(".")
