@@ -1,12 +1,15 @@
 """The final prompt of every labelled case, byte for byte: the baseline a change that must not alter behaviour is
 judged by (run it before and after, then `diff -r BEFORE AFTER`; an empty diff is the proof).
 
-For each suite (default: every folder of ../shared/eval with corpus/ and cases/, and every suite of bench/suites
-whose corpus can be rebuilt as its SOURCE.txt says), it ingests the corpus into a fresh data root with
-`ragstream ingest SUITE --path CORPUS`, runs each case's prompt (cases/NAME.md) with the shipped defaults
-(offline: no LLM variables are passed on; no review pause: `run` without --review) and writes what
+For each suite (default: every folder of /work/shared/eval, or --eval-root, with corpus/ and cases/, and every suite
+of bench/suites whose corpus can be rebuilt as its SOURCE.txt says: an installed package's files at the version named,
+or a repository's folder at the commit named, from a git copy under /work/.mirror), it ingests the corpus into a
+fresh data root with `ragstream ingest SUITE --path CORPUS`, runs each case's prompt (cases/NAME.md) with the
+shipped defaults (offline: no LLM variables are passed on; no review pause: `run` without --review) and writes what
 `ragstream run` prints, the final prompt, to OUT/SUITE/NAME.md (other styles with --styles, as `run --style S
---output` writes them). It drives only the `ragstream` command, so it runs the same on any layout of the package.
+--output` writes them). It drives only the `ragstream` command, so it runs the same on any layout of the package:
+the `ragstream` found on PATH, with the checkout under test first on PYTHONPATH. The 74 cases take about 12 minutes
+on a shared 2-core machine (one case at a time).
 
 Run: python bench/prompt_snapshot.py OUT [--suite NAME ...] [--styles markdown,xml,json,plain] [--work DIR]
      python bench/prompt_snapshot.py /tmp/a && python bench/prompt_snapshot.py /tmp/b && diff -r /tmp/a /tmp/b
