@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
-from ragstream.agents.a3_nli_gate import (
+from ragstream.gate.nli_gate import (
     calibrated,
     corpus_null,
     off_topic_questions,

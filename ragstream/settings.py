@@ -73,7 +73,7 @@ class IngestionSettings(BaseModel):
     file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
     # module:function yielding a LangChain VectorStore (see ingestion/store.py); langchain-chroma by default
-    vector_store: str = "ragstream.ingestion.store:chroma_vector_store"
+    vector_store: str = "ragstream.index.store:chroma_vector_store"
 
 
 class ConfidenceSettings(BaseModel):
@@ -92,7 +92,7 @@ class ConfidenceSettings(BaseModel):
 
 
 class SecretsSettings(BaseModel):
-    """Secret scanning of documents and prompts (ragstream/secret_scan.py); `scan: false` turns it off."""
+    """Secret scanning of documents and prompts (`ragstream.secrets.scan`); `scan: false` turns it off."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.a4_support import SupportCheck, identifiers, names
+from ragstream.condensing.support import SupportCheck, identifiers, names
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings

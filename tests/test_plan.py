@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragstream.agents.planner import classify, decide
 from ragstream.app.controller import AppController
 from ragstream.errors import RetrievalError
+from ragstream.index.manifest import committed_generation, generation_dir
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.ingestion.manifest import committed_generation, generation_dir
-from ragstream.projects import project_paths
+from ragstream.retrieval.planner import classify, decide
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.tenancy.projects import project_paths
 from tests.helpers import preprocessed, unfenced
 from tests.openai_server import schema_responder
 

@@ -212,8 +212,8 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
 
 
 def test_a4_is_not_called_without_excerpts(openai_on_indexed) -> None:
-    from ragstream.agents.a4_condenser import condense
-    from ragstream.agents.a4_support import SupportCheck
+    from ragstream.condensing.condenser import condense
+    from ragstream.condensing.support import SupportCheck
 
     server, settings = openai_on_indexed()
     services = Services(settings)

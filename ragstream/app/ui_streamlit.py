@@ -16,7 +16,7 @@ from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.orchestration.metadata import summary_lines
 from ragstream.rendering.styles import MEDIA_TYPES, STYLES, SUFFIXES
-from ragstream.secret_scan import describe
+from ragstream.secrets.scan import describe
 from ragstream.stage_io import RunOptions
 from ragstream.stages import REGISTRY, Stage
 

@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, JsonValue, create_model
 
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
-from ragstream.ingestion.manifest import indexed_project
+from ragstream.index.manifest import indexed_project
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
 from ragstream.orchestration.apply import SettledValue, apply_output, to_channels
 from ragstream.orchestration.identity import run_memory, served_user
@@ -44,7 +44,7 @@ from ragstream.stages import REGISTRY, Stage, StageSpec, check_stage_allowed, ne
 from ragstream.state import SuperPrompt
 from ragstream.state.stage import ORDER
 from ragstream.telemetry.events import collect_llm_calls, emit
-from ragstream.users import require_project
+from ragstream.tenancy.users import require_project
 
 log = logging.getLogger("ragstream.graph")
 NEEDS_PROJECT = frozenset({Stage.RETRIEVAL, Stage.RERANK})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragstream.agents.a2_prompt_shaper import fixed_fields, shape
+from ragstream.shaping.prompt_shaper import fixed_fields, shape
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A2Report, SuperPrompt
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragstream.agents.a3_nli_gate import (
+from ragstream.gate.nli_gate import (
     asking_parts,
     calibrated,
     corpus_null,
@@ -17,7 +17,7 @@ from ragstream.agents.a3_nli_gate import (
     unmentioned,
     weigh_all,
 )
-from ragstream.ingestion.manifest import generation_dir
+from ragstream.index.manifest import generation_dir
 from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.stage_io import StageEnv, StageOutput

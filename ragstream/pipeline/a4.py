@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ragstream.agents.a3_nli_gate import asking_parts
-from ragstream.agents.a4_condenser import (
+from ragstream.condensing.condenser import (
     a3_evidence,
     condense,
     condense_offline,
@@ -11,7 +10,8 @@ from ragstream.agents.a4_condenser import (
     render_sctx,
     uncovered,
 )
-from ragstream.agents.a4_support import SupportCheck
+from ragstream.condensing.support import SupportCheck
+from ragstream.gate.nli_gate import asking_parts
 from ragstream.pipeline.a3 import ask_rarity
 from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces

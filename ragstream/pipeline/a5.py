@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ragstream.agents.a2_prompt_shaper import fixed_fields
-from ragstream.agents.a5_format_enforcer import enforce
+from ragstream.shaping.format_enforcer import enforce
+from ragstream.shaping.prompt_shaper import fixed_fields
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import A5Report, SuperPrompt
 

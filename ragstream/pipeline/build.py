@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ragstream.errors import RetrievalError
-from ragstream.projects import project_paths
 from ragstream.rendering.builder import build
 from ragstream.rendering.excerpts import Sources
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import BuildReport, SuperPrompt
+from ragstream.tenancy.projects import project_paths
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[BuildReport]:

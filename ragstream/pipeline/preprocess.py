@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragstream.memory.selection import select_memory
 from ragstream.preprocessing.pipeline import preprocess
-from ragstream.secret_scan import redacted_in, scan_prompt
+from ragstream.secrets.scan import redacted_in, scan_prompt
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import ConversationTurn, Extras, PreprocessReport, SummarySelection, SuperPrompt
 

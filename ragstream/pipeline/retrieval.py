@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ragstream.agents.planner import decide
 from ragstream.errors import RetrievalError
-from ragstream.ingestion.manifest import indexed_project
+from ragstream.index.manifest import indexed_project
 from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import ProjectTool, query_pieces, retrieve
+from ragstream.retrieval.planner import decide
 from ragstream.retrieval.tools import ToolRun, WebSearchTool, fuse
 from ragstream.stage_io import StageEnv, StageOutput
 from ragstream.state import Chunk, RetrievalReport, SuperPrompt

@@ -132,9 +132,9 @@ def _warm_up(settings: Settings, project: str | None) -> None:
 
     def load() -> None:
         try:
-            from ragstream.embedding import get_embedder
-            from ragstream.ingestion.catalog import catalog_of, committed_snapshot
-            from ragstream.projects import project_paths
+            from ragstream.embedding.embedder import get_embedder
+            from ragstream.index.catalog import catalog_of, committed_snapshot
+            from ragstream.tenancy.projects import project_paths
 
             get_embedder(settings.embedding, settings.models_dir)
             if project:
