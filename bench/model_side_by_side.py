@@ -160,9 +160,10 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
 def model_stages(offline_sp: SuperPrompt, settings: Settings, project: str) -> dict[str, Any]:
     """A2 and A3 with the model on the offline run's own state (the same candidates, the same body): what a
     slow server can afford. Labels applied and dropped, A3's kept ids, who decided, its calls and time."""
-    from ragstream.pipeline import a3
     from ragstream.shaping.prompt_shaper import fixed_fields, shape
-    from ragstream.stage_io import RunOptions, StageEnv
+    from ragstream.stages import a3
+    from ragstream.stages.io import StageEnv
+    from ragstream.stages.options import RunOptions
 
     services = Services(settings)
     with collect_llm_calls() as a2_calls:
