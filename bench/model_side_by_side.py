@@ -211,7 +211,7 @@ def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
     (A3/v1, before) against `gate.model_batch` per call about the band only (A3/v2): calls and prompt tokens
     (counted by the prompt budget's tokenizer, not the model's). The evidence is read from the offline
     decisions' reasons."""
-    from ragstream.gate.nli_gate import near_duplicates
+    from ragstream.gate.dedup import near_duplicates
     from ragstream.llm.factory import AgentFactory
     from ragstream.stages import Stage
 

@@ -17,7 +17,8 @@ from ragstream.state import A3Report, Chunk, Stage, SuperPrompt
 if TYPE_CHECKING:
     import numpy as np
 
-    from ragstream.gate.nli_gate import Calibration, Weighed
+    from ragstream.gate.calibration import Calibration
+    from ragstream.gate.evidence import Weighed
     from ragstream.index.snapshot import Snapshot
     from ragstream.settings import GateSettings
 
@@ -66,7 +67,7 @@ def offline(evidence: Evidence) -> tuple[list[str], A3Report]:
 
 def with_model(evidence: Evidence, env: StageEnv) -> tuple[list[str], A3Report]:
     """The A3 agent decides the candidates within its band; the evidence decides the rest."""
-    from ragstream.gate.nli_gate import gate
+    from ragstream.gate.llm_gate import gate
 
     return gate(evidence.ask, evidence.candidates, env.services.runner, evidence.weighed, evidence.settings)
 
@@ -74,14 +75,10 @@ def with_model(evidence: Evidence, env: StageEnv) -> tuple[list[str], A3Report]:
 def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     """The evidence for each candidate of the selection, against a threshold calibrated on the project
     (None without candidates)."""
-    from ragstream.gate.nli_gate import (
-        asking_parts,
-        calibrated,
-        corpus_null,
-        keep_referenced,
-        off_topic_questions,
-        weigh_all,
-    )
+    from ragstream.gate.ask_parts import asking_parts
+    from ragstream.gate.calibration import calibrated, corpus_null, off_topic_questions
+    from ragstream.gate.evidence import weigh_all
+    from ragstream.gate.references import keep_referenced
     from ragstream.index.manifest import generation_dir
     from ragstream.rendering.ask import normalized_ask
     from ragstream.retrieval.chunks import query_pieces
@@ -118,7 +115,7 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
 
 def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Report) -> A3Report:
     """`report` with the calibration and the parts of the ask no kept chunk covers."""
-    from ragstream.gate.nli_gate import uncovered_parts, unmentioned
+    from ragstream.gate.coverage import uncovered_parts, unmentioned
 
     chunks = sp.chunk_by_id()
     index = {c.id: i for i, c in enumerate(evidence.candidates)}
@@ -152,7 +149,7 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
 
 def ask_rarity(texts: list[str], env: StageEnv, project: str | None) -> tuple[dict[str, int], dict[str, float]]:
     """The content terms of `texts`: in how many of the project's chunks each occurs, and its rarity (idf)."""
-    from ragstream.gate.nli_gate import rarity_of, stemmed_terms
+    from ragstream.gate.evidence import rarity_of, stemmed_terms
 
     settings = env.services.settings.gate
     terms = set().union(*(stemmed_terms(text, settings) for text in texts))

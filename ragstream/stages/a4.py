@@ -39,7 +39,7 @@ class Ask:
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     from ragstream.condensing.condenser import nothing_to_condense, render_sctx, uncovered
-    from ragstream.gate.nli_gate import asking_parts
+    from ragstream.gate.ask_parts import asking_parts
     from ragstream.rendering.ask import normalized_ask
     from ragstream.retrieval.chunks import query_pieces
 
