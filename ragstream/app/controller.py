@@ -20,7 +20,7 @@ from ragstream.app.session import RunResult, RunSession
 from ragstream.app.workspace import Workspace
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from ragstream.state import Answer, SuperPrompt
 from ragstream.telemetry.otel import OtelSpans
 

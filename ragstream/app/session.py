@@ -33,8 +33,9 @@ from ragstream.orchestration.review import NO_ANSWER
 from ragstream.orchestration.strict import DECIDE
 from ragstream.rendering.styles import export_prompt
 from ragstream.secrets.scan import Finding, scan_prompt
-from ragstream.stage_io import RunOptions
-from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
+from ragstream.stages import Stage
+from ragstream.stages.options import RunOptions
+from ragstream.stages.rules import allowed_stages, next_stage, stage_named
 from ragstream.state import SuperPrompt
 from ragstream.telemetry.otel import OtelSpans
 from ragstream.telemetry.trace import TraceStore, summarize

@@ -15,8 +15,10 @@ from ragstream.ingestion.loader import unsafe_name_reason
 from ragstream.orchestration.apply import run_alone
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import Stage, stage_named
+from ragstream.stages import Stage
+from ragstream.stages.io import StageEnv
+from ragstream.stages.options import RunOptions
+from ragstream.stages.rules import stage_named
 from ragstream.state import SuperPrompt
 from ragstream.tenancy.projects import list_projects, most_recent_project, project_paths
 from ragstream.text.fences import escape_attr
