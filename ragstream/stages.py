@@ -126,7 +126,7 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Condenser needs A3, or the ReRanker with a non-empty selection",
         {PROMPT, SELECTION},
         {CONDENSED, SELECTION},
-        fields=("S_CTX_MD",),
+        fields=("s_ctx_md",),
     ),
     _spec(
         "a5",
@@ -144,7 +144,7 @@ REGISTRY: tuple[StageSpec, ...] = (
         "the Prompt Builder needs the condensed context",
         {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC},
         {FINAL},
-        fields=("System_MD", "Prompt_MD", "Attachments_MD"),
+        fields=("system_md", "prompt_md", "attachments_md"),
         method="build_prompt",
     ),
 )

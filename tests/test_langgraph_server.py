@@ -74,7 +74,7 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
     assert review["kind"] == "review" and review["after"] == "a4"
     chunks = review["chunks"]
     assert len(chunks) > 1 and all(c["source"] and c["preview"] for c in chunks)
-    assert review["S_CTX_MD"] == client.threads.get_state(tid)["values"]["S_CTX_MD"]
+    assert review["S_CTX_MD"] == client.threads.get_state(tid)["values"]["s_ctx_md"]
     keep = chunks[1]["id"]
     edited = f"### Facts\n- EDITED THROUGH THE SDK [{keep}]"
 
@@ -99,7 +99,7 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
     assert "EDITED THROUGH THE SDK" in values["prompt_ready"]
     assert values["history_of_stages"].count("a4") == 1
     assert [(e["stage"], e["fields"]) for e in values["extras"]["edits"]] == [
-        ("a4", ["S_CTX_MD", "final_selection_ids"])
+        ("a4", ["s_ctx_md", "final_selection_ids"])
     ]
     meta = RunMetadata.model_validate(values["run_metadata"])  # the SDK reads the same typed record
     assert (
@@ -193,7 +193,7 @@ KEPT = (
     "stage",
     "history_of_stages",
     "base_context_chunks",
-    "S_CTX_MD",
+    "s_ctx_md",
     "prompt_ready",
     "final_selection_ids",
 )

@@ -37,9 +37,9 @@ def full_sp(settings: Settings, chunker: Chunker) -> SuperPrompt:
             "base_context_chunks": [chunk],
             "views_by_stage": {"retrieval": [chunk.id]},
             "final_selection_ids": [chunk.id],
-            "S_CTX_MD": "- fact [a.md:abc:0]",
+            "s_ctx_md": "- fact [a.md:abc:0]",
             "extras": sp.extras.model_copy(update={"send": {"nested": {"list": [1, 2.5, None, "x"]}}}),
-            "recentConversation": [ConversationTurn(role="user", content="hi")],
+            "recent_conversation": [ConversationTurn(role="user", content="hi")],
         }
     )
 

@@ -28,7 +28,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
         missing = uncovered(sp, selection) if sp.extras.a3 is not None and sp.extras.a3.decisions else []
         text = render_sctx({}, missing) if missing else nothing_to_condense(sp)
         return StageOutput(
-            updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
+            updates={"s_ctx_md": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
         )
     missing = uncovered(sp, selection)
     # The covered clauses of a multi-part ask are pieces too: a line answering one clause is relevant to it
@@ -68,4 +68,4 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
             split(normalized_ask(sp), TYPED) + parts,
             uncovered=missing,
         )
-    return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)
+    return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
