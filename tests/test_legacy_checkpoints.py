@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ragstream.app.cli import main
 from ragstream.app.controller import AppController
-from ragstream.orchestration.checkpoint import sqlite_checkpointer
+from ragstream.orchestration.checkpoint import sqlite_checkpointer, state_serializer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
+from ragstream.state.superprompt import SEED_NAMES
 from tests.servers import link_indexed_project
 
 FIXTURE = Path(__file__).parent / "data" / "checkpoints_v0_1.sqlite.gz"
@@ -215,3 +218,23 @@ def test_todays_code_writes_threads_that_stand_where_the_ba47471_ones_stand(
         old, new = _controller(indexed, ba47471_db, thread), _controller(indexed, fresh, thread)
         assert (new.sp.stage, new.paused_before) == (old.sp.stage, old.paused_before)
         assert (new.sp.s_ctx_md, new.sp.prompt_ready) == (old.sp.s_ctx_md, old.sp.prompt_ready)
+
+
+def test_a_ba47471_checkpoint_keeps_its_seed_named_channels_and_reads_them_under_todays_names(
+    ba47471_db: Path,
+) -> None:
+    """ba47471 stored the renamed fields' channels under the seed's names; every saver of ours reads them, their
+    versions and what each node saw of them, under today's field names (LangGraph would drop them unread)."""
+    config = {"configurable": {"thread_id": "ba47471-edited", "checkpoint_ns": ""}}
+    stored = SqliteSaver(sqlite3.connect(str(ba47471_db)), serde=state_serializer()).get_tuple(config)
+    read = sqlite_checkpointer(ba47471_db).get_tuple(config)
+    assert stored is not None and read is not None
+    old, new = stored.checkpoint, read.checkpoint
+    assert "S_CTX_MD" in old["channel_values"] and "s_ctx_md" not in old["channel_values"]  # seed name
+    for seed, field in SEED_NAMES.items():
+        assert seed not in new["channel_versions"] and seed not in new["channel_values"]
+        assert new["channel_values"].get(field) == old["channel_values"].get(seed)
+        assert new["channel_versions"].get(field) == old["channel_versions"].get(seed)
+        for node, seen in old["versions_seen"].items():
+            assert new["versions_seen"][node].get(field) == seen.get(seed)
+    assert new["channel_values"]["s_ctx_md"].rstrip().endswith(NOTE)

@@ -85,6 +85,23 @@ def test_pause_after_a4_edit_and_resume(services: Services) -> None:
     assert [(e.stage, e.fields) for e in built.extras.edits] == [("a4", ["S_CTX_MD", "final_selection_ids"])]
 
 
+def test_an_edit_under_the_seeds_name_is_the_same_edit_at_the_review_and_after_the_build(services: Services) -> None:
+    """`edit(s_ctx_md=...)`, as callers wrote it before the field was renamed, edits `s_ctx_md`; both are
+    recorded under the public (seed) name."""
+    seed, today = _controller(services), _controller(services)
+    seed.run_full_pipeline(PROMPT)
+    today.run_full_pipeline(PROMPT)
+    seed.edit(S_CTX_MD="### Facts\n- EDITED AT THE REVIEW")  # seed name
+    today.edit(s_ctx_md="### Facts\n- EDITED AT THE REVIEW")
+    assert comparable(seed.resume()) == comparable(today.resume())
+    seed.edit(S_CTX_MD="### Facts\n- EDITED AFTER THE BUILD")  # seed name
+    today.edit(s_ctx_md="### Facts\n- EDITED AFTER THE BUILD")
+    built = seed.build_prompt()
+    assert comparable(built) == comparable(today.build_prompt())
+    assert "EDITED AFTER THE BUILD" in built.prompt_ready and built.s_ctx_md.endswith("EDITED AFTER THE BUILD")
+    assert [e.fields for e in built.extras.edits] == [["S_CTX_MD"], ["S_CTX_MD"]]
+
+
 def test_the_review_interrupt_refuses_bad_answers_keeps_waiting_then_takes_a_good_one(services: Services) -> None:
     ctl = _controller(services)
     paused = ctl.run_full_pipeline(PROMPT)

@@ -5,8 +5,9 @@ models without LangGraph's "unregistered type" warnings and without accepting ar
 
 Every saver also reads checkpoints written before the state's fields were renamed to snake_case (issue
 #39): LangGraph keys a checkpoint's channels by the state schema's field names, never by their aliases, so a
-channel stored as `S_CTX_MD` would load into no channel at all. `SeedNames` renames such channels, their
-versions and pending writes as the checkpoint is read; the next checkpoint is written under the new names.
+channel stored under its seed name (`S_CTX_MD`) would load into no channel at all. `SeedNames` renames such
+channels, their versions and pending writes as the checkpoint is read; the next checkpoint is written under
+the new names.
 """
 
 from __future__ import annotations
