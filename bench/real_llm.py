@@ -104,7 +104,7 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
         },
         "a2_labels": sp.extras.a2.decisions if sp.extras.a2 else {},
         "a5": sp.extras.a5.model_dump(include={"kind", "rules", "source"}) if sp.extras.a5 else {},
-        "s_ctx_md": sp.s_ctx_md,
+        "S_CTX_MD": sp.s_ctx_md,  # seed name: the key earlier reports have
         "answer_streamed_tokens": len(tokens),
         "critic": (sp.answer.attempts[-1].critique if sp.answer and sp.answer.attempts else {}),
     }

@@ -99,7 +99,7 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
     assert "EDITED THROUGH THE SDK" in values["prompt_ready"]
     assert values["history_of_stages"].count("a4") == 1
     assert [(e["stage"], e["fields"]) for e in values["extras"]["edits"]] == [
-        ("a4", ["s_ctx_md", "final_selection_ids"])
+        ("a4", ["S_CTX_MD", "final_selection_ids"])
     ]
     meta = RunMetadata.model_validate(values["run_metadata"])  # the SDK reads the same typed record
     assert (

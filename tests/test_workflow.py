@@ -86,8 +86,8 @@ def test_pause_after_a4_edit_and_resume(services: Services) -> None:
 
 
 def test_an_edit_under_the_seeds_name_is_the_same_edit_at_the_review_and_after_the_build(services: Services) -> None:
-    """`edit(s_ctx_md=...)`, as callers wrote it before the field was renamed, edits `s_ctx_md`; both are
-    recorded under the public (seed) name."""
+    """`edit(S_CTX_MD=...)` under the seed name, as callers wrote it before the rename, edits `s_ctx_md`; both
+    edits are recorded under the public (seed) name."""
     seed, today = _controller(services), _controller(services)
     seed.run_full_pipeline(PROMPT)
     today.run_full_pipeline(PROMPT)
