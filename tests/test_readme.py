@@ -165,6 +165,39 @@ def test_every_path_and_name_the_pages_give_exists() -> None:
                 assert _python_name_exists(code), (page.name, code)
 
 
+def test_every_setting_the_pages_name_is_a_setting() -> None:
+    """A dotted setting a page gives in backticks (`llm.max_concurrency`, `gate.strong_evidence`) is one."""
+    from ragstream.settings import load_settings
+
+    settings = load_settings().model_dump()
+    named = 0
+    for page in PAGES:
+        for code in re.findall(r"`([^`\n]+)`", _FENCED.sub("", page.read_text(encoding="utf-8"))):
+            for dotted in re.findall(r"^([a-z_0-9]+(?:\.[a-z_0-9]+)+)(?:[:= ]|$)", code):
+                node, parts = settings, dotted.split(".")
+                if parts[0] not in settings:  # a state field (`extras.a3.judged_by`), not a setting
+                    continue
+                named += 1
+                for part in parts:
+                    assert isinstance(node, dict) and part in node, (page.name, dotted)
+                    node = node[part]
+    assert named > 20
+
+
+def test_the_layout_drawn_is_the_layout() -> None:
+    """Every folder and module docs/contributing.md's tree names exists where the tree puts it."""
+    page = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    tree = re.search(r"^```text\n(.*?)^```$", page, flags=re.M | re.S)
+    assert tree is not None
+    drawn = []
+    for line in tree.group(1).splitlines():
+        if line.startswith("    "):  # a description's second line
+            continue
+        under = ROOT / "ragstream" if line.startswith("  ") else ROOT
+        drawn += [under / name for name in re.split(r"\s{2,}", line.strip())[0].split()]
+    assert len(drawn) > 20 and all(path.exists() for path in drawn), [str(p) for p in drawn if not p.exists()]
+
+
 def _python_name_exists(dotted: str) -> bool:
     """The longest importable module of `dotted`, then the attributes after it."""
     parts = dotted.split(".")
