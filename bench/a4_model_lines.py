@@ -22,7 +22,7 @@ from ragstream.app.controller import AppController
 from ragstream.condensing.condenser import condense
 from ragstream.condensing.support import SupportCheck
 from ragstream.errors import RagstreamError
-from ragstream.gate.nli_gate import asking_parts
+from ragstream.gate.ask_parts import asking_parts
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.rendering.ask import normalized_ask
 from ragstream.services import Services

@@ -18,7 +18,7 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from ragstream.tenancy.projects import project_paths
 from ragstream.text.chunk_ids import chunk_id
 from ragstream.text.chunking import Chunker

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.gate.nli_gate import stemmed_terms
+from ragstream.gate.evidence import stemmed_terms
 from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import GateSettings, default_settings
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ragstream"
 # Lowest first. A module may import from its own layer and the layers below: the state knows no stage
-# logic, the stages' logic (preprocessing, agents, retrieval, rendering) knows no adapter, the adapters
-# (pipeline/) know no graph, the graph (orchestration/) knows no surface (app/); evaluation/ drives a
-# controller a surface hands it, so it sits between the two.
+# logic, the stages' algorithms (preprocessing, shaping, gate, condensing, retrieval, rendering) know no
+# stage module, the stage modules (stages/: each stage's spec and run, the registry and its rules) know
+# no graph, the graph (orchestration/) knows no surface (app/); evaluation/ drives a controller a surface
+# hands it, so it sits between the two.
 LAYERS: list[set[str]] = [
     {
         "errors",
@@ -25,11 +26,11 @@ LAYERS: list[set[str]] = [
         "embedding.bert_graph",
     },
     {"state"},
-    {"stages", "embedding", "text.chunking", "code", "stage_io"},
+    {"embedding", "text.chunking", "code"},
     {"memory", "telemetry", "tokens"},
     {"preprocessing", "ingestion", "index", "retrieval", "llm", "shaping", "gate", "condensing", "rendering"},
     {"services"},
-    {"pipeline"},
+    {"stages"},
     {"orchestration"},
     {"evaluation"},
     {"app"},

@@ -200,7 +200,7 @@ def test_a_manual_ba47471_thread_goes_on_with_the_next_stage(indexed: Settings, 
     sp = ctl.sp
     assert sp.stage is Stage.A2 and sp.raw_prompt == MANUAL_PROMPT and ctl.paused_before == []
     assert sp.history_of_stages == [Stage.PREPROCESS, Stage.A2]
-    assert MANUAL_PROMPT in sp.body.task and not sp.base_context_chunks
+    assert sp.body.task is not None and MANUAL_PROMPT in sp.body.task and not sp.base_context_chunks
     assert Stage.RETRIEVAL in ctl.allowed_stages()
     retrieved = ctl.run_retrieval()
     assert retrieved.stage is Stage.RETRIEVAL and retrieved.base_context_chunks

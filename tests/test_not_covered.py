@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from ragstream.app.controller import AppController
-from ragstream.gate.nli_gate import NULL_FILE
+from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from ragstream.condensing.extractive import classify, sentences_of, stands_alone
-from ragstream.gate.nli_gate import keep_referenced, rarity_of, uncovered_parts, weigh, weigh_all
+from ragstream.gate.coverage import uncovered_parts
+from ragstream.gate.evidence import rarity_of, weigh, weigh_all
+from ragstream.gate.references import keep_referenced
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.services import Services
 from ragstream.settings import Settings

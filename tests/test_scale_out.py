@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ragstream.app.controller import AppController
-from ragstream.gate.nli_gate import NULL_FILE
+from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.rendering.styles import export_prompt

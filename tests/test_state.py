@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from ragstream.errors import StageOrderError
 from ragstream.orchestration.checkpoint import sqlite_checkpointer, state_serializer
 from ragstream.settings import Settings
-from ragstream.stages import allowed_stages, check_stage_allowed, frontier_after
+from ragstream.stages.rules import allowed_stages, check_stage_allowed, frontier_after
 from ragstream.state import Chunk, ConversationTurn, Span, Stage, SuperPrompt
 from ragstream.state.superprompt import SEED_NAMES
 from ragstream.text.chunking import Chunker

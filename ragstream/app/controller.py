@@ -34,8 +34,10 @@ from ragstream.rendering.styles import export_prompt
 from ragstream.secrets.scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
+from ragstream.stages import Stage
+from ragstream.stages.io import StageEnv
+from ragstream.stages.options import RunOptions
+from ragstream.stages.rules import allowed_stages, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
 from ragstream.telemetry.otel import OtelSpans
 from ragstream.telemetry.trace import TraceStore, summarize

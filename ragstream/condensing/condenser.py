@@ -23,7 +23,7 @@ from ragstream.condensing.extractive import Evidence, Line, condense_extractivel
 from ragstream.condensing.support import SupportCheck
 from ragstream.embedding.embedder import Embedder
 from ragstream.errors import AgentReplyError
-from ragstream.gate.nli_gate import weigh_all
+from ragstream.gate.evidence import weigh_all
 from ragstream.llm.runner import AgentRunner
 from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import CondenserSettings, GateSettings

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragstream.condensing.extractive import is_prose
-from ragstream.gate.nli_gate import _NAME
+from ragstream.gate.coverage import _NAME
 from ragstream.settings import SupportSettings
 from ragstream.state import Chunk
 from ragstream.text.phrases import any_phrase

@@ -24,7 +24,7 @@ from ragstream.evaluation.metrics import Ranked, rank_metrics
 from ragstream.evaluation.suite import Case, Suite, SuiteError, beir_path
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from ragstream.state import Chunk, SuperPrompt
 from ragstream.strategies import Strategy
 from ragstream.text.chunk_ids import source_of

@@ -14,7 +14,7 @@ from ragstream.errors import InputError
 from ragstream.index.manifest import indexed_project
 from ragstream.preprocessing import validate_prompt
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from ragstream.tenancy.users import User
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ragstream.errors import RagstreamError
-from ragstream.gate.nli_gate import gate, weigh_all
+from ragstream.gate.evidence import weigh_all
+from ragstream.gate.llm_gate import gate
 from ragstream.rendering.excerpts import Sources, shown_excerpts, whole_excerpts
 from ragstream.rendering.styles import fence
 from ragstream.retrieval.chunks import retrieve

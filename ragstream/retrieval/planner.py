@@ -163,19 +163,23 @@ def candidates_for(sp: SuperPrompt, settings: Settings) -> tuple[int, str]:
     return count, f"{count} candidates for {why}"
 
 
-def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None) -> Plan:
-    """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure."""
+def by_rules(sp: SuperPrompt, settings: Settings, forced: str | None = None) -> Plan:
+    """The plan for `sp` by the rules (offline); escalated when unsure."""
     intent, confidence, reason, evidence = classify(sp, settings)
-    source: PlanSource = "rules"
-    if not offline:  # a reply that stays invalid falls back to the rules' decision, recorded as theirs
-        payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
-        ruled = {"intent": intent, "confidence": confidence, "reason": reason}
-        call = runner.run(AGENT, payload, fallback=lambda _error: ruled)
-        if call.outcome != FELL_BACK:
-            output = call.output
-            intent, confidence, reason, evidence = output["intent"], float(output["confidence"]), output["reason"], []
-            source = "llm"
-    return plan_for(sp, settings, intent, confidence, reason, evidence, source, forced)
+    return plan_for(sp, settings, intent, confidence, reason, evidence, "rules", forced)
+
+
+def by_model(sp: SuperPrompt, settings: Settings, runner: AgentRunner, forced: str | None = None) -> Plan:
+    """The plan for `sp` by the PLAN agent; escalated when unsure. A reply that stays invalid falls back to
+    the rules' decision, recorded as theirs."""
+    intent, confidence, reason, evidence = classify(sp, settings)
+    payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
+    ruled = {"intent": intent, "confidence": confidence, "reason": reason}
+    call = runner.run(AGENT, payload, fallback=lambda _error: ruled)
+    if call.outcome == FELL_BACK:
+        return plan_for(sp, settings, intent, confidence, reason, evidence, "rules", forced)
+    output = call.output
+    return plan_for(sp, settings, output["intent"], float(output["confidence"]), output["reason"], [], "llm", forced)
 
 
 def plan_for(

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ragstream.app.cli.common import Once, open_controller, print_token, read_prompt, report, report_answer
 from ragstream.errors import InputError
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
 from ragstream.stages import SKIPPABLE, Stage
+from ragstream.stages.options import RunOptions
 from ragstream.state import SuperPrompt
 from ragstream.strategies import Strategy, strategy_name
 

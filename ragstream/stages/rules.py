@@ -1,156 +1,26 @@
-"""The stage registry: the one list of RAGstream's stages and everything derived from it.
-
-Each stage has one name (the node name, the extras field, the CLI choice), a label (the GUI button), a
-gating rule, whether an auto run may skip it, what it reads and writes, and the controller method that
-runs it by hand. Edges, skip rules, pause policies, CLI choices and GUI buttons derive from `REGISTRY`.
-The function that computes each stage is its adapter's `run` (`ragstream.pipeline.RUNS`); the stage
-order and names are the `Stage` enum (`ragstream.state.stage`).
+"""The stage rules: what may run now, what a re-run or an edit invalidates, where an auto run goes next.
 
 `SuperPrompt.stage` is the *frontier*: the furthest stage whose output is still valid. Re-running a
 stage invalidates every later stage that reads what it writes (and everything after that), so
 re-running A2 keeps retrieval through A4 and only invalidates A5 and the build. Edits made by a
-person invalidate the same way. The functions here are pure and import nothing heavy (the CLI's
-`--help` imports this module; the stage adapters, which import the agents, are imported by the graph).
+person invalidate the same way. Everything here derives from the registry (`ragstream.stages.REGISTRY`,
+each stage's `SPEC`); the functions are pure and import nothing heavy (the CLI's `--help` imports them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragstream.errors import InputError, StageOrderError
+from ragstream.stages import SKIPPABLE, SPECS
+from ragstream.stages.spec import StageSpec
 from ragstream.state.stage import NAMES as NAMES
-from ragstream.state.stage import ORDER
-from ragstream.state.stage import Stage as Stage
+from ragstream.state.stage import ORDER as ORDER
+from ragstream.state.stage import Stage
 from ragstream.state.stage import rank as rank
 
 if TYPE_CHECKING:
     from ragstream.state.superprompt import SuperPrompt
-
-# `Stage` and its order live with the state (`ragstream.state.stage`) and are importable from here too:
-# checkpoints of earlier versions name the enum `ragstream.stages.Stage`.
-
-# What a stage reads and writes, in coarse facets: enough to derive what a re-run or an edit invalidates.
-PROMPT, LABELS, FORMAT = "prompt", "labels", "format"
-CANDIDATES, SELECTION, CONDENSED, FORMAT_SPEC, FINAL = "candidates", "selection", "condensed", "format_spec", "final"
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    name: str
-    label: str
-    after: str | None  # the frontier this stage needs at least (None: may always run)
-    why: str  # the gating rule, as the user reads it when a call is refused
-    skippable: bool
-    reads: frozenset[str]
-    writes: frozenset[str]
-    fields: tuple[str, ...] = ()  # SuperPrompt fields holding its output, reset when it is invalid
-    method: str = ""  # the AppController method that runs it by hand (names from the controller spec)
-
-
-def _spec(
-    name: str,
-    label: str,
-    after: str | None,
-    why: str,
-    reads: set[str],
-    writes: set[str],
-    skippable: bool = False,
-    fields: tuple[str, ...] = (),
-    method: str = "",
-) -> StageSpec:
-    return StageSpec(
-        name,
-        label,
-        after,
-        why,
-        skippable,
-        frozenset(reads),
-        frozenset(writes),
-        fields,
-        method or f"run_{name}",
-    )
-
-
-REGISTRY: tuple[StageSpec, ...] = (
-    _spec(
-        "preprocess",
-        "PreProcessing",
-        None,
-        "PreProcessing starts a new run on a prompt",
-        set(),
-        {PROMPT, LABELS, FORMAT},
-        method="preprocess",
-    ),
-    _spec(
-        "a2",
-        "A2 PromptShaper",
-        "preprocess",
-        "A2 needs a preprocessed prompt",
-        {PROMPT},
-        {LABELS},
-        skippable=True,
-    ),
-    _spec(
-        "retrieval",
-        "Retrieval",
-        "preprocess",
-        "retrieval needs query pieces",
-        {PROMPT},
-        {CANDIDATES, SELECTION},
-        fields=("base_context_chunks",),
-    ),
-    _spec(
-        "rerank",
-        "ReRanker",
-        "retrieval",
-        "the ReRanker needs retrieved chunks",
-        {PROMPT, CANDIDATES},
-        {SELECTION},
-        skippable=True,
-        method="run_reranker",
-    ),
-    _spec(
-        "a3",
-        "A3 NLI Gate",
-        "retrieval",
-        "the NLI gate needs retrieved chunks",
-        {PROMPT, SELECTION},
-        {SELECTION},
-        skippable=True,
-    ),
-    _spec(
-        "a4",
-        "A4 Condenser",
-        "rerank",
-        "the Condenser needs A3, or the ReRanker with a non-empty selection",
-        {PROMPT, SELECTION},
-        {CONDENSED, SELECTION},
-        fields=("s_ctx_md",),
-    ),
-    _spec(
-        "a5",
-        "A5 Format Enforcer",
-        "a4",
-        "the Format Enforcer runs after the Condenser",
-        {LABELS, FORMAT},
-        {FORMAT_SPEC},
-        skippable=True,
-    ),
-    _spec(
-        "build",
-        "Prompt Builder",
-        "a4",
-        "the Prompt Builder needs the condensed context",
-        {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC},
-        {FINAL},
-        fields=("system_md", "prompt_md", "attachments_md"),
-        method="build_prompt",
-    ),
-)
-SPECS: dict[str, StageSpec] = {spec.name: spec for spec in REGISTRY}
-
-SKIPPABLE: frozenset[str] = frozenset(spec.name for spec in REGISTRY if spec.skippable)
 
 
 def stage_named(name: str) -> Stage:

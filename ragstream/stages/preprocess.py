@@ -1,12 +1,25 @@
-"""The PreProcessing stage: a new prompt starts a new run (Tasks 1-4, plus the project's memory)."""
+"""The PreProcessing stage: a new prompt starts a new run (Tasks 1-4, plus the project's memory).
+
+One path: PreProcessing calls a model only through the header mapper (A00), whose offline judgment is the
+local provider's (`services.runner`), so the stage has no offline branch of its own.
+"""
 
 from __future__ import annotations
 
-from ragstream.memory.selection import select_memory
-from ragstream.preprocessing.pipeline import preprocess
-from ragstream.secrets.scan import redacted_in, scan_prompt
-from ragstream.stage_io import StageEnv, StageOutput
+from ragstream.stages.io import StageEnv, StageOutput
+from ragstream.stages.spec import FORMAT, LABELS, PROMPT, stage_spec
 from ragstream.state import ConversationTurn, Extras, PreprocessReport, SummarySelection, SuperPrompt
+
+SPEC = stage_spec(
+    "preprocess",
+    "PreProcessing",
+    None,
+    "PreProcessing starts a new run on a prompt",
+    set(),
+    {PROMPT, LABELS, FORMAT},
+    method="preprocess",
+)
+REPORT = PreprocessReport
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[PreprocessReport]:
@@ -16,6 +29,10 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[PreprocessReport]:
     The project's conversation memory, chosen by relevance to the prompt (see `memory.selection`),
     joins the prompt unless the history profile is `none`.
     """
+    from ragstream.memory.selection import select_memory
+    from ragstream.preprocessing.pipeline import preprocess
+    from ragstream.secrets.scan import redacted_in, scan_prompt
+
     services, ctx = env.services, env.context
     text = env.prompt if env.prompt is not None else sp.raw_prompt
     if isinstance(text, str):  # a door that did not redact (the LangGraph server): redacted before anything else

@@ -1,4 +1,4 @@
-"""What a stage function gets and returns: the run's options, the services, a typed output.
+"""The run's options: what a run was asked to do, the same whichever door started it.
 
 `RunOptions` is the graph's `context_schema`: the controller builds one, and LangGraph builds one from
 the JSON a server client sent (`context=...`). Its validation is the product's, so a bad value or an
@@ -9,18 +9,15 @@ before any stage does work. The field descriptions are what Studio shows beside 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ragstream.errors import InputError, RagstreamError
-from ragstream.stages import pause_points, validate_skip
-from ragstream.state import Report
+from ragstream.stages.rules import pause_points, validate_skip
 from ragstream.strategies import Strategy, StrategyName, strategy_name
 
 if TYPE_CHECKING:
-    from ragstream.memory.conversation import ConversationMemory
     from ragstream.services import Services
 
 HistoryProfile = Literal["none", "recent", "relevant"]
@@ -137,37 +134,3 @@ def _input_error(exc: ValidationError, values: dict[str, Any]) -> InputError:
         unknown = sorted(set(values) - set(RunOptions.model_fields))
         return InputError(f"unknown run context keys {unknown}: use {sorted(RunOptions.model_fields)}")
     return InputError(f"run context {key}: {error['msg']} (got {error.get('input')!r})")
-
-
-@dataclass(frozen=True)
-class StageEnv:
-    """What a stage function gets besides the SuperPrompt: the services, the run's options and input.
-
-    `prompt` is the text a run was started with (the graph's input); None when a stage re-runs.
-    `run_memory` is the conversation memory of the run's user (a server run's); None means the local user's.
-    """
-
-    services: Services
-    context: RunOptions
-    prompt: str | None = None
-    run_memory: ConversationMemory | None = None
-
-    @property
-    def memory(self) -> ConversationMemory:
-        return self.run_memory or self.services.memory
-
-
-R = TypeVar("R", bound=Report)
-
-
-@dataclass(frozen=True)
-class StageOutput(Generic[R]):
-    """What a stage function returns: the SuperPrompt fields it computed, its report, its selection view.
-
-    The stage never advances the stage or renders the prompt: the graph applies the output in one place.
-    `StageOutput[A2Report]` says which report a stage records (its field in `Extras`).
-    """
-
-    updates: dict[str, Any] = field(default_factory=dict)
-    report: R | None = None
-    selection: list[str] | None = None
