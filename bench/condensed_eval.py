@@ -102,7 +102,7 @@ def run_case(
     started = time.perf_counter()
     sp = ctl.run_full_pipeline(prompt, pause_after="none").state
     tally.seconds.append(time.perf_counter() - started)
-    condensed, whole = flat(sp.S_CTX_MD), flat(sp.prompt_ready)
+    condensed, whole = flat(sp.s_ctx_md), flat(sp.prompt_ready)
     tally.cases += 1
     missing = []
     for phrase in expect.get("condensed_must_contain", []):
@@ -124,7 +124,7 @@ def run_case(
         tally.first5[1] += 1
         tally.first5[0] += any(p.endswith(e) or e.endswith(p) for p in first for e in expected)
     bad = []
-    for raw in sp.S_CTX_MD.splitlines():
+    for raw in sp.s_ctx_md.splitlines():
         if not raw.startswith("- "):
             continue
         tally.filler += bool(_FILLER.search(raw))
@@ -136,8 +136,8 @@ def run_case(
                 tally.bad[kind] += 1
                 bad.append(f"{kind}: {text[:90]}")
     if show:
-        print("   S_CTX_MD:\n      " + sp.S_CTX_MD.replace("\n", "\n      "))
-    return sp.S_CTX_MD, missing + bad
+        print("   s_ctx_md:\n      " + sp.s_ctx_md.replace("\n", "\n      "))
+    return sp.s_ctx_md, missing + bad
 
 
 def main() -> None:

@@ -68,7 +68,7 @@ def run_case(settings: Settings, project: str, prompt: str) -> tuple[SuperPrompt
 def _condensed_lines(sp: SuperPrompt) -> list[tuple[str, list[str]]]:
     """(line without citations, cited ids) for every condensed line that cites a chunk."""
     out = []
-    for line in sp.S_CTX_MD.splitlines():
+    for line in sp.s_ctx_md.splitlines():
         ids = citations(line)
         if line.startswith("- ") and ids:
             out.append((" ".join(CITATION.sub("", line[2:]).split()), ids))
@@ -84,7 +84,7 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
     chunks = sp.chunk_by_id()
     kept_files = {chunks[cid].source_path for cid in sp.final_selection_ids if cid in chunks}
     expected = expect.get("expected_files")
-    fenced = sp.S_CTX_MD
+    fenced = sp.s_ctx_md
     checks: dict[str, bool] = {}
     if expected:
         top = excerpt_files[:5]

@@ -91,7 +91,7 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
     """What a user would notice, from the final SuperPrompt."""
     a4 = sp.extras.a4
     given = set(a4.budget.kept) if a4 and a4.budget else set(sp.final_selection_ids)
-    lines = [line for line in sp.S_CTX_MD.splitlines() if line.startswith("- ") and not line.startswith("- none found")]
+    lines = [line for line in sp.s_ctx_md.splitlines() if line.startswith("- ") and not line.startswith("- none found")]
     cited = [set(citations(line)) for line in lines]
     return {
         "stage": sp.stage.value,
@@ -105,7 +105,7 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
         },
         "a2_labels": sp.extras.a2.decisions if sp.extras.a2 else {},
         "a5": sp.extras.a5.model_dump(include={"kind", "rules", "source"}) if sp.extras.a5 else {},
-        "S_CTX_MD": sp.S_CTX_MD,
+        "S_CTX_MD": sp.s_ctx_md,  # seed name: the key earlier reports have
         "answer_streamed_tokens": len(tokens),
         "critic": (sp.answer.attempts[-1].critique if sp.answer and sp.answer.attempts else {}),
     }

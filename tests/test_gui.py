@@ -57,7 +57,7 @@ def test_run_all_pauses_for_review_and_the_edit_reaches_the_prompt(indexed: Sett
     ctl = at.session_state["session"]
     assert ctl.current().state.stage.value == "a4" and ctl.current().paused_before == ["review"]
     assert not _button(at, "continue").disabled
-    original = ctl.current().state.S_CTX_MD
+    original = ctl.current().state.s_ctx_md
     at.text_area(key="sctx_edit").input("### Facts\n- EDITED IN THE GUI").run()
     _button(at, "continue").click().run()
     assert not at.exception

@@ -234,7 +234,7 @@ def run_case(
         checks=[c.as_dict() for c in checks],
         passed=all(c.passed for c in hard),
         score=sum(c.passed for c in hard) / len(hard) if hard else 1.0,
-        tokens={"prompt": budget.count(sp.prompt_ready), "excerpts": budget.count(sp.Attachments_MD)},
+        tokens={"prompt": budget.count(sp.prompt_ready), "excerpts": budget.count(sp.attachments_md)},
         latency_ms={k: round(v, 2) for k, v in latency.items()},
     )
     if case.relevant:

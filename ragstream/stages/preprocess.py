@@ -62,7 +62,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[PreprocessReport]:
             "raw_prompt": done.raw_prompt,
             "body": done.body,
             "preprocessing": done.preprocessing,
-            "recentConversation": memory,
+            "recent_conversation": memory,
             "extras": Extras(project=project),
         },
         report=report,

@@ -107,7 +107,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 
 def _edit_condensed(current: str, args: argparse.Namespace) -> str | None:
-    """The person's edit of S_CTX_MD: from --sctx-file, or $EDITOR on a temp file; None keeps it."""
+    """The person's edit of s_ctx_md: from --sctx-file, or $EDITOR on a temp file; None keeps it."""
     if args.sctx_file:
         return Path(args.sctx_file).read_text(encoding="utf-8")
     editor = os.environ.get("EDITOR")
@@ -187,10 +187,10 @@ def _run(ctl: RunSession, args: argparse.Namespace) -> int:
         result = ctl.resume()
     sp = result.state
     if args.review and result.paused_before:
-        print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.S_CTX_MD}\n", file=sys.stderr)
-        edited = _edit_condensed(sp.S_CTX_MD, args)
-        if edited is not None and edited != sp.S_CTX_MD:
-            ctl.edit(S_CTX_MD=edited)
+        print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.s_ctx_md}\n", file=sys.stderr)
+        edited = _edit_condensed(sp.s_ctx_md, args)
+        if edited is not None and edited != sp.s_ctx_md:
+            ctl.edit(s_ctx_md=edited)
         result = ctl.resume()
         if send:
             result = ctl.send(on_token=on_token)
