@@ -52,6 +52,14 @@ _SHORT_CODE = re.compile(
     r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,3}?[ \t]*\1[ \t]*(?=\n|$)"
 )
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|<?https?://\S+>?")
+# A piece that is only a value in code ("> `X-Content-Type-Options: nosniff`"): the setting the sentence before
+# it recommends, so it goes with that sentence.
+_CODE_VALUE = re.compile(r"^(?:>[ \t]*)?`[^`\n]+`[.;]?$")
+# A comment line in a code block ("# Save state to file", "// Mock the API"), then the code it describes.
+_COMMENT = re.compile(r"^[ \t]*(?:#|//)[ \t]+(?P<words>[^\n]*\w[^\n]*)$")
+_TABLE_ROW = re.compile(r"^[ \t]*\|(?P<cells>.*\S.*)\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?)?[ \t]*$")
+MAX_COMMAND_LINES = 3
 _HEADER_END = re.compile(r"\s*(?::|\{|=>)\s*(?:#.*|//.*)?$")  # where a definition's header ends and its body starts
 _HEADER_LINES = 4
 MAX_SIGNATURE = 160
@@ -65,10 +73,17 @@ class Sentence:
     start: int  # span within chunk.text
     end: int
     listed: bool = False  # a lead-in with the list or short code block it introduces: the items carry it
+    code: int = 0  # a code block's comment with the lines it describes: where those lines start (0: prose)
 
     @property
     def text(self) -> str:
+        if self.code:  # "# Save state to file `playwright-cli state-save my-session.json`"
+            return " ".join(self.chunk.text[self.start : self.code].split()) + " `" + self.command + "`"
         return " ".join(self.chunk.text[self.start : self.end].split())
+
+    @property
+    def command(self) -> str:
+        return " ".join(self.chunk.text[self.code : self.end].split())
 
 
 @dataclass(frozen=True)
@@ -153,6 +168,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
     consumed = literal = 0
+    previous = -1  # the piece the last sentence found ends in
     for index, (a, b) in enumerate(pieces):
         raw = text[a:b]
         lead = len(raw) - len(raw.lstrip())
@@ -172,19 +188,76 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         label = _LABEL.match(raw)
         if label and label.end() < len(raw):
             a, raw = a + label.end(), raw[label.end() :]  # the sentence after the label stands alone
-        elif label:
+        elif label and raw.strip("*_").endswith(":"):
             raw = raw.strip("*_")  # a label alone leads in to a list, or is left out
-            if not raw.endswith(":"):
-                continue
+        elif label and len(_LINK.sub("", raw).split()) < MIN_WORDS:
+            continue  # a bold heading ("**Recommendation**"); a whole sentence in bold is a sentence
+        if _CODE_VALUE.match(raw):
+            if found and previous == index - 1 and not found[-1].listed:
+                found[-1] = Sentence(chunk, found[-1].start, a + len(raw))
+                previous = index
+            continue
         if raw.endswith(":"):
             items = _with_items(chunk, a, b)
             if items is not None:
                 found.append(items)
                 consumed = items.end
+                previous = index
             continue
         if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
         found.append(Sentence(chunk, a, a + len(raw)))
+        previous = index
+    return [*found, *_commented_code(chunk, fenced), *_table_rows(chunk)]
+
+
+def _lines(text: str, first: int = 0, last: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each line of text[first:last], its line break left out."""
+    found, at = [], first
+    for line in text[first:last].splitlines(keepends=True):
+        found.append((at, at + len(line.rstrip("\r\n"))))
+        at += len(line)
+    return found
+
+
+def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentence]:
+    """In each fenced block, a comment of a few words with the lines of code right after it (up to
+    `MAX_COMMAND_LINES`, to the next blank or comment line): "# Save state to file" and its command."""
+    text = chunk.text
+    found: list[Sentence] = []
+    for first, last in fenced:
+        lines = _lines(text, first, last)[1:]  # the opening fence line out
+        for k, (x, y) in enumerate(lines):
+            comment = _COMMENT.match(text[x:y])
+            if comment is None or len(comment.group("words").split()) < 2:
+                continue
+            body: list[tuple[int, int]] = []
+            for u, v in lines[k + 1 : k + 1 + MAX_COMMAND_LINES]:
+                line = text[u:v]
+                if not line.strip() or _COMMENT.match(line) or FENCE_LINE.match(line) or len(line) > MAX_SIGNATURE:
+                    break
+                body.append((u, v))
+            if body and "`" not in text[body[0][0] : body[-1][1]]:
+                start = x + len(text[x:y]) - len(text[x:y].lstrip())
+                found.append(Sentence(chunk, start, body[-1][1], code=body[0][0]))
+    return found
+
+
+def _table_rows(chunk: Chunk) -> list[Sentence]:
+    """The body rows of each Markdown table the chunk holds from its header on, each as one line of its
+    cells ("`X-Frame-Options: DENY` | Header to ..."): a row is a record, the table's answer."""
+    text = chunk.text
+    found: list[Sentence] = []
+    body = False
+    for x, y in _lines(text):
+        line = text[x:y]
+        row = _TABLE_ROW.match(line)
+        if _TABLE_RULE.match(line):
+            body = True
+        elif row is None:
+            body = False
+        elif body and len(_LINK.sub("", row.group("cells")).replace("|", " ").split()) >= MIN_WORDS:
+            found.append(Sentence(chunk, x + row.start("cells"), x + row.end("cells")))
     return found
 
 
@@ -256,12 +329,32 @@ def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSet
 Evidence = Callable[[str, list[str], np.ndarray, np.ndarray], tuple[list[float], list[bool]]]
 
 
+def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
+    """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
+    "This response must ...") with that sentence, when it is right before it in the same paragraph and
+    stands alone itself: the two read as one statement."""
+    kept: list[Sentence] = []
+    for k, s in enumerate(found):
+        if s.listed or s.code or stands_alone(s.text, settings):
+            kept.append(s)
+            continue
+        before = found[k - 1] if k else None
+        if (
+            before is not None
+            and not (before.listed or before.code)
+            and before.end <= s.start
+            and not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", s.chunk.text[before.end : s.start])
+            and stands_alone(before.text, settings)
+            and not _cue(s.text, settings.narration_cues)
+        ):
+            kept.append(Sentence(s.chunk, before.start, s.end))
+    return kept
+
+
 def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Sentence | Reference]:
     """Each chunk's standalone sentences and the definitions it holds, each text once; a definition named
     twice (an overload stub, then the function) once, with its doc comment when one of them has it."""
-    found: list[Sentence | Reference] = [
-        s for chunk in chunks for s in sentences_of(chunk) if s.listed or stands_alone(s.text, settings)
-    ]
+    found: list[Sentence | Reference] = [s for chunk in chunks for s in _standalone(sentences_of(chunk), settings)]
     definitions: dict[tuple[str, str], Reference] = {}
     for chunk in chunks:
         for symbol in symbols_of(chunk):
@@ -282,23 +375,43 @@ def condense_extractively(
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
 ) -> list[Line]:
-    """The lines of the condensed context, answer first: each from one chunk, ordered by the part of the ask
-    they answer (in the ask's order), then by where they stand in the selection.
+    """The lines of the condensed context from all of `chunks` (see `answer_first`)."""
+    return answer_first(asks, chunks, embed, settings, parts, evidence)[0]
+
+
+def answer_first(
+    asks: list[str],
+    chunks: list[Chunk],
+    embed,
+    settings: CondenserSettings,
+    parts: Sequence[str] = (),
+    evidence: Evidence | None = None,
+    fit: Callable[[list[Chunk]], list[Chunk]] | None = None,
+) -> tuple[list[Line], list[Chunk]]:
+    """The lines of the condensed context, answer first, and the chunks they come from (those `fit` keeps):
+    each line from one chunk, ordered by the part of the ask it answers (in the ask's order), then by where
+    it stands in the selection.
 
     `parts` are the clauses of the ask (in order; the ask's pieces when none are given), and `evidence(part,
     texts, vectors, part_vector)` says for each candidate its evidence for the part and whether it is enough
     (A3's absolute evidence, so a line answers a clause by the rule a chunk is kept for it; the cosine
-    against `condenser.min_relevance` without one). For each part, its `condenser.per_part` best-evidenced
-    candidates come first (not repeating a line already chosen); the remaining lines, up to
+    against `condenser.min_relevance` without one). For each part, its best-evidenced candidates come first
+    (`condenser.per_part`, or its share of `condenser.answer_lines` when that is more: an ask of one clause
+    gets the answer's few lines, not two) (not repeating a line already chosen); the remaining lines, up to
     `condenser.max_lines`, are those most relevant per word (relevance: the best cosine to any of `asks`,
     the prompt's query pieces and clauses), so short answering sentences beat long ones that merely fit.
     Each line is marked `core` (answers a part) or not (filler by relevance), for the token budget.
+
+    `fit` (the budget) keeps a prefix of the chunks in the order given: they come answer first (the chunk of
+    each part's best line, then of each part's second, ..., then the rest in the selection's order), since
+    the chunk that answers a clause best is often not the one closest to the whole ask, which the selection
+    puts first. Lines come only from the chunks kept (all of them without `fit`).
     """
     candidates = _candidates(chunks, settings)
     asks = [a for a in asks if a.strip()]
     parts = [p for p in parts if p.strip()] or asks
     if not candidates or not asks:
-        return []
+        return [], fit(chunks) if fit else chunks
     texts = [s.text for s in candidates]
     vectors = embed(list(dict.fromkeys([*asks, *parts])) + texts)
     queries = {q: vectors[i] for i, q in enumerate(dict.fromkeys([*asks, *parts]))}
@@ -307,29 +420,55 @@ def condense_extractively(
     similarity = sentence_vectors @ sentence_vectors.T
     scores = np.zeros((len(candidates), len(parts)))
     enough = np.zeros((len(candidates), len(parts)), dtype=bool)
-    for p, part in enumerate(parts):
+    weight: dict[str, np.ndarray] = {}  # each query's evidence for every candidate
+    for query in queries:
         if evidence is None:
-            scores[:, p] = sentence_vectors @ queries[part]
-            enough[:, p] = scores[:, p] >= settings.min_relevance
+            found = sentence_vectors @ queries[query]
+            weight[query], sufficient = found, found >= settings.min_relevance
         else:
-            found, kept = evidence(part, texts, sentence_vectors, queries[part])
-            scores[:, p], enough[:, p] = found, kept
-    chosen: list[int] = []
-    core: set[int] = set()
+            listed, decided = evidence(query, texts, sentence_vectors, queries[query])
+            weight[query], sufficient = np.asarray(listed), np.asarray(decided, dtype=bool)
+        if query in parts:
+            scores[:, parts.index(query)], enough[:, parts.index(query)] = weight[query], sufficient
+    strength = np.max([weight[q] for q in queries], axis=0)  # the best evidence for any piece or part
 
-    def fresh(i: int) -> bool:
-        return all(float(similarity[i, j]) < settings.max_similarity for j in chosen)
+    def answering(allowed: set[str]) -> list[tuple[int, int, int]]:
+        """(rank, part, candidate) of each part's best-evidenced lines among the allowed chunks', in order."""
+        chosen: list[int] = []
+        found: list[tuple[int, int, int]] = []
+        quota = max(settings.per_part, -(-settings.answer_lines // len(parts)))
+        for p in range(len(parts)):
+            ranked = sorted(
+                (i for i in range(len(candidates)) if enough[i, p] and candidates[i].chunk.id in allowed),
+                key=lambda i: -scores[i, p],
+            )
+            rank = 0
+            for i in [i for i in ranked if i not in chosen][:quota]:
+                if len(chosen) < settings.max_lines and all(
+                    float(similarity[i, j]) < settings.max_similarity for j in chosen
+                ):
+                    chosen.append(i)
+                    found.append((rank, p, i))
+                    rank += 1
+        return found
 
-    for p in range(len(parts)):
-        answering = sorted((i for i in range(len(candidates)) if enough[i, p]), key=lambda i: -scores[i, p])
-        for i in [i for i in answering if i not in chosen][: settings.per_part]:
-            if fresh(i) and len(chosen) < settings.max_lines:
-                chosen.append(i)
-                core.add(i)
-    for i in sorted(range(len(candidates)), key=lambda i: (-relevance[i], i)):
+    kept = chunks
+    if fit is not None:
+        first = [candidates[i].chunk for _, _, i in sorted(answering({c.id for c in chunks}))]
+        ordered = list({c.id: c for c in [*first, *chunks]}.values())
+        kept = fit(ordered)
+    allowed = {c.id for c in kept}
+    chosen = [i for _, _, i in answering(allowed)]
+    core = set(chosen)
+    for i in sorted(range(len(candidates)), key=lambda i: (-strength[i], i)):
         if len(chosen) >= settings.max_lines:
             break
-        if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i):
+        if (
+            i not in chosen
+            and candidates[i].chunk.id in allowed
+            and relevance[i] >= settings.min_relevance
+            and all(float(similarity[i, j]) < settings.max_similarity for j in chosen)
+        ):
             chosen.append(i)
     order = {c.id: i for i, c in enumerate(chunks)}
     part_of = {i: int(np.argmax(scores[i])) for i in chosen}
@@ -340,6 +479,6 @@ def condense_extractively(
             ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
         )
         lines.append(
-            Line(section, texts[i], candidates[i].chunk.id, round(float(relevance[i]), 4), cue, part_of[i], i in core)
+            Line(section, texts[i], candidates[i].chunk.id, round(float(strength[i]), 4), cue, part_of[i], i in core)
         )
-    return lines
+    return lines, kept
