@@ -14,9 +14,12 @@ like sentences and filed under Facts; code indexed without definitions offers no
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 
 import numpy as np
 
@@ -92,6 +95,7 @@ class Reference:
 
     chunk: Chunk
     symbol: Symbol
+    detail: tuple[int, int] | None = None  # a paragraph of its docstring (a span of the chunk) said instead
 
     @property
     def start(self) -> int:
@@ -99,10 +103,14 @@ class Reference:
 
     @property
     def text(self) -> str:
-        """What the definition does: its signature (or name), where it lives, its doc comment's first sentence."""
+        """What the definition does: its signature (or name), where it lives, its doc comment's first sentence
+        (and the paragraph of its docstring that `detail` names: a parameter's, an example's)."""
         s = self.symbol
         where = f"{self.chunk.source_path}:{s.first}" + (f"-{s.last}" if s.last != s.first else "")
-        doc = f": {s.doc}" if s.doc else ""
+        if self.detail is not None:
+            doc = ": " + " ".join(f"{s.doc} {self.chunk.text[self.detail[0] : self.detail[1]]}".split())
+        else:
+            doc = f": {s.doc}" if s.doc else ""
         signature = self.signature()
         owner = s.name.rsplit(".", 1)[0] + "." if "." in s.name else ""  # Store.Get's "Store."
         name = owner + signature if signature else s.name
@@ -329,6 +337,94 @@ def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSet
 Evidence = Callable[[str, list[str], np.ndarray, np.ndarray], tuple[list[float], list[bool]]]
 
 
+_DOCSTRING = re.compile(r'[rRuU]?("""|\'\'\')(.*?)(?:\1|$(?![\s\S]))', re.S)  # to the chunk's end when cut
+# Where a docstring's paragraph starts besides after a blank line: a field ("  :param width: ..."), or an
+# argument of a Google- or NumPy-style section ("    width (int): ...").
+_DOC_FIELD = re.compile(
+    r"\n(?=[ \t]*(?::(?:param|parameter|arg|argument|key|keyword|type|raises?|except|returns?|rtype|var|ivar|cvar)"
+    r"\b[^:\n]*:|[*\w]+(?:[ \t]*\([^)\n]*\))?:[ \t]+\S))"
+)
+_BLANK = re.compile(r"\n[ \t]*\n")
+MAX_DOC_WORDS = 80
+
+
+def _docstring(reference: Reference) -> tuple[int, int, bool] | None:
+    """The span of the definition's docstring body in its chunk, and whether it is the whole docstring: right
+    after its header, or, when the chunk starts past the header, from the chunk's start to the closing quotes
+    alone on their line (the chunk holds the docstring's end)."""
+    chunk, symbol = reference.chunk, reference.symbol
+    start = chunk.metadata.get("line_start")
+    if not isinstance(start, int) or "language" not in chunk.metadata:
+        return None
+    lines = _lines(chunk.text)
+    first = symbol.first - start
+    if first < 0:
+        close = re.search(r"^[ \t]*(?:\"\"\"|\'\'\')[ \t]*$", chunk.text, re.M)
+        if close is not None and not re.search(r"\"\"\"|\'\'\'", chunk.text[: close.start()]):
+            return 0, close.start(), False
+        if close is None and _inside_string(chunk):
+            return 0, len(chunk.text), False
+        return None
+    if first >= len(lines):
+        return None
+    reach = lines[min(first + 2 * _HEADER_LINES, len(lines) - 1)][1]  # it opens right after the header
+    found = _DOCSTRING.search(chunk.text, lines[first][0])
+    if found is None or found.start() > reach:
+        return None
+    return found.start(2), found.end(2), True
+
+
+# A line that reads as a Python statement: a comment, a keyword that opens one, an assignment or a call.
+_STATEMENT = (
+    r"^[ \t]*(?:#|(?:if|elif|else|for|while|with|try|except|finally)\b[^\n]*:[ \t]*$|(?:def|class)[ \t]+\w+[ \t]*[(:]"
+    r"|import[ \t]+\w|from[ \t]+\S+[ \t]+import\b|[\w.\[\]]+[ \t]*[-+*/|&]?=[^=]|[\w.]+\()"
+)
+
+
+def _inside_string(chunk: Chunk) -> bool:
+    """A Python chunk cut from the middle of a long docstring: no quotes of its own, no line that reads as a
+    statement, and not code (it does not parse, where code cut at a statement's start does)."""
+    if chunk.metadata.get("language") != "python" or re.search(r"\"\"\"|\'\'\'|" + _STATEMENT, chunk.text, re.M):
+        return False
+    try:
+        ast.parse(textwrap.dedent(chunk.text))
+    except (SyntaxError, ValueError):
+        return True
+    return False
+
+
+def _doc_paragraphs(reference: Reference) -> list[tuple[int, int]]:
+    """The spans of the paragraphs and fields of the definition's docstring the chunk holds, past its first
+    (the line that names the definition says that one): the parameter that sets a width, the path an example
+    shows. A paragraph ending in ':' comes with the one after it (its example or list). Python's docstrings;
+    other languages' doc comments are left to the first sentence their symbol records."""
+    found = _docstring(reference)
+    if found is None:
+        return []
+    begin, end, whole = found
+    text = reference.chunk.text
+    blocks: list[tuple[int, int]] = []
+    at = begin
+    for gap in _BLANK.finditer(text, begin, end):
+        blocks.append((at, gap.start()))
+        at = gap.end()
+    blocks.append((at, end))
+    joined: list[tuple[int, int]] = []
+    for x, y in blocks:
+        if joined and text[joined[-1][0] : joined[-1][1]].rstrip().endswith(":"):
+            joined[-1] = (joined[-1][0], y)  # a lead-in with what it introduces
+        else:
+            joined.append((x, y))
+    spans: list[tuple[int, int]] = []
+    for x, y in joined:
+        cuts = [x, *(m.start() + 1 for m in _DOC_FIELD.finditer(text, x, y)), y]
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            part = text[a:b]
+            if MIN_WORDS <= len(part.split()) <= MAX_DOC_WORDS:
+                spans.append((a + len(part) - len(part.lstrip()), a + len(part.rstrip())))
+    return spans[1:] if whole else spans  # a whole docstring's first paragraph is the definition's own line
+
+
 def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
     """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
     "This response must ...") with that sentence, when it is right before it in the same paragraph and
@@ -361,8 +457,14 @@ def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Senten
             key = (chunk.source_path, symbol.name)
             if key not in definitions or (symbol.doc and not definitions[key].symbol.doc):
                 definitions[key] = Reference(chunk, symbol)
+    details = [
+        Reference(chunk, symbol, span)
+        for chunk in chunks
+        for symbol in symbols_of(chunk)
+        for span in _doc_paragraphs(Reference(chunk, symbol))
+    ]
     unique: dict[str, Sentence | Reference] = {}
-    for s in [*found, *definitions.values()]:
+    for s in [*found, *definitions.values(), *details]:
         unique.setdefault(s.text.lower(), s)
     return list(unique.values())
 
@@ -402,10 +504,11 @@ def answer_first(
     the prompt's query pieces and clauses), so short answering sentences beat long ones that merely fit.
     Each line is marked `core` (answers a part) or not (filler by relevance), for the token budget.
 
-    `fit` (the budget) keeps a prefix of the chunks in the order given: they come answer first (the chunk of
-    each part's best line, then of each part's second, ..., then the rest in the selection's order), since
+    `fit` (the budget) keeps what fits of the chunks in the order given: the selection's order and the
+    answering lines' (the chunk of each part's best line, then of each part's second, ...) take turns, since
     the chunk that answers a clause best is often not the one closest to the whole ask, which the selection
-    puts first. Lines come only from the chunks kept (all of them without `fit`).
+    puts first, while the selection's first chunks hold what sentences miss (code, tables, examples). Lines
+    come only from the chunks kept (all of them without `fit`).
     """
     candidates = _candidates(chunks, settings)
     asks = [a for a in asks if a.strip()]
@@ -432,6 +535,17 @@ def answer_first(
             scores[:, parts.index(query)], enough[:, parts.index(query)] = weight[query], sufficient
     strength = np.max([weight[q] for q in queries], axis=0)  # the best evidence for any piece or part
 
+    def fresh(i: int, chosen: list[int]) -> bool:
+        """Not a repeat of a chosen line: not as close in meaning, not overlapping it in its chunk."""
+        return all(float(similarity[i, j]) < settings.max_similarity and not overlap(i, j) for j in chosen)
+
+    def overlap(i: int, j: int) -> bool:
+        """Two spans of one chunk that overlap, or two lines naming one definition (it is named once)."""
+        a, b = candidates[i], candidates[j]
+        if isinstance(a, Reference) or isinstance(b, Reference):
+            return isinstance(a, Reference) and isinstance(b, Reference) and a.symbol.name == b.symbol.name
+        return a.chunk.id == b.chunk.id and a.start < b.end and b.start < a.end
+
     def answering(allowed: set[str]) -> list[tuple[int, int, int]]:
         """(rank, part, candidate) of each part's best-evidenced lines among the allowed chunks', in order."""
         chosen: list[int] = []
@@ -443,10 +557,10 @@ def answer_first(
                 key=lambda i: -scores[i, p],
             )
             rank = 0
-            for i in [i for i in ranked if i not in chosen][:quota]:
-                if len(chosen) < settings.max_lines and all(
-                    float(similarity[i, j]) < settings.max_similarity for j in chosen
-                ):
+            for i in ranked:
+                if rank == quota or len(chosen) == settings.max_lines:
+                    break
+                if fresh(i, chosen):
                     chosen.append(i)
                     found.append((rank, p, i))
                     rank += 1
@@ -455,8 +569,9 @@ def answer_first(
     kept = chunks
     if fit is not None:
         first = [candidates[i].chunk for _, _, i in sorted(answering({c.id for c in chunks}))]
-        ordered = list({c.id: c for c in [*first, *chunks]}.values())
-        kept = fit(ordered)
+        # The two rankings take turns: the selection's best chunk, the best answering line's, and so on.
+        turns = [c for pair in zip_longest(chunks, first) for c in pair if c is not None]
+        kept = fit(list({c.id: c for c in turns}.values()))
     allowed = {c.id for c in kept}
     chosen = [i for _, _, i in answering(allowed)]
     core = set(chosen)
@@ -467,7 +582,7 @@ def answer_first(
             i not in chosen
             and candidates[i].chunk.id in allowed
             and relevance[i] >= settings.min_relevance
-            and all(float(similarity[i, j]) < settings.max_similarity for j in chosen)
+            and fresh(i, chosen)
         ):
             chosen.append(i)
     order = {c.id: i for i, c in enumerate(chunks)}
