@@ -197,8 +197,6 @@ class CondenserSettings(BaseModel):
     )  # ... or this many tokens, for short excerpts (where repeating costs little)
     per_part: int = Field(default=2, gt=0)  # lines chosen by evidence for each clause of the ask, before any other
     max_similarity: float = Field(default=0.9, ge=-1.0, le=1.0)  # a line this close (cosine) to a chosen one repeats it
-    answer_lines: int = Field(default=0, ge=0)  # ... or each clause's share of this many, when that is more
-    reach: float = Field(default=1.0, ge=1.0)  # offline A4 looks for answers in this many times its budget of chunks
     support: SupportSettings
 
 

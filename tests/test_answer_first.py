@@ -93,7 +93,7 @@ def test_each_part_of_the_ask_is_answered_first_in_the_asks_order_and_rules_stay
     services = Services(base)
     chunks = [one_chunk("backups.md", BACKUPS), one_chunk("keys.md", KEYS)]  # the selection's order: backups first
     parts = ["How do I rotate the API keys?", "How long are backups kept?", "Must personal data be encrypted?"]
-    settings = base.condenser.model_copy(update={"per_part": 1, "answer_lines": 0})
+    settings = base.condenser.model_copy(update={"per_part": 1})
     lines = condense_extractively(
         parts, chunks, services.embedder.embed_together, settings, parts, a3_evidence(base.gate, {})
     )

@@ -21,7 +21,7 @@ import numpy as np
 
 from ragstream.agents.a3_nli_gate import weigh_all
 from ragstream.agents.a4_support import SupportCheck
-from ragstream.agents.extractive import Evidence, Line, answer_first
+from ragstream.agents.extractive import Evidence, Line, condense_extractively
 from ragstream.agents.runner import AgentRunner
 from ragstream.embedding import Embedder
 from ragstream.errors import AgentReplyError
@@ -29,7 +29,7 @@ from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import CondenserSettings, GateSettings
 from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, Span, SuperPrompt
 from ragstream.text.chunk_ids import citations, uncite
-from ragstream.token_budget import ContextBudget, TrimReport
+from ragstream.token_budget import ContextBudget
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
@@ -247,30 +247,15 @@ def condense_offline(
     evidence: Evidence | None = None,
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
-    relevant to the prompt's query pieces (see `extractive`).
-
-    The answer is looked for beyond what A4's budget holds: in the selection's chunks within
-    `condenser.reach` times that budget (A3 orders its keeps by closeness to the whole ask, and the chunk
-    that answers one clause best may come late). The chunks kept are those that answer a part first,
-    then the rest in the selection's order, as the budget allows."""
+    relevant to the prompt's query pieces (see `extractive`)."""
     reserve = budget.count("\n".join(pieces))
-    ceiling = int(settings.reach * budget.ceiling("a4"))
-    reach, _ = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve, ceiling=ceiling)
-    trims: list[TrimReport] = []
-
-    def fit(ordered: list[Chunk]) -> list[Chunk]:
-        kept, trim = budget.fit("a4", ordered, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
-        trims.append(trim)
-        return kept
-
-    lines, kept = answer_first(pieces, reach, embedder.embed_together, settings, parts, evidence, fit)
-    trim = trims[-1]  # the fit of the chunks in answer-first order
-    held = {c.id for c in kept}
-    trim.removed = [c.id for c in selection if c.id not in held]
+    kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     recorded: list[LineEvidence] = []
-    for line in within_share(lines, kept, budget, settings):
+    for line in within_share(
+        condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence), kept, budget, settings
+    ):
         _sort_in(sections, line.section, line.text, [line.chunk_id], withheld, [])
         if line.text not in withheld:
             recorded.append(

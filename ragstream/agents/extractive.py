@@ -19,7 +19,6 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import zip_longest
 
 import numpy as np
 
@@ -477,44 +476,24 @@ def condense_extractively(
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
 ) -> list[Line]:
-    """The lines of the condensed context from all of `chunks` (see `answer_first`)."""
-    return answer_first(asks, chunks, embed, settings, parts, evidence)[0]
-
-
-def answer_first(
-    asks: list[str],
-    chunks: list[Chunk],
-    embed,
-    settings: CondenserSettings,
-    parts: Sequence[str] = (),
-    evidence: Evidence | None = None,
-    fit: Callable[[list[Chunk]], list[Chunk]] | None = None,
-) -> tuple[list[Line], list[Chunk]]:
-    """The lines of the condensed context, answer first, and the chunks they come from (those `fit` keeps):
-    each line from one chunk, ordered by the part of the ask it answers (in the ask's order), then by where
-    it stands in the selection.
+    """The lines of the condensed context, answer first: each from one chunk, ordered by the part of the ask
+    they answer (in the ask's order), then by where they stand in the selection.
 
     `parts` are the clauses of the ask (in order; the ask's pieces when none are given), and `evidence(part,
     texts, vectors, part_vector)` says for each candidate its evidence for the part and whether it is enough
     (A3's absolute evidence, so a line answers a clause by the rule a chunk is kept for it; the cosine
-    against `condenser.min_relevance` without one). For each part, its best-evidenced candidates come first
-    (`condenser.per_part`, or its share of `condenser.answer_lines` when that is more: an ask of one clause
-    gets the answer's few lines, not two) (not repeating a line already chosen); the remaining lines, up to
-    `condenser.max_lines`, are those most relevant per word (relevance: the best cosine to any of `asks`,
-    the prompt's query pieces and clauses), so short answering sentences beat long ones that merely fit.
-    Each line is marked `core` (answers a part) or not (filler by relevance), for the token budget.
-
-    `fit` (the budget) keeps what fits of the chunks in the order given: the selection's order and the
-    answering lines' (the chunk of each part's best line, then of each part's second, ...) take turns, since
-    the chunk that answers a clause best is often not the one closest to the whole ask, which the selection
-    puts first, while the selection's first chunks hold what sentences miss (code, tables, examples). Lines
-    come only from the chunks kept (all of them without `fit`).
+    against `condenser.min_relevance` without one). For each part, its `condenser.per_part` best-evidenced
+    candidates come first (not repeating a line already chosen); the remaining lines, up to
+    `condenser.max_lines`, are those with the most evidence for any of `asks` (the prompt's query pieces) or
+    `parts`, so a sentence holding the ask's rare words beats one that only shares its drift. A line repeats
+    a chosen one when it is as close in meaning (`condenser.max_similarity`), overlaps it in its chunk, or
+    names the same definition. Each line is marked `core` (answers a part) or not (filler), for the budget.
     """
     candidates = _candidates(chunks, settings)
     asks = [a for a in asks if a.strip()]
     parts = [p for p in parts if p.strip()] or asks
     if not candidates or not asks:
-        return [], fit(chunks) if fit else chunks
+        return []
     texts = [s.text for s in candidates]
     vectors = embed(list(dict.fromkeys([*asks, *parts])) + texts)
     queries = {q: vectors[i] for i, q in enumerate(dict.fromkeys([*asks, *parts]))}
@@ -546,44 +525,20 @@ def answer_first(
             return isinstance(a, Reference) and isinstance(b, Reference) and a.symbol.name == b.symbol.name
         return a.chunk.id == b.chunk.id and a.start < b.end and b.start < a.end
 
-    def answering(allowed: set[str]) -> list[tuple[int, int, int]]:
-        """(rank, part, candidate) of each part's best-evidenced lines among the allowed chunks', in order."""
-        chosen: list[int] = []
-        found: list[tuple[int, int, int]] = []
-        quota = max(settings.per_part, -(-settings.answer_lines // len(parts)))
-        for p in range(len(parts)):
-            ranked = sorted(
-                (i for i in range(len(candidates)) if enough[i, p] and candidates[i].chunk.id in allowed),
-                key=lambda i: -scores[i, p],
-            )
-            rank = 0
-            for i in ranked:
-                if rank == quota or len(chosen) == settings.max_lines:
-                    break
-                if fresh(i, chosen):
-                    chosen.append(i)
-                    found.append((rank, p, i))
-                    rank += 1
-        return found
-
-    kept = chunks
-    if fit is not None:
-        first = [candidates[i].chunk for _, _, i in sorted(answering({c.id for c in chunks}))]
-        # The two rankings take turns: the selection's best chunk, the best answering line's, and so on.
-        turns = [c for pair in zip_longest(chunks, first) for c in pair if c is not None]
-        kept = fit(list({c.id: c for c in turns}.values()))
-    allowed = {c.id for c in kept}
-    chosen = [i for _, _, i in answering(allowed)]
+    chosen: list[int] = []
+    for p in range(len(parts)):
+        taken = 0
+        for i in sorted((i for i in range(len(candidates)) if enough[i, p]), key=lambda i: -scores[i, p]):
+            if taken == settings.per_part or len(chosen) == settings.max_lines:
+                break
+            if fresh(i, chosen):
+                chosen.append(i)
+                taken += 1
     core = set(chosen)
     for i in sorted(range(len(candidates)), key=lambda i: (-strength[i], i)):
         if len(chosen) >= settings.max_lines:
             break
-        if (
-            i not in chosen
-            and candidates[i].chunk.id in allowed
-            and relevance[i] >= settings.min_relevance
-            and fresh(i, chosen)
-        ):
+        if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i, chosen):
             chosen.append(i)
     order = {c.id: i for i, c in enumerate(chunks)}
     part_of = {i: int(np.argmax(scores[i])) for i in chosen}
@@ -596,4 +551,4 @@ def answer_first(
         lines.append(
             Line(section, texts[i], candidates[i].chunk.id, round(float(strength[i]), 4), cue, part_of[i], i in core)
         )
-    return lines, kept
+    return lines
