@@ -75,17 +75,11 @@ class Sentence:
     start: int  # span within chunk.text
     end: int
     listed: bool = False  # a lead-in with the list or short code block it introduces: the items carry it
-    code: int = 0  # a code block's comment with the lines it describes: where those lines start (0: prose)
+    code: bool = False  # a code block's comment with the lines it describes ("# Save state to file", its command)
 
     @property
     def text(self) -> str:
-        if self.code:  # "# Save state to file `playwright-cli state-save my-session.json`"
-            return " ".join(self.chunk.text[self.start : self.code].split()) + " `" + self.command + "`"
         return " ".join(self.chunk.text[self.start : self.end].split())
-
-    @property
-    def command(self) -> str:
-        return " ".join(self.chunk.text[self.code : self.end].split())
 
 
 @dataclass(frozen=True)
@@ -241,12 +235,14 @@ def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentenc
             body: list[tuple[int, int]] = []
             for u, v in lines[k + 1 : k + 1 + MAX_COMMAND_LINES]:
                 line = text[u:v]
-                if not line.strip() or _COMMENT.match(line) or FENCE_LINE.match(line) or len(line) > MAX_SIGNATURE:
+                if not re.search(r"\w", line) or _COMMENT.match(line) or FENCE_LINE.match(line):
+                    break  # a blank line, a bare comment mark, the next comment or the fence ends what it describes
+                if len(line) > MAX_SIGNATURE:
                     break
                 body.append((u, v))
-            if body and "`" not in text[body[0][0] : body[-1][1]]:
+            if body and not re.search(r"[:({\[,\\]\s*$", text[body[-1][0] : body[-1][1]]):  # not a block's opening
                 start = x + len(text[x:y]) - len(text[x:y].lstrip())
-                found.append(Sentence(chunk, start, body[-1][1], code=body[0][0]))
+                found.append(Sentence(chunk, start, body[-1][1], code=True))
     return found
 
 
@@ -424,6 +420,13 @@ def _doc_paragraphs(reference: Reference) -> list[tuple[int, int]]:
     return spans[1:] if whole else spans  # a whole docstring's first paragraph is the definition's own line
 
 
+def references_of(chunk: Chunk) -> list[Reference]:
+    """The lines a code chunk offers: each definition it holds, and each with one paragraph or field of its
+    docstring that the chunk holds (`_doc_paragraphs`)."""
+    plain = [Reference(chunk, symbol) for symbol in symbols_of(chunk)]
+    return plain + [Reference(chunk, r.symbol, span) for r in plain for span in _doc_paragraphs(r)]
+
+
 def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
     """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
     "This response must ...") with that sentence, when it is right before it in the same paragraph and
@@ -456,12 +459,7 @@ def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Senten
             key = (chunk.source_path, symbol.name)
             if key not in definitions or (symbol.doc and not definitions[key].symbol.doc):
                 definitions[key] = Reference(chunk, symbol)
-    details = [
-        Reference(chunk, symbol, span)
-        for chunk in chunks
-        for symbol in symbols_of(chunk)
-        for span in _doc_paragraphs(Reference(chunk, symbol))
-    ]
+    details = [r for chunk in chunks for r in references_of(chunk) if r.detail is not None]
     unique: dict[str, Sentence | Reference] = {}
     for s in [*found, *definitions.values(), *details]:
         unique.setdefault(s.text.lower(), s)
