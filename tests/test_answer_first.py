@@ -62,6 +62,15 @@ To see the output of passing tests as well, pass `--show-output`:
 $ cargo test -- --show-output
 ```
 
+To see the output of passing tests too, show it:
+
+```console
+$ cargo test -- --show-output
+running 2 tests
+test tests::this_test_will_pass ... ok
+test tests::this_test_will_fail ... FAILED
+```
+
 Its hook must have this signature:
 
 ```{eval-rst}
@@ -73,6 +82,7 @@ Its hook must have this signature:
         "Those superpowers include the ability to: 1. Dereference a raw pointer. 1. Call an unsafe function or method.",
         "To see the output of passing tests as well, pass `--show-output`: "
         "```console $ cargo test -- --show-output ```",
+        "To see the output of passing tests too, show it: ```console $ cargo test -- --show-output",  # not its output
     ]
 
 

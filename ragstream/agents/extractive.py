@@ -53,6 +53,9 @@ _SHORT_CODE = re.compile(
     r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(`{3,}|~{3,})[\w+.-]*[ \t]*\n"
     r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,3}?[ \t]*\1[ \t]*(?=\n|$)"
 )
+# A longer block after a lead-in that opens with a shell prompt ("$ cargo test -- --show-output", then its
+# output): the command is what the lead-in introduces, so it comes with it (the output stays in the excerpt).
+_COMMAND_FIRST = re.compile(r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*\n[ \t]*[$>] [^\n]{1,120}(?=\n)")
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|<?https?://\S+>?")
 # A piece that is only a value in code ("> `X-Content-Type-Options: nosniff`"): the setting the sentence before
 # it recommends, so it goes with that sentence.
@@ -266,10 +269,11 @@ def _table_rows(chunk: Chunk) -> list[Sentence]:
 
 def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
     """The lead-in at `start` with the list that follows it, when a whole list of prose items does, or with
-    the short code block (a command, a setting) that follows it, when the chunk holds all of it."""
+    the short code block (a command, a setting) that follows it, when the chunk holds all of it, or with the
+    command a longer shell session opens with."""
     text = chunk.text
     rest = text[lead_end:]
-    code = _SHORT_CODE.match(rest)
+    code = _SHORT_CODE.match(rest) or _COMMAND_FIRST.match(rest)
     if code:
         return Sentence(chunk, start, lead_end + code.end(), listed=True)
     if not re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", rest):
