@@ -524,7 +524,11 @@ def condense_extractively(
         """Two spans of one chunk that overlap, or two lines naming one definition (it is named once)."""
         a, b = candidates[i], candidates[j]
         if isinstance(a, Reference) or isinstance(b, Reference):
-            return isinstance(a, Reference) and isinstance(b, Reference) and a.symbol.name == b.symbol.name
+            return (
+                isinstance(a, Reference)
+                and isinstance(b, Reference)
+                and (a.chunk.source_path, a.symbol.name) == (b.chunk.source_path, b.symbol.name)
+            )
         return a.chunk.id == b.chunk.id and a.start < b.end and b.start < a.end
 
     chosen: list[int] = []
