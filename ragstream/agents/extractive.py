@@ -2,14 +2,20 @@
 
 Sentences are cut from each selected chunk on its own (never joined across chunks), so every line is
 a contiguous span of the one chunk it cites. A sentence cut by a chunk edge is left out (the
-neighbouring chunk, when selected, holds it whole). Candidate sentences are scored by cosine
-similarity to the prompt's query pieces; maximal marginal relevance picks the most relevant ones that do not repeat
-each other, up to `condenser.max_lines`, and nothing under `condenser.min_relevance`. Each line is
+neighbouring chunk, when selected, holds it whole). What answers is not always a plain sentence, so the
+candidates are also: a list's lead-in with its items (or with the command it introduces), a sentence that
+leans on the one before it ("However, it is not encrypted.") with that one, a whole statement in bold, a
+recommendation with the value in code it quotes on the next line, a comment in a code block with the lines
+of code it describes ("# Save state to file" and its command), and each body row of a table. Candidates are
+scored by the evidence A3 uses (see `condense_extractively`) and picked answer first, not repeating each
+other, up to `condenser.max_lines`, and nothing under `condenser.min_relevance`. Each line is
 filed by documented cues (`condenser.*_cues`): Open issues are questions and undecided points,
 decisions are Facts, Constraints are normative sentences, Facts the rest. Source code contributes no
 sentences: a code chunk offers references to the definitions it holds (kind, name, `path:first-last`
-and the first line of its doc comment, all from the chunk's ingestion metadata), scored and picked
-like sentences and filed under Facts; code indexed without definitions offers nothing.
+and the first line of its doc comment, all from the chunk's ingestion metadata), each also with one
+paragraph or field of its Python docstring that the chunk holds (":param wrap_width: ..."), scored and
+picked like sentences and filed under Facts, each definition once; code indexed without definitions
+offers nothing.
 """
 
 from __future__ import annotations
@@ -91,7 +97,7 @@ class Reference:
 
     chunk: Chunk
     symbol: Symbol
-    detail: tuple[int, int] | None = None  # a paragraph of its docstring (a span of the chunk) said instead
+    detail: tuple[int, int] | None = None  # a paragraph of its docstring (a span of the chunk) said too
 
     @property
     def start(self) -> int:
@@ -353,7 +359,7 @@ def _docstring(reference: Reference) -> tuple[int, int, bool] | None:
     alone on their line (the chunk holds the docstring's end)."""
     chunk, symbol = reference.chunk, reference.symbol
     start = chunk.metadata.get("line_start")
-    if not isinstance(start, int) or "language" not in chunk.metadata:
+    if not isinstance(start, int) or chunk.metadata.get("language") != "python":
         return None
     lines = _lines(chunk.text)
     first = symbol.first - start
@@ -383,7 +389,7 @@ _STATEMENT = (
 def _inside_string(chunk: Chunk) -> bool:
     """A Python chunk cut from the middle of a long docstring: no quotes of its own, no line that reads as a
     statement, and not code (it does not parse, where code cut at a statement's start does)."""
-    if chunk.metadata.get("language") != "python" or re.search(r"\"\"\"|\'\'\'|" + _STATEMENT, chunk.text, re.M):
+    if re.search(r"\"\"\"|\'\'\'|" + _STATEMENT, chunk.text, re.M):
         return False
     try:
         ast.parse(textwrap.dedent(chunk.text))
@@ -437,13 +443,13 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
     stands alone itself: the two read as one statement."""
     kept: list[Sentence] = []
     for k, s in enumerate(found):
-        if s.listed or s.code or stands_alone(s.text, settings):
+        if s.listed or stands_alone(s.text, settings):
             kept.append(s)
             continue
         before = found[k - 1] if k else None
         if (
             before is not None
-            and not (before.listed or before.code)
+            and not (before.listed or before.code or s.code)
             and before.end <= s.start
             and not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", s.chunk.text[before.end : s.start])
             and stands_alone(before.text, settings)
