@@ -231,8 +231,9 @@ def _lines(text: str, first: int = 0, last: int | None = None) -> list[tuple[int
 
 
 def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentence]:
-    """In each fenced block, a comment of a few words with the lines of code right after it (up to
-    `MAX_COMMAND_LINES`, to the next blank or comment line): "# Save state to file" and its command."""
+    """In each fenced block, a comment of a few words (its lines, when it runs over several) with the lines of
+    code right after it (up to `MAX_COMMAND_LINES`, to the next blank or comment line): "# Save state to file"
+    and its command."""
     text = chunk.text
     found: list[Sentence] = []
     for first, last in fenced:
@@ -241,8 +242,13 @@ def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentenc
             comment = _COMMENT.match(text[x:y])
             if comment is None or len(comment.group("words").split()) < 2:
                 continue
+            if k and _COMMENT.match(text[lines[k - 1][0] : lines[k - 1][1]]):
+                continue  # the rest of the comment above: it goes with that one
+            code = k + 1  # the first line after the comment's last
+            while code < len(lines) and _COMMENT.match(text[lines[code][0] : lines[code][1]]):
+                code += 1
             body: list[tuple[int, int]] = []
-            for u, v in lines[k + 1 : k + 1 + MAX_COMMAND_LINES]:
+            for u, v in lines[code : code + MAX_COMMAND_LINES]:
                 line = text[u:v]
                 if not re.search(r"\w", line) or _COMMENT.match(line) or FENCE_LINE.match(line):
                     break  # a blank line, a bare comment mark, the next comment or the fence ends what it describes
