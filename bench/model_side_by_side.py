@@ -25,7 +25,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunSession
+from ragstream.app.workspace import Workspace
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.rendering.ask import normalized_ask
 from ragstream.services import Services
@@ -52,12 +53,12 @@ def load_cases(suite: Path, limit: int) -> list[tuple[str, str, dict[str, Any]]]
 
 def run_case(settings: Settings, project: str, prompt: str) -> tuple[SuperPrompt, dict[str, float], int]:
     """The built prompt, each stage's time (ms) and the number of A3 model calls."""
-    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl = RunSession(Workspace(settings, Services(settings)), checkpointer=memory_checkpointer())
     ctl.select_project(project)
     events: list[dict[str, Any]] = []
     ctl.on_event = events.append
     started = time.monotonic()
-    sp = ctl.run_full_pipeline(prompt, pause_after="none")
+    sp = ctl.run_full_pipeline(prompt, pause_after="none").state
     stage_ms = {e["stage"]: e["duration_ms"] for e in events if e.get("event") == "stage_finish"}
     stage_ms["wall"] = (time.monotonic() - started) * 1000
     a3_calls = sum(1 for e in events if e.get("event") == "agent_call" and e["agent"].startswith("A3/"))
@@ -67,7 +68,7 @@ def run_case(settings: Settings, project: str, prompt: str) -> tuple[SuperPrompt
 def _condensed_lines(sp: SuperPrompt) -> list[tuple[str, list[str]]]:
     """(line without citations, cited ids) for every condensed line that cites a chunk."""
     out = []
-    for line in sp.S_CTX_MD.splitlines():
+    for line in sp.s_ctx_md.splitlines():
         ids = citations(line)
         if line.startswith("- ") and ids:
             out.append((" ".join(CITATION.sub("", line[2:]).split()), ids))
@@ -83,7 +84,7 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
     chunks = sp.chunk_by_id()
     kept_files = {chunks[cid].source_path for cid in sp.final_selection_ids if cid in chunks}
     expected = expect.get("expected_files")
-    fenced = sp.S_CTX_MD
+    fenced = sp.s_ctx_md
     checks: dict[str, bool] = {}
     if expected:
         top = excerpt_files[:5]
@@ -160,9 +161,10 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
 def model_stages(offline_sp: SuperPrompt, settings: Settings, project: str) -> dict[str, Any]:
     """A2 and A3 with the model on the offline run's own state (the same candidates, the same body): what a
     slow server can afford. Labels applied and dropped, A3's kept ids, who decided, its calls and time."""
-    from ragstream.agents.a2_prompt_shaper import fixed_fields, shape
-    from ragstream.pipeline import a3
-    from ragstream.stage_io import RunOptions, StageEnv
+    from ragstream.shaping.prompt_shaper import fixed_fields, shape
+    from ragstream.stages import a3
+    from ragstream.stages.io import StageEnv
+    from ragstream.stages.options import RunOptions
 
     services = Services(settings)
     with collect_llm_calls() as a2_calls:
@@ -210,8 +212,8 @@ def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
     (A3/v1, before) against `gate.model_batch` per call about the band only (A3/v2): calls and prompt tokens
     (counted by the prompt budget's tokenizer, not the model's). The evidence is read from the offline
     decisions' reasons."""
-    from ragstream.agents.a3_nli_gate import near_duplicates
-    from ragstream.agents.agent_factory import AgentFactory
+    from ragstream.gate.dedup import near_duplicates
+    from ragstream.llm.factory import AgentFactory
     from ragstream.stages import Stage
 
     gate, budget = settings.gate, Services(settings).budget

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.chunking import Chunker
 from ragstream.settings import Settings, load_settings
+from ragstream.text.chunking import Chunker
 
 # One ONNX export of the embedding model for every test session (it is keyed by the weights' sha256,
 # so it is always the right one); subprocesses inherit the variable.
@@ -16,6 +16,15 @@ os.environ.setdefault("RAGSTREAM_MODELS_DIR", str(Path(__file__).resolve().paren
 # The scripted OpenAI-protocol server takes schemas; a probe would use up a test's scripted replies.
 # Tests of the probe itself set `llm.structured_output` to "auto" (tests/test_structured_output.py).
 os.environ.setdefault("RAGSTREAM_STRUCTURED_OUTPUT", "json_schema")
+
+
+@pytest.fixture(autouse=True)
+def fresh_endpoint_gates() -> None:
+    """Every test meets the LLM endpoints as a fresh process would: the gates (rate limit, first-call
+    deadline) are per process and keyed by URL, and a later test's local server may reuse a port."""
+    from ragstream.llm.providers import endpoint_gate
+
+    endpoint_gate._GATES.clear()
 
 
 @pytest.fixture(scope="session")

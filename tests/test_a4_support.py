@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.a4_support import SupportCheck, identifiers, names
+from ragstream.condensing.support import SupportCheck, identifiers, names
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
@@ -160,9 +160,9 @@ def test_a4_withholds_a_models_unsupported_lines_with_the_reason_and_keeps_the_s
     for line, why in UNSUPPORTED.items():
         (listed,) = [u for u in report.unsupported_lines if u.startswith(line)]
         assert why in report.reasons[listed], (line, report.reasons[listed])
-        assert line not in sp.S_CTX_MD
+        assert line not in sp.s_ctx_md
     for line in SUPPORTED:
-        assert line in sp.S_CTX_MD, [r for u, r in report.reasons.items() if u.startswith(line)]
+        assert line in sp.s_ctx_md, [r for u, r in report.reasons.items() if u.startswith(line)]
 
 
 def test_a_chunk_that_begins_inside_a_code_block_is_judged_by_its_prose_clause_by_clause(check: SupportCheck) -> None:

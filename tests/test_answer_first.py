@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragstream.agents.a4_condenser import a3_evidence, render_sctx, within_share
-from ragstream.agents.extractive import condense_extractively, sentences_of, stands_alone
 from ragstream.app.controller import AppController
+from ragstream.condensing.condenser import a3_evidence, render_sctx, within_share
+from ragstream.condensing.extractive import condense_extractively, sentences_of, stands_alone
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
@@ -262,7 +262,7 @@ def _condensed(settings: Settings, prompt: str) -> list[str]:
     ctl = AppController(settings)
     ctl.select_project("tools")
     sp = ctl.run_full_pipeline(prompt, pause_after="none")
-    return [line for line in sp.S_CTX_MD.splitlines() if line.startswith("- ")]
+    return [line for line in sp.s_ctx_md.splitlines() if line.startswith("- ")]
 
 
 def test_the_command_that_answers_comes_with_the_comment_that_says_what_it_does(tools: Settings) -> None:

@@ -1,5 +1,5 @@
 """A command imports only what it uses: `ragstream --help` no pipeline at all, a local `run` no model
-runtime it does not run, no vector database and no HTTP client (see `ragstream.deferred_imports`).
+runtime it does not run, no vector database and no HTTP client (see `ragstream.app.deferred_imports`).
 
 Each check runs the real command in a fresh interpreter and reads its `sys.modules` at the end.
 """
@@ -56,7 +56,7 @@ def test_a_local_run_imports_no_unused_runtime(tmp_path: Path) -> None:
 
 def test_a_deferred_package_is_whole_when_used(tmp_path: Path) -> None:
     code = (
-        "import ragstream.app.controller, sys\n"
+        "import ragstream.app.session, sys\n"
         "assert 'langgraph_sdk.auth.types' in sys.modules and 'langgraph_sdk.client' not in sys.modules\n"
         "import langgraph_sdk\n"
         "from langsmith.types import Run\n"

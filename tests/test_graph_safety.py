@@ -15,7 +15,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.orchestration.graph import build_graph
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from tests.openai_server import Reply
 
 PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
@@ -143,5 +143,5 @@ def test_a_bad_run_through_the_controller_leaves_the_thread_as_it_was(
     assert ctl.sp.model_dump_json() == before and ctl.paused_before == waiting
     assert ctl.active_project == "demo" and ctl.options.strategy is None and ctl.options.skip == []
     if paused:
-        ctl.edit(S_CTX_MD="### Facts\n- EDITED AFTER A FAILED RUN")
+        ctl.edit(s_ctx_md="### Facts\n- EDITED AFTER A FAILED RUN")
         assert "EDITED AFTER A FAILED RUN" in ctl.resume().prompt_ready

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.a3_nli_gate import NULL_FILE
 from ragstream.app.controller import AppController
+from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.rendering.styles import export_prompt
@@ -101,7 +101,7 @@ def _end_to_end(tmp_path: Path, **overrides: str) -> str:
     ctl = AppController(settings, checkpointer=open_checkpointer(settings), services=Services(settings))
     ctl.select_project("demo")
     ctl.run_full_pipeline(PROMPT)
-    ctl.edit(S_CTX_MD="### Facts\n- reviewed")
+    ctl.edit(s_ctx_md="### Facts\n- reviewed")
     resumed = AppController(
         settings, checkpointer=open_checkpointer(settings), services=Services(settings), thread_id=ctl.thread_id
     )  # a second controller picks the thread up
@@ -275,7 +275,7 @@ def test_users_and_memory_live_in_postgres(postgres_url: str, tmp_path: Path) ->
     """Two data roots on one database: a user added on one authenticates on the other, and the local user's
     memory written by one is read by the other (LangGraph's PostgresStore)."""
     from ragstream.memory.conversation import LOCAL_USER, memory_store, namespace
-    from ragstream.users import PostgresUsers, UserRegistry
+    from ragstream.tenancy.users import PostgresUsers, UserRegistry
 
     one, other = (
         load_settings(overrides={"data_dir": str(tmp_path / name), "database_url": postgres_url})

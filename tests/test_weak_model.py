@@ -186,8 +186,8 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
     sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [hallucinating]}), server)
     a4_requests = [r for r in server.requests if agent_of(r) == "A4_v1"]
     given = set(given_ids(a4_requests[0]))
-    cited = set(re.findall(r"\[([^\[\]]+@[0-9a-f]{10}#\d+)\]", sp.S_CTX_MD))
-    assert cited and cited <= given and "made/up.md" not in sp.S_CTX_MD
+    cited = set(re.findall(r"\[([^\[\]]+@[0-9a-f]{10}#\d+)\]", sp.s_ctx_md))
+    assert cited and cited <= given and "made/up.md" not in sp.s_ctx_md
     assert [line.split(" [")[0] for line in sp.extras.a4.unsupported_lines] == ["The moon is made of cheese."], (
         sp.extras.a4
     )
@@ -207,13 +207,13 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
     )
     assert (
         sp.extras.a4.agent == "offline extraction (no model)"
-        and "- none found" not in sp.S_CTX_MD.split("### Constraints")[0]
+        and "- none found" not in sp.s_ctx_md.split("### Constraints")[0]
     )
 
 
 def test_a4_is_not_called_without_excerpts(openai_on_indexed) -> None:
-    from ragstream.agents.a4_condenser import condense
-    from ragstream.agents.a4_support import SupportCheck
+    from ragstream.condensing.condenser import condense
+    from ragstream.condensing.support import SupportCheck
 
     server, settings = openai_on_indexed()
     services = Services(settings)

@@ -78,15 +78,16 @@ def thresholds(items: list[str] | None) -> dict[str, float]:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.app.controller import AppController
+    from ragstream.app.session import RunSession
+    from ragstream.app.workspace import Workspace
     from ragstream.evaluation.html import render_html
     from ragstream.evaluation.report import metric_values, summarize, terminal
     from ragstream.evaluation.runner import check_own_project, corpus_fingerprint, default_project, run_suite
     from ragstream.evaluation.store import compare, compare_text, load_run, same_corpus, save_run, saved_path
     from ragstream.evaluation.suite import load_suite
     from ragstream.orchestration.checkpoint import memory_checkpointer
-    from ragstream.projects import validate_project_name
-    from ragstream.stage_io import RunOptions
+    from ragstream.stages.options import RunOptions
+    from ragstream.tenancy.projects import validate_project_name
 
     if args.limit < 0:
         raise InputError("--limit takes a number of cases, 0 for all")
@@ -100,8 +101,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     project = validate_project_name(args.project or default_project(suite))
     check_own_project(settings, project, suite)
     options = RunOptions(strategy=args.strategy, skip=args.skip or [])
-    ctl = AppController(settings, checkpointer=memory_checkpointer())
-    run = run_suite(suite, ctl, project, options, args.limit, _progress())
+    session = RunSession(Workspace(settings), checkpointer=memory_checkpointer())
+    run = run_suite(suite, session, project, options, args.limit, _progress())
     result = run.as_dict()
     summary = summarize(result)
     compared = compare(before, result, args.compare) if before is not None else None
