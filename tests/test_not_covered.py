@@ -80,3 +80,15 @@ def test_the_missing_half_of_an_ask_is_named_on_code(corpora: dict[str, Settings
     assert sp.final_selection_ids, "the covered half keeps its evidence"
     assert any("_client.py" in cid for cid in sp.final_selection_ids)
     assert any("Jaeger" in line for line in _section(sp, "Open issues")), sp.s_ctx_md
+
+
+def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
+    """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
+    though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads
+    it) but says nothing of exporting."""
+    sp = _run(indexed, "demo", "How does RAGstream pause for human review, and can it export the prompt to PDF?")
+    assert sp.final_selection_ids, "the answered half keeps its evidence"
+    named = _section(sp, "Open issues")
+    assert any("export the prompt to PDF" in line for line in named), sp.s_ctx_md
+    assert not any("human review" in line for line in named), "the answered half is not named as uncovered"
+    assert "The documents do not cover all of this ask" in sp.system_md

@@ -12,8 +12,10 @@ from ragstream.state import SuperPrompt
 from ragstream.text.asking import clauses
 
 # A word that leans on the rest of its sentence ("... and what can change before it is sent"): such a
-# clause is not named on its own as uncovered.
+# clause is not named on its own as uncovered. The subject of a yes/no question ("..., and can it export
+# the prompt to PDF?") is the sentence's own subject: the rest of that clause is an ask of its own.
 _BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IGNORECASE)
+_SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 
 
 def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) -> list[str]:
@@ -22,9 +24,15 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     must name at least two content terms of its own; with `standalone`, also no word that leans on the
     rest of its sentence (the parts judged for coverage, named in Open issues). The task when none asks."""
     task = sp.body.task or normalized_ask(sp)
-    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
+    schema = load_prompt_schema(settings.prompt_schema_path)
 
     def substantive(clause: str) -> bool:
-        return len(stemmed_terms(clause, settings.gate)) >= 2 and not (standalone and _BACK_REFERENCE.search(clause))
+        return len(stemmed_terms(clause, settings.gate)) >= 2 and not (standalone and leans(clause))
 
-    return clauses(task, openers, substantive) or [" ".join(task.split())]
+    def leans(clause: str) -> bool:
+        subject = _SUBJECT.match(clause)
+        if subject and subject.group(1).lower() in schema.question_openers:
+            clause = clause[subject.end() :]
+        return _BACK_REFERENCE.search(clause) is not None
+
+    return clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]

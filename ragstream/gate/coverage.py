@@ -46,12 +46,13 @@ def uncovered_parts(
     settings: GateSettings,
     rarity: dict[str, float],
     absent: set[str],
+    leaning: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
     """The parts of the ask (its asking sentences) no kept chunk covers, judged like a candidate; then,
-    in covered parts, names (capitalized inside a sentence, as the user wrote them) no document contains, and
-    identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains."""
+    in covered parts and in the clauses that lean on the rest of their sentence ("can it export to PDF?",
+    never judged whole), the names no document contains (`absent_names`)."""
     if not kept:
-        return list(parts)
+        return [*parts, *(name for clause in leaning for name in absent_names(clause, settings, absent, parts))]
     texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
     cosine = part_vectors @ kept_vectors.T
     missing: list[str] = []
@@ -62,11 +63,26 @@ def uncovered_parts(
         ):
             missing.append(part)
             continue
-        for word in dict.fromkeys(_NAME.findall(part)):
-            stems = stemmed_terms(word, settings)
-            if stems and stems <= absent:
-                missing.append(word)
-        for word in dict.fromkeys(_IDENTIFIER.findall(part)):
-            if word not in missing and {t for t in stemmed_terms(word, settings) if len(t) > 2} & absent:
-                missing.append(word)
+        missing += absent_names(part, settings, absent, missing)
+    for clause in leaning:
+        missing += absent_names(clause, settings, absent, missing)
     return missing
+
+
+def absent_names(text: str, settings: GateSettings, absent: set[str], named: list[str]) -> list[str]:
+    """Names in `text` (capitalized inside a sentence, as the user wrote them) no document contains, and
+    identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains; none
+    already `named`."""
+    found: list[str] = []
+    for word in dict.fromkeys(_NAME.findall(text)):
+        stems = stemmed_terms(word, settings)
+        if stems and stems <= absent and word not in named:
+            found.append(word)
+    for word in dict.fromkeys(_IDENTIFIER.findall(text)):
+        if (
+            word not in named
+            and word not in found
+            and {t for t in stemmed_terms(word, settings) if len(t) > 2} & absent
+        ):
+            found.append(word)
+    return found

@@ -32,6 +32,9 @@ class PromptSchema(BaseModel):
     preamble_canon: str
     aliases: dict[str, tuple[str, ...]]
     ask_openers: tuple[str, ...] = ()  # sentence openings that make a section a request (TASK fallback)
+    # Openings of a yes/no question ("can it ...", "does the ..."): after a join inside a question they start
+    # a second ask ("How are chunks chosen, and can it export to PDF?"), though they ask nothing alone.
+    question_openers: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> PromptSchema:

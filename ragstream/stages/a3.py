@@ -44,6 +44,7 @@ class Evidence:
     texts: list[str]  # the query pieces and the parts of the ask, each once
     embedded: np.ndarray  # the embeddings of `texts`
     parts: list[str]  # the standalone parts of the ask, each named when no kept chunk covers it
+    leaning: list[str]  # the clauses leaning on the rest of their sentence: only names in them are judged
     frequency: dict[str, int]
     rarity: dict[str, float]
     snapshot: Snapshot | None
@@ -108,8 +109,21 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     embedded = embedder.embed(texts)
     weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)
     weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
+    leaning = [clause for clause in asked if clause not in parts]
     return Evidence(
-        ask, candidates, vectors, texts, embedded, parts, frequency, rarity, snapshot, calibration, settings, weighed
+        ask,
+        candidates,
+        vectors,
+        texts,
+        embedded,
+        parts,
+        leaning,
+        frequency,
+        rarity,
+        snapshot,
+        calibration,
+        settings,
+        weighed,
     )
 
 
@@ -129,6 +143,7 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
         evidence.settings,
         evidence.rarity,
         unmentioned(evidence.frequency, evidence.snapshot),
+        evidence.leaning,
     )
     return report
 

@@ -45,15 +45,23 @@ def asks(text: str, openers: Iterable[str]) -> bool:
 _JOIN = re.compile(r"\s*;\s*(?:(?:and|also|then)\s+)*|,?\s+(?:and|or|but|also)\s+(?:also\s+)?", re.IGNORECASE)
 
 
-def clauses(text: str, openers: Iterable[str], substantive: Callable[[str], bool] = bool) -> list[str]:
+def clauses(
+    text: str, openers: Iterable[str], substantive: Callable[[str], bool] = bool, questions: Iterable[str] = ()
+) -> list[str]:
     """The asks in typed `text`, one per clause: each asking sentence, cut where a join is followed by a
-    request opener ("How are X found, and how are they ranked?"; "Explain X; also list Y"), so the A3 gate
-    can judge each ask on its own. A sentence is cut only when every clause is `substantive` (e.g. names
-    enough of its own), so "How do I read and write files?" or "... and what are its drawbacks?" stay whole."""
-    listed = tuple(openers)
+    request opener ("How are X found, and how are they ranked?"; "Explain X; also list Y") or, in a question,
+    by one of `questions` ("..., and can it export to PDF?"), so the A3 gate can judge each ask on its own. A
+    sentence is cut only when every clause is `substantive` (e.g. names enough of its own), so "How do I read
+    and write files?" or "... and what are its drawbacks?" stay whole."""
+    listed, asking = tuple(openers), tuple(questions)
     found: list[str] = []
     for sentence in (s.strip() for s in asking_sentences(text, listed)):
-        cuts = [m for m in _JOIN.finditer(sentence) if _opener(sentence[m.end() :].strip().lower(), listed)]
+        cuts = [
+            m
+            for m in _JOIN.finditer(sentence)
+            if _opener(rest := sentence[m.end() :].strip().lower(), listed)
+            or (sentence.endswith("?") and _opener(rest, asking))
+        ]
         bounds = [0, *(x for m in cuts for x in (m.start(), m.end())), len(sentence)]
         parts = [sentence[bounds[i] : bounds[i + 1]].strip() for i in range(0, len(bounds), 2)]
         found += parts if len(parts) > 1 and all(substantive(p) for p in parts) else [sentence]
