@@ -75,7 +75,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
     if not env.services.offline:
         kept, report = gate(ask, candidates, env.services.runner, weighed, settings)
     # What the documents do not cover is measured on what was kept, whoever decided it: a model's keep is
-    # no evidence that every part of the ask is answered.
+    # no evidence that every part of the ask is answered, only within the band where its word decides.
     index = {c.id: i for i, c in enumerate(candidates)}
     absent = unmentioned(frequency, snapshot)
     report.calibration = calibration.describe()
@@ -87,5 +87,6 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
         settings,
         rarity,
         absent,
+        frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
     )
     return StageOutput(report=report, selection=kept)
