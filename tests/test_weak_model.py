@@ -144,6 +144,28 @@ def test_a3_dropping_every_relevant_candidate_is_overruled_by_a_stated_rule(open
     assert any(f'chunk="{cid}"' in sp.prompt_ready for cid in kept)  # the grounding reaches the prompt, fenced
 
 
+def test_a3_keeping_only_what_the_evidence_drops_is_overruled_too(openai_on_indexed) -> None:
+    """Issue 40 (OWASP c05): the model called every answering passage irrelevant and kept one off-topic passage,
+    so the rule, which waited for nothing at all to be kept, let the prompt lose its grounding."""
+    server, settings = openai_on_indexed(**EVERY_CANDIDATE_IN_THE_BAND)
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    ctl = AppController(offline, checkpointer=memory_checkpointer(), services=Services(offline))
+    ctl.select_project("demo")
+    alone = ctl.run_full_pipeline(PROMPT, pause_after="none")
+    chunks = alone.chunk_by_id()
+    relevant = [cid for cid, d in alone.extras.a3.decisions.items() if d.decision == "keep"]
+    assert relevant and len(relevant) < len(alone.extras.a3.decisions)
+    wanted = {chunks[cid].text for cid in relevant}
+    contrary = verdicts(lambda p: ("drop_irrelevant", "Off topic.") if p in wanted else ("keep", "It answers."))
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v2": [contrary]}), server)
+    report = sp.extras.a3
+    assert "the model dropped all" in report.overruled
+    assert all(report.judged_by[cid] == "model, overruled by rule" for cid in relevant)
+    assert set(relevant) <= set(sp.final_selection_ids)
+    added = [cid for cid, by in report.judged_by.items() if by == "model" and report.decisions[cid].decision == "keep"]
+    assert added  # what the model chose in the band stays beside the evidence's choice
+
+
 def test_a3_records_the_models_reason_and_mends_or_falls_back_per_passage(openai_on_indexed) -> None:
     server, settings = openai_on_indexed(**EVERY_CANDIDATE_IN_THE_BAND, **{"gate.model_batch": 2})
 
