@@ -2,8 +2,9 @@
 
 The model is the small OpenAI-protocol server on 127.0.0.1 (tests/openai_server.py), scripted to write the
 lines a small model was seen writing: a flag described as doing what its excerpt says it disables, a tool the
-excerpt never names, a setting renamed, the user's own question filed as a Fact, a rule turned around. Each is
-withheld and the A4 report lists it with the reason; the supported paraphrases beside them stay.
+excerpt never names, a setting renamed, the user's own question filed as a Fact, a rule turned around, rare words
+the excerpt never says. Each is withheld and the A4 report lists it with the reason; the supported paraphrases
+beside them stay.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ragstream.agents.a3_nli_gate import stemmed_terms
 from ragstream.agents.a4_support import SupportCheck, identifiers, names
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
@@ -49,6 +51,8 @@ UNSUPPORTED = {
     "Set uv_keyring_provider to subprocess to read credentials from the keyring.": "names 'uv_keyring_provider'",
     "How do I stop uv sync from updating my lockfile in CI?": "restates the prompt",
     "Credentials found in the keyring are written to the lockfile.": "negation differs",
+    # rare words the excerpt never says, on a sentence it does say (issue 40: "... and it is stateless")
+    "uv sync --locked verifies the checksum of every downloaded wheel.": "which the cited excerpt does not hold",
 }
 SUPPORTED = [
     "With --locked, uv exits with an error rather than updating an out-of-date lockfile.",
@@ -66,7 +70,11 @@ def about_the_keyring(line: str) -> bool:
 @pytest.fixture(scope="module")
 def check(tmp_path_factory: pytest.TempPathFactory) -> SupportCheck:
     settings = load_settings(overrides={"data_dir": str(tmp_path_factory.mktemp("support")), "llm.provider": "local"})
-    return SupportCheck(settings.condenser.support, Services(settings).embedder.embed_together)
+    return SupportCheck(
+        settings.condenser.support,
+        Services(settings).embedder.embed_together,
+        lambda text: dict.fromkeys(stemmed_terms(text, settings.gate), 1.0),  # every content word weighs the same
+    )
 
 
 def test_names_identifiers_and_numbers_of_a_line() -> None:

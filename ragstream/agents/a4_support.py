@@ -9,7 +9,12 @@ is checked against the sentences of the chunks it cites, in this order:
    `support.restates_prompt` and beats its best cited sentence;
 2. every name, identifier and number it holds occurs in a cited chunk: identifiers (code spans,
    flags, dotted or snake_case names, CamelCase) verbatim, names (a capitalized word inside the
-   sentence) and numbers as words;
+   sentence) and numbers as words; and the content words no cited chunk holds (at least
+   `support.min_new_words` of them: one is a synonym or another form) carry at most
+   `support.max_new_words` of its word weight, each word weighed by its rarity in the project (a
+   paraphrase trades common words; "Session ID guessing and brute force detection should be
+   implemented to minimize ..." on a sentence that says expiration timeouts minimize it, or "... and it
+   is stateless" on a sentence that never says so, brings rare ones);
 3. its best-matching cited passages (one sentence, or two adjacent ones; those that hold the line's
    identifiers when it has any, so a flag is judged by what is said about it) reach
    `support.min_similarity` cosine (the product's own embedder);
@@ -30,6 +35,7 @@ import numpy as np
 
 from ragstream.agents.a3_nli_gate import _NAME
 from ragstream.agents.extractive import is_prose
+from ragstream.ingestion.snapshot import bm25_tokens
 from ragstream.settings import SupportSettings
 from ragstream.state import Chunk
 from ragstream.text.phrases import any_phrase
@@ -98,9 +104,17 @@ def _polar(text: str, cues: re.Pattern[str]) -> bool:
 class SupportCheck:
     """Checks a model's lines against the chunks they cite (see the module docstring)."""
 
-    def __init__(self, settings: SupportSettings, embed: Callable[[list[str]], np.ndarray]) -> None:
+    def __init__(
+        self,
+        settings: SupportSettings,
+        embed: Callable[[list[str]], np.ndarray],
+        weigh: Callable[[str], dict[str, float]] | None = None,
+    ) -> None:
+        """`weigh(text)` gives the text's content words (as the index stems them) with their rarity in the
+        project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only)."""
         self.settings = settings
         self.embed = embed
+        self.weigh = weigh
         self.negation = any_phrase(settings.negation_cues)
         self.obligation = any_phrase(settings.obligation_cues)
         self.permission = any_phrase(settings.permission_cues)
@@ -164,6 +178,16 @@ class SupportCheck:
         if missing:
             quoted = ", ".join(f"'{w}'" for w in missing)
             return Verdict(False, f"names {quoted}, which the cited excerpt does not contain", scores[best], best)
+        new, share = self._new_words(text, whole)
+        if share > s.max_new_words and len(new) >= s.min_new_words:
+            quoted = ", ".join(f"'{w}'" for w in new)
+            return Verdict(
+                False,
+                f"says {quoted}, which the cited excerpt does not hold ({share:.2f} of its word weight, over "
+                f"{s.max_new_words:g})",
+                scores[best],
+                best,
+            )
         about = [p for p in passages if any(w in p for w in code)] or passages
         best = max(about, key=lambda p: scores[p])
         if scores[best] < s.min_similarity:
@@ -186,6 +210,16 @@ class SupportCheck:
                 best,
             )
         return Verdict(True, "", scores[best], best)
+
+    def _new_words(self, text: str, cited: str) -> tuple[list[str], float]:
+        """The line's content words the cited text does not hold (rarest first), and their share of its weight."""
+        if self.weigh is None:
+            return [], 0.0
+        weights = self.weigh(text)
+        total = sum(weights.values())
+        held = set(bm25_tokens([cited])[0])
+        new = sorted((w for w in weights if w not in held), key=lambda w: -weights[w])
+        return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
 
 
 def _short(text: str, words: int = 24) -> str:

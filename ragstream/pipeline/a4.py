@@ -57,7 +57,12 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     if services.offline:
         text, kept, report = offline()
     else:
-        check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together)
+        project = env.context.project or sp.extras.project
+
+        def weigh(text: str) -> dict[str, float]:
+            return ask_rarity([text], env, project)[1]
+
+        check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together, weigh)
         text, kept, report = condense(
             normalized_ask(sp),
             selection,
