@@ -211,6 +211,10 @@ class SupportCheck:
             )
         return Verdict(True, "", scores[best], best)
 
+    def words(self, text: str) -> set[str]:
+        """The text's content words as the index stems them (with `weigh`, its function words left out)."""
+        return set(self.weigh(text)) if self.weigh is not None else set(bm25_tokens([text])[0])
+
     def _new_words(self, text: str, cited: str) -> tuple[list[str], float]:
         """The line's content words the cited text does not hold (rarest first), and their share of its weight."""
         if self.weigh is None:

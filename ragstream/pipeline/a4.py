@@ -5,13 +5,16 @@ from __future__ import annotations
 from ragstream.agents.a3_nli_gate import asking_parts
 from ragstream.agents.a4_condenser import (
     a3_evidence,
+    addressed_to_reader,
     condense,
     condense_offline,
+    extracted,
     nothing_to_condense,
     render_sctx,
     uncovered,
 )
 from ragstream.agents.a4_support import SupportCheck
+from ragstream.agents.extractive import Evidence
 from ragstream.pipeline.a3 import ask_rarity
 from ragstream.rendering.ask import normalized_ask
 from ragstream.retrieval.chunks import query_pieces
@@ -37,9 +40,12 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
 
     parts = asking_parts(sp, services.settings)  # the clauses of the ask, in order: the answer's skeleton
+    project = env.context.project or sp.extras.project
+
+    def evidence() -> Evidence:
+        return a3_evidence(services.settings.gate, ask_rarity([*pieces, *parts], env, project)[1])
 
     def offline(why: str = "") -> tuple[str, list[str], A4Report]:
-        _, rarity = ask_rarity([*pieces, *parts], env, env.context.project or sp.extras.project)
         text, kept, report = condense_offline(
             pieces,
             selection,
@@ -48,7 +54,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
             services.settings.condenser,
             missing,
             parts,
-            a3_evidence(services.settings.gate, rarity),
+            evidence(),
         )
         if why:
             report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
@@ -57,12 +63,19 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     if services.offline:
         text, kept, report = offline()
     else:
-        project = env.context.project or sp.extras.project
 
         def weigh(text: str) -> dict[str, float]:
             return ask_rarity([text], env, project)[1]
 
         check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together, weigh)
+        lines, _, _ = extracted(
+            pieces, selection, services.embedder, services.budget, services.settings.condenser, parts, evidence()
+        )
+        answering = [
+            (line.section, line.text, [line.chunk_id])
+            for line in lines
+            if line.core and not addressed_to_reader(line.text)
+        ]
         text, kept, report = condense(
             normalized_ask(sp),
             selection,
@@ -72,5 +85,6 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
             check,
             split(normalized_ask(sp), TYPED) + parts,
             uncovered=missing,
+            standing=answering,
         )
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)
