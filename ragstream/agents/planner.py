@@ -164,15 +164,25 @@ def candidates_for(sp: SuperPrompt, settings: Settings) -> tuple[int, str]:
 
 
 def decide(sp: SuperPrompt, settings: Settings, runner: AgentRunner, offline: bool, forced: str | None = None) -> Plan:
-    """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure."""
+    """The plan for `sp`: by rules offline, by the PLAN agent with an LLM; escalated when unsure.
+
+    The model does not overrule what the prompt's words state: when the rules decide on stated evidence
+    (at least `plan.min_confidence`: text given to rewrite, only thanks, a research cue, a question) and the
+    model names another intent, the rules' decision stands and its reason says what the model chose (a 0.5B
+    model planned retrieval for "Shorten this to two sentences: ..." and the prompt then said the documents
+    do not cover the paragraph). Where the rules only guess, the model decides."""
     intent, confidence, reason, evidence = classify(sp, settings)
     source: PlanSource = "rules"
     if not offline:  # a reply that stays invalid falls back to the rules' decision, recorded as theirs
         payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
         ruled = {"intent": intent, "confidence": confidence, "reason": reason}
         call = runner.run(AGENT, payload, fallback=lambda _error: ruled)
-        if call.outcome != FELL_BACK:
-            output = call.output
+        output = call.output
+        if call.outcome == FELL_BACK:
+            pass
+        elif confidence >= settings.plan.min_confidence and output["intent"] != intent:
+            reason += f" (the model chose {output['intent']}: '{output['reason']}'; the prompt's words decide)"
+        else:
             intent, confidence, reason, evidence = output["intent"], float(output["confidence"]), output["reason"], []
             source = "llm"
     return plan_for(sp, settings, intent, confidence, reason, evidence, source, forced)
