@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from bench.condensed_eval import ingested
-from ragstream.agents.a3_nli_gate import asking_parts
-from ragstream.agents.a4_condenser import condense
-from ragstream.agents.a4_support import SupportCheck
 from ragstream.app.controller import AppController
+from ragstream.condensing.condenser import condense
+from ragstream.condensing.support import SupportCheck
 from ragstream.errors import RagstreamError
+from ragstream.gate.ask_parts import asking_parts
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.rendering.ask import normalized_ask
 from ragstream.services import Services

@@ -23,15 +23,8 @@ from pathlib import Path
 import numpy as np
 from retrieval_eval import DEFAULT_DATA, read_jsonl, read_qrels
 
-from ragstream.agents.a3_nli_gate import (
-    calibrated,
-    corpus_null,
-    off_topic_questions,
-    rarity_of,
-    stemmed_terms,
-    weigh,
-    weigh_all,
-)
+from ragstream.gate.calibration import calibrated, corpus_null, off_topic_questions
+from ragstream.gate.evidence import rarity_of, stemmed_terms, weigh, weigh_all
 from ragstream.retrieval.chunks import rerank, retrieve
 from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.search import Query

@@ -34,11 +34,11 @@ from typing import Any
 from retrieval_eval import DEFAULT_DATA  # bench/ is the script's folder: shared/data/scifact, found from a worktree
 
 from ragstream.code.symbols import index_text
-from ragstream.embedding import get_embedder
+from ragstream.embedding.embedder import get_embedder
+from ragstream.index.snapshot import load_snapshot
 from ragstream.ingestion.manager import IngestionManager, IngestionStats
-from ragstream.ingestion.snapshot import load_snapshot
-from ragstream.projects import project_paths
 from ragstream.settings import Settings, load_settings
+from ragstream.tenancy.projects import project_paths
 
 
 def markdown_sections(data: Path, limit_bytes: int) -> list[str]:
@@ -135,8 +135,8 @@ def _bare_worker(onnx: str, tokenizer: str, texts: list[str], batch: int, max_to
 
 def bare(settings: Settings, texts: list[str], workers: int, batch: int) -> tuple[float, float]:
     """The bare model over `texts` with `workers` processes: (CPU seconds summed, wall seconds)."""
-    from ragstream.embedding import _cached
-    from ragstream.model_files import resolve_model_dir
+    from ragstream.embedding.embedder import _cached
+    from ragstream.embedding.model_files import resolve_model_dir
 
     onnx = str(_cached(settings.embedding, settings.models_dir.resolve()).onnx_path)  # type: ignore[attr-defined]
     tokenizer = str(resolve_model_dir(settings.embedding) / "tokenizer.json")

@@ -14,7 +14,7 @@ run without --heavy). The server runs with `--n-jobs-per-worker` = the number of
 With --sessions N, the clients run exactly N sessions after the warm-up, in --rounds rounds, and the
 server's memory after each round gives its growth in MB per session (least squares over the rounds).
 With --snapshots as well, the server traces its heap (`RAGSTREAM_HEAP_SNAPSHOTS`, see
-`ragstream.heap_snapshots`) and takes a snapshot after each round; printed: what grew from the first
+`ragstream.telemetry.heap_snapshots`) and takes a snapshot after each round; printed: what grew from the first
 round to the last, by allocating line and by object type (tracing slows the server and adds to its
 memory: take MB per session from a run without --snapshots).
 
@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 from bench.retrieval_eval import DEFAULT_DATA, read_jsonl, write_corpus  # noqa: E402
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
 from ragstream.settings import load_settings  # noqa: E402
-from ragstream.users import UserRegistry  # noqa: E402
+from ragstream.tenancy.users import UserRegistry  # noqa: E402
 
 # The server's thread deletion, completed: its channel values go with the thread (bench only; see above).
 INMEM_DELETE_FIX = """

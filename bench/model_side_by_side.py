@@ -165,9 +165,10 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
 def model_stages(offline_sp: SuperPrompt, settings: Settings, project: str) -> dict[str, Any]:
     """A2 and A3 with the model on the offline run's own state (the same candidates, the same body): what a
     slow server can afford. Labels applied and dropped, A3's kept ids, who decided, its calls and time."""
-    from ragstream.agents.a2_prompt_shaper import fixed_fields, shape
-    from ragstream.pipeline import a3
-    from ragstream.stage_io import RunOptions, StageEnv
+    from ragstream.shaping.prompt_shaper import fixed_fields, shape
+    from ragstream.stages import a3
+    from ragstream.stages.io import StageEnv
+    from ragstream.stages.options import RunOptions
 
     services = Services(settings)
     with collect_llm_calls() as a2_calls:
@@ -215,8 +216,8 @@ def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
     (A3/v1, before) against `gate.model_batch` per call about the band only (A3/v2): calls and prompt tokens
     (counted by the prompt budget's tokenizer, not the model's). The evidence is read from the offline
     decisions' reasons."""
-    from ragstream.agents.a3_nli_gate import near_duplicates
-    from ragstream.agents.agent_factory import AgentFactory
+    from ragstream.gate.dedup import near_duplicates
+    from ragstream.llm.factory import AgentFactory
     from ragstream.stages import Stage
 
     gate, budget = settings.gate, Services(settings).budget

@@ -9,9 +9,9 @@ import argparse
 import statistics
 import time
 
-from ragstream.chunking import Chunker
 from ragstream.preprocessing import preprocess
 from ragstream.settings import load_settings
+from ragstream.text.chunking import Chunker
 
 PARAGRAPH = (
     "The retriever fuses dense vectors and BM25 with reciprocal rank fusion; each chunk keeps "

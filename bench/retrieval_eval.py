@@ -126,10 +126,10 @@ def langchain_ensemble(settings: Settings, project: str) -> Callable[[str], list
     from langchain_community.retrievers import BM25Retriever
     from langchain_core.documents import Document
 
-    from ragstream.embedding import RagstreamEmbeddings
-    from ragstream.ingestion.catalog import catalog_of, committed_snapshot
-    from ragstream.ingestion.store import chroma_client, collection_name
-    from ragstream.projects import project_paths
+    from ragstream.embedding.embedder import RagstreamEmbeddings
+    from ragstream.index.catalog import catalog_of, committed_snapshot
+    from ragstream.index.store import chroma_client, collection_name
+    from ragstream.tenancy.projects import project_paths
 
     paths = project_paths(settings, project)
     snapshot = committed_snapshot(catalog_of(settings), paths)

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ragstream.secret_scan import candidate_lines, scan
+from ragstream.secrets.scan import candidate_lines, scan
 from ragstream.settings import load_settings
 
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"

@@ -25,7 +25,7 @@ from langgraph_sdk import Auth
 from ragstream.errors import InputError, ProjectError
 from ragstream.orchestration.admission import admit_run
 from ragstream.settings import default_settings
-from ragstream.users import User, UserRegistry
+from ragstream.tenancy.users import User, UserRegistry
 
 auth = Auth()
 

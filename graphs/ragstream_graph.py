@@ -5,8 +5,8 @@ interrupt after A4 (context `pause_after`: "a4" by default, "none" or "all"); an
 `Command(resume={"accept": true})` or the fields to change. Pass `context={"project": "<name>"}`.
 """
 
-from ragstream.heap_snapshots import install_from_env
 from ragstream.orchestration.graph import build_graph
+from ragstream.telemetry.heap_snapshots import install_from_env
 
 graph = build_graph()
 install_from_env()  # only with RAGSTREAM_HEAP_SNAPSHOTS set: bench/load.py's per-round heap snapshots

@@ -9,7 +9,7 @@ from ragstream.state import Chunk, Stage, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
-    from ragstream.embedding import RagstreamEmbeddings
+    from ragstream.embedding.embedder import RagstreamEmbeddings
     from ragstream.orchestration.graph import build_graph
     from ragstream.rendering.styles import export_prompt
     from ragstream.retrieval.langchain_retriever import RagstreamRetriever
@@ -30,7 +30,7 @@ _LAZY = {
     "build_graph": "ragstream.orchestration.graph",
     "export_prompt": "ragstream.rendering.styles",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
-    "RagstreamEmbeddings": "ragstream.embedding",
+    "RagstreamEmbeddings": "ragstream.embedding.embedder",
 }
 
 

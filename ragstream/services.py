@@ -11,19 +11,19 @@ from functools import cached_property, lru_cache
 
 from langgraph.store.base import BaseStore
 
-from ragstream.agents.agent00_header_mapper import Agent00HeaderMapper, HeaderMappingCache
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
-from ragstream.agents.runner import AgentRunner
-from ragstream.chunking import Chunker
-from ragstream.embedding import Embedder, query_embedder
+from ragstream.embedding.embedder import Embedder, query_embedder
+from ragstream.llm.client import LLMClient
+from ragstream.llm.factory import AgentFactory
+from ragstream.llm.runner import AgentRunner
 from ragstream.memory.conversation import LOCAL_USER, ConversationMemory, memory_store
 from ragstream.preprocessing import HeaderMapper
+from ragstream.preprocessing.header_mapper import Agent00HeaderMapper, HeaderMappingCache
 from ragstream.retrieval.factory import build_reranker, build_searcher
 from ragstream.retrieval.reranker import Reranker
 from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, default_settings
-from ragstream.token_budget import ContextBudget
+from ragstream.text.chunking import Chunker
+from ragstream.tokens.budget import ContextBudget
 
 
 @dataclass

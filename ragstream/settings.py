@@ -73,7 +73,7 @@ class IngestionSettings(BaseModel):
     file_bm25_k1: float = Field(default=0.9, gt=0)  # the whole-file BM25 index (document-level evidence)
     file_bm25_b: float = Field(default=0.4, ge=0, le=1)
     # module:function yielding a LangChain VectorStore (see ingestion/store.py); langchain-chroma by default
-    vector_store: str = "ragstream.ingestion.store:chroma_vector_store"
+    vector_store: str = "ragstream.index.store:chroma_vector_store"
 
 
 class ConfidenceSettings(BaseModel):
@@ -92,7 +92,7 @@ class ConfidenceSettings(BaseModel):
 
 
 class SecretsSettings(BaseModel):
-    """Secret scanning of documents and prompts (ragstream/secret_scan.py); `scan: false` turns it off."""
+    """Secret scanning of documents and prompts (`ragstream.secrets.scan`); `scan: false` turns it off."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -139,7 +139,7 @@ class RerankerSettings(BaseModel):
 
 
 class GateSettings(BaseModel):
-    """A3 offline: keep/drop from the evidence retrieval already has (see agents/a3_nli_gate.py)."""
+    """A3 offline: keep/drop from the evidence retrieval already has (see ragstream/gate/)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -154,7 +154,7 @@ class GateSettings(BaseModel):
     # A dropped candidate is kept when a kept chunk names its file in words this close (cosine) to the ask.
     min_reference_similarity: float = Field(ge=-1.0, le=1.0)
     function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
-    # Calibration against the corpus (agents/a3_nli_gate.calibrated): the off-topic questions (a file in
+    # Calibration against the corpus (gate/calibration.calibrated): the off-topic questions (a file in
     # config/), the hits of each judged, and how far above their evidence (robust spreads) a chunk must be.
     off_topic_questions: str = "a3_off_topic.json"
     null_hits: int = Field(default=10, gt=0)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.chunking import Chunker
 from ragstream.settings import Settings, load_settings
+from ragstream.text.chunking import Chunker
 
 # One ONNX export of the embedding model for every test session (it is keyed by the weights' sha256,
 # so it is always the right one); subprocesses inherit the variable.

@@ -7,8 +7,9 @@ import re
 from ragstream.orchestration.apply import run_alone
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions, StageEnv
 from ragstream.stages import Stage
+from ragstream.stages.io import StageEnv
+from ragstream.stages.options import RunOptions
 from ragstream.state import Chunk, Span, SuperPrompt
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.a3_nli_gate import stemmed_terms
-from ragstream.agents.a4_support import SupportCheck, identifiers, names
+from ragstream.condensing.support import SupportCheck, identifiers, names
+from ragstream.gate.evidence import stemmed_terms
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.agent_factory import AgentFactory
 from ragstream.errors import AgentConfigError, AgentInputError, ConfigError, UnknownAgentConfigError
+from ragstream.llm.factory import AgentFactory
 from ragstream.settings import default_config_dir
 
 BASE = json.loads((default_config_dir() / "agents" / "A2" / "v1.json").read_text())

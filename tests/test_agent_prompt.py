@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.agent_prompt import AgentPrompt, parse_payload_block
 from ragstream.errors import AgentPromptValidationError
+from ragstream.llm.agent_prompt import AgentPrompt, parse_payload_block
+from ragstream.llm.factory import AgentFactory
 
 PAYLOAD = {"task": "Write a CSV parser", "purpose": "tooling", "context": 'line one\nwith "quotes"'}
 

@@ -13,7 +13,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.orchestration.graph import build_graph
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from tests.openai_server import schema_responder
 
 PROMPT = "# Task\nHow are changed documents re-embedded?"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragstream.agents.a4_condenser import a3_evidence, render_sctx, within_share
-from ragstream.agents.extractive import condense_extractively, sentences_of, stands_alone
+from ragstream.condensing.condenser import a3_evidence, render_sctx, within_share
+from ragstream.condensing.extractive import condense_extractively, sentences_of, stands_alone
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from tests.helpers import one_chunk

@@ -11,7 +11,7 @@ from ragstream.app.controller import AppController
 from ragstream.errors import InputError, ProjectError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 
 AWS_KEY = "AKIA" + "Q3EGQ4ZJX7VN2B5T"  # shaped like a key, split so no scanner flags this file
 

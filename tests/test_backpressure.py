@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.llm_client import LLMClient
 from ragstream.app.controller import AppController
 from ragstream.errors import LLMCallError
+from ragstream.llm.client import LLMClient
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings

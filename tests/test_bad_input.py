@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.agents.agent_factory import AgentFactory
 from ragstream.app.controller import AppController
 from ragstream.errors import AgentInputError, ConfigError, ProjectError, RagstreamError
 from ragstream.ingestion.loader import SkipFile, load_document
 from ragstream.ingestion.manager import IngestionManager
+from ragstream.llm.factory import AgentFactory
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, default_config_dir, load_settings

@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.agents.extractive import condense_extractively
-from ragstream.chunking import Chunker
 from ragstream.code.chunks import CodePiece, CodeSplitter
 from ragstream.code.languages import load_languages
 from ragstream.code.symbols import symbols_of
-from ragstream.embedding import get_embedder
+from ragstream.condensing.extractive import condense_extractively
+from ragstream.embedding.embedder import get_embedder
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.projects import project_paths
 from ragstream.rendering.styles import fence
 from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk
 from ragstream.strategies import Strategy
+from ragstream.tenancy.projects import project_paths
+from ragstream.text.chunking import Chunker
 
 REPO = Path(__file__).resolve().parents[1]
 

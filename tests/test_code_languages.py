@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.chunking import Chunker
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
 from ragstream.code.outline import outline
 from ragstream.settings import Settings
+from ragstream.text.chunking import Chunker
 
 SAMPLES = Path(__file__).parent / "data" / "code"
 EXPECTED = {

@@ -1,5 +1,5 @@
 """A command imports only what it uses: `ragstream --help` no pipeline at all, a local `run` no model
-runtime it does not run, no vector database and no HTTP client (see `ragstream.deferred_imports`).
+runtime it does not run, no vector database and no HTTP client (see `ragstream.app.deferred_imports`).
 
 Each check runs the real command in a fresh interpreter and reads its `sys.modules` at the end.
 """

@@ -7,15 +7,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ragstream.app.controller import AppController
+from ragstream.index.manifest import Manifest
+from ragstream.index.snapshot import load_snapshot
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.ingestion.manifest import Manifest
-from ragstream.ingestion.snapshot import load_snapshot
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
-from ragstream.projects import project_paths
 from ragstream.retrieval.factory import build_searcher
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.strategies import Strategy
+from ragstream.tenancy.projects import project_paths
 from tests.fixtures_docs import make_project
 
 TOPICS = [

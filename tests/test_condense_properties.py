@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.agents.extractive import condense_extractively
-from ragstream.chunking import Chunker
-from ragstream.embedding import get_embedder
+from ragstream.condensing.extractive import condense_extractively
+from ragstream.embedding.embedder import get_embedder
 from ragstream.settings import ChunkingSettings, Settings
 from ragstream.state import Chunk
 from ragstream.text.chunk_ids import chunk_id
+from ragstream.text.chunking import Chunker
 
 WORDS = [
     "index",

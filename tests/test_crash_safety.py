@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from ragstream.app.controller import AppController
-from ragstream.chunking import Chunker
+from ragstream.index.manifest import Manifest
 from ragstream.ingestion.loader import load_document
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.ingestion.manifest import Manifest
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
-from ragstream.projects import project_paths
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
+from ragstream.tenancy.projects import project_paths
 from ragstream.text.chunk_ids import chunk_id
+from ragstream.text.chunking import Chunker
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 

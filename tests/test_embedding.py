@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragstream.bert_graph import IR_VERSION, OPSET, ORT_LOWER_BOUND, ORT_MAX_IR_VERSION
-from ragstream.embedding import MemoEmbedder, OnnxEmbedder, TorchEmbedder, get_embedder, query_embedder
+from ragstream.embedding.bert_graph import IR_VERSION, OPSET, ORT_LOWER_BOUND, ORT_MAX_IR_VERSION
+from ragstream.embedding.embedder import MemoEmbedder, OnnxEmbedder, TorchEmbedder, get_embedder, query_embedder
+from ragstream.embedding.model_files import resolve_model_dir, weights_source
+from ragstream.embedding.onnx_model import ensure_model, model_path
 from ragstream.errors import ConfigError
-from ragstream.model_files import resolve_model_dir, weights_source
-from ragstream.onnx_model import ensure_model, model_path
 from ragstream.settings import Settings
 
 SAMPLE = [
@@ -87,8 +87,8 @@ def test_the_query_memo_gives_the_embedders_vectors_and_forgets_the_oldest(base_
 def test_concurrent_first_exports_make_one_whole_model(base_settings: Settings, tmp_path: Path) -> None:
     models = tmp_path / "models"
     script = (
-        "import sys; from pathlib import Path; from ragstream.onnx_model import ensure_model; "
-        "from ragstream.model_files import weights_source; from ragstream.settings import load_settings; "
+        "import sys; from pathlib import Path; from ragstream.embedding.onnx_model import ensure_model; "
+        "from ragstream.embedding.model_files import weights_source; from ragstream.settings import load_settings; "
         "s = load_settings(); print(ensure_model(weights_source(s.embedding, 'fp32'), Path(sys.argv[1]), 'fp32'))"
     )
     procs = [

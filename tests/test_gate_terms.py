@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.agents.a3_nli_gate import stemmed_terms
-from ragstream.ingestion.snapshot import bm25_tokens
+from ragstream.gate.evidence import stemmed_terms
+from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import GateSettings, default_settings
 
 piece = st.text(st.sampled_from(list("abcdefghij ABC_.-/\n!?0123")), max_size=12) | st.sampled_from(

@@ -9,7 +9,8 @@ from ragstream.orchestration.apply import EDITABLE
 from ragstream.orchestration.graph import build_graph
 from ragstream.orchestration.review import review_name
 from ragstream.orchestration.strict import DECIDE
-from ragstream.stages import ORDER, SKIPPABLE, Stage, rank, spec_of
+from ragstream.stages import SKIPPABLE, Stage
+from ragstream.stages.rules import ORDER, rank, spec_of
 
 STAGES = {stage.node: stage for stage in ORDER[1:]}
 REVIEWS = {review_name(stage): stage for stage in ORDER[1:]}

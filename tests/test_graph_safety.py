@@ -15,7 +15,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.orchestration.graph import build_graph
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from tests.openai_server import Reply
 
 PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")

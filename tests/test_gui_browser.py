@@ -75,7 +75,8 @@ def test_review_form_at_laptop_width_in_a_real_browser(streamlit_url: str, tmp_p
         expect(page.get_by_role("button", name="Prompt Builder")).to_be_visible()
         labels = page.locator("[data-testid='stBaseButton-secondary'] p").evaluate_all(OVERFLOWING)
         assert labels == []  # every stage button shows its whole label
-        page.get_by_role("button", name="Run all").click()
+        # While Streamlit reruns after the prompt was sent, the old (disabled) button can still be on the page.
+        page.get_by_role("button", name="Run all", disabled=False).click()
         review = page.get_by_label("Condensed context (editable)")
         expect(review).to_be_visible(timeout=180_000)
         boxes = page.locator("label:has(input[type='checkbox']:not([role='switch']))")  # the keep boxes

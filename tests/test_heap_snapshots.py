@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 CODE = """
 import sys, time
 from pathlib import Path
-from ragstream.heap_snapshots import install_from_env
+from ragstream.telemetry.heap_snapshots import install_from_env
 folder = install_from_env()
 print(folder)
 if folder:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from ragstream.app.cli import main
+from ragstream.index.manifest import Manifest
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.ingestion.manifest import Manifest
-from ragstream.projects import project_paths
 from ragstream.settings import Settings
+from ragstream.tenancy.projects import project_paths
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git to say what it lists")
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from ragstream.errors import IngestionError, ProjectError
+from ragstream.index.manifest import Manifest
+from ragstream.index.snapshot import load_snapshot
+from ragstream.index.store import collection_name
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.ingestion.manifest import Manifest
-from ragstream.ingestion.snapshot import load_snapshot
-from ragstream.ingestion.store import collection_name
-from ragstream.projects import project_paths
 from ragstream.settings import Settings
+from ragstream.tenancy.projects import project_paths
 from tests.fixtures_docs import make_project, symlink_out
 
 
@@ -163,7 +163,7 @@ def test_missing_project_folder_is_a_clear_error(settings: Settings) -> None:
 
 def test_a_generation_without_vectors_is_upgraded_without_re_embedding(settings: Settings, project: Path) -> None:
     """Indexes written before generations carried their vectors get them from Chroma, not the model."""
-    from ragstream.ingestion.manifest import generation_dir
+    from ragstream.index.manifest import generation_dir
     from ragstream.retrieval.factory import build_searcher
 
     manager = IngestionManager(settings)
@@ -197,7 +197,7 @@ def test_a_changed_cutting_rule_in_code_rechunks_every_file(settings: Settings, 
     first = manager.ingest("demo")
     assert manager.ingest("demo").chunks_written == 0
     edited = settings.data_dir / "chunking_edited.py"
-    edited.write_text(Path(manager_module.ragstream.chunking.__file__).read_text() + "\n_SNAP_FRACTION = 0.25\n")
+    edited.write_text(Path(manager_module.ragstream.text.chunking.__file__).read_text() + "\n_SNAP_FRACTION = 0.25\n")
     fake = type("Module", (), {"__file__": str(edited)})
     monkeypatch.setattr(manager_module, "CUTTING_MODULES", (fake, *manager_module.CUTTING_MODULES[1:]))
     manager_module.cutting_rules_version.cache_clear()
@@ -212,8 +212,8 @@ def test_a_failed_store_write_commits_nothing_and_the_next_ingest_repairs(
     settings: Settings, project: Path, monkeypatch
 ) -> None:
     """Chroma writes run beside the next batch's embedding: a failing one still stops the ingest before the commit."""
+    from ragstream.index.store import VectorIndex
     from ragstream.ingestion.manager import EMBED_BATCH
-    from ragstream.ingestion.store import VectorIndex
 
     manager = IngestionManager(settings)
     first = manager.ingest("demo")
@@ -245,7 +245,7 @@ def test_switching_the_embedder_variant_re_embeds_every_chunk(settings: Settings
     """Vectors of two variants (packaged int8 weights with and without int8 activations) never mix."""
     import numpy as np
 
-    from ragstream.ingestion.manifest import generation_dir
+    from ragstream.index.manifest import generation_dir
 
     paths = project_paths(settings, "demo")
     first = IngestionManager(settings).ingest("demo")
@@ -276,7 +276,7 @@ def test_a_folder_with_nothing_to_ingest_is_a_clear_error_that_writes_nothing(
 ) -> None:
     """Through the controller, as the GUI and MCP ingest: a ProjectError naming why, and no project made."""
     from ragstream.app.controller import AppController
-    from ragstream.projects import list_projects
+    from ragstream.tenancy.projects import list_projects
 
     folder = tmp_path / "docs"
     if kind == "empty":

@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from ragstream.agents.agent_prompt import parse_payload_block
 from ragstream.app.controller import AppController
 from ragstream.ingestion.manager import IngestionManager
+from ragstream.llm.agent_prompt import parse_payload_block
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
@@ -110,7 +110,7 @@ def test_poisoned_corpus_with_an_llm_that_copies_it(tmp_path) -> None:
     ],
 )
 def test_ordinary_document_sentences_are_not_withheld(sentence: str) -> None:
-    from ragstream.agents.a4_condenser import addressed_to_reader
+    from ragstream.condensing.condenser import addressed_to_reader
 
     assert not addressed_to_reader(sentence)
 

@@ -11,9 +11,9 @@ from langchain_core.tools import create_retriever_tool
 
 from ragstream import RagstreamEmbeddings, RagstreamRetriever
 from ragstream.errors import InputError, ProjectError
-from ragstream.projects import project_paths
 from ragstream.settings import Settings
 from ragstream.strategies import Strategy
+from ragstream.tenancy.projects import project_paths
 
 
 def test_the_retriever_returns_traceable_documents(indexed: Settings) -> None:
@@ -53,7 +53,7 @@ def test_the_retriever_works_as_a_tool_and_in_an_lcel_chain(indexed: Settings) -
 def test_the_embeddings_are_langchain_embeddings_and_open_the_collection(indexed: Settings) -> None:
     from langchain_chroma import Chroma
 
-    from ragstream.ingestion.store import chroma_client, collection_name
+    from ragstream.index.store import chroma_client, collection_name
 
     embeddings = RagstreamEmbeddings(indexed)
     assert isinstance(embeddings, Embeddings)
@@ -77,7 +77,7 @@ def test_the_offline_provider_is_a_chat_model_with_structured_output_and_streami
     from langchain_core.prompts import ChatPromptTemplate
     from pydantic import BaseModel
 
-    from ragstream.agents.providers.local_provider import LocalChatModel
+    from ragstream.llm.providers.local_provider import LocalChatModel
 
     model = LocalChatModel(embedding=base_settings.embedding, models_dir=base_settings.models_dir)
     assert isinstance(model, BaseChatModel)
@@ -105,7 +105,7 @@ def test_the_offline_provider_is_a_chat_model_with_structured_output_and_streami
 
 
 def test_the_offline_chat_model_says_what_it_is_when_a_message_has_nothing_to_extract(base_settings: Settings) -> None:
-    from ragstream.agents.providers.local_provider import LocalChatModel
+    from ragstream.llm.providers.local_provider import LocalChatModel
 
     model = LocalChatModel(embedding=base_settings.embedding, models_dir=base_settings.models_dir)
     reply = model.invoke("Hello")

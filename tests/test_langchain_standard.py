@@ -19,7 +19,7 @@ from langchain_tests.integration_tests import (
 from langchain_tests.unit_tests import ChatModelUnitTests, EmbeddingsUnitTests
 
 from ragstream import RagstreamEmbeddings, RagstreamRetriever
-from ragstream.agents.providers.local_provider import LocalChatModel
+from ragstream.llm.providers.local_provider import LocalChatModel
 from ragstream.settings import Settings, load_settings
 
 _SETTINGS: dict[str, Settings] = {}

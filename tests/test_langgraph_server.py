@@ -14,7 +14,7 @@ from langgraph_sdk import get_sync_client
 
 from ragstream.settings import Settings
 from ragstream.state import RunMetadata
-from ragstream.users import UserRegistry
+from ragstream.tenancy.users import UserRegistry
 from tests.servers import langgraph_dev
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills

@@ -7,35 +7,30 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ragstream"
 # Lowest first. A module may import from its own layer and the layers below: the state knows no stage
-# logic, the stages' logic (preprocessing, agents, retrieval, rendering) knows no adapter, the adapters
-# (pipeline/) know no graph, the graph (orchestration/) knows no surface (app/); evaluation/ drives a
-# controller a surface hands it, so it sits between the two.
+# logic, the stages' algorithms (preprocessing, shaping, gate, condensing, retrieval, rendering) know no
+# stage module, the stage modules (stages/: each stage's spec and run, the registry and its rules) know
+# no graph, the graph (orchestration/) knows no surface (app/); evaluation/ drives a controller a surface
+# hands it, so it sits between the two.
 LAYERS: list[set[str]] = [
     {
         "errors",
         "settings",
-        "atomic",
-        "redact",
-        "secret_scan",
-        "projects",
-        "tokens",
-        "model_files",
-        "onnx_model",
-        "bert_graph",
-        "lines",
-        "users",
-        "text",
         "strategies",
-        "deferred_imports",
-        "heap_snapshots",
-        "postgres",
+        "secrets",
+        "storage",
+        "tenancy",
+        "text",
+        "tokens.counters",
+        "embedding.model_files",
+        "embedding.onnx_model",
+        "embedding.bert_graph",
     },
     {"state"},
-    {"stages", "embedding", "chunking", "code", "stage_io"},
-    {"memory", "telemetry", "token_budget"},
-    {"preprocessing", "ingestion", "retrieval", "agents", "rendering"},
+    {"embedding", "text.chunking", "code"},
+    {"memory", "telemetry", "tokens"},
+    {"preprocessing", "ingestion", "index", "retrieval", "llm", "shaping", "gate", "condensing", "rendering"},
     {"services"},
-    {"pipeline"},
+    {"stages"},
     {"orchestration"},
     {"evaluation"},
     {"app"},

@@ -12,7 +12,8 @@ from ragstream.app.controller import AppController
 from ragstream.errors import RagstreamError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
-from ragstream.stages import ORDER, Stage
+from ragstream.stages import Stage
+from ragstream.stages.rules import ORDER
 from tests.openai_server import Reply
 
 PROMPT = "# Task\nHow are changed documents re-embedded?\n# Odd heading\nbody\n# Format\nbullet list"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
+from ragstream.llm.client import LLMClient
+from ragstream.llm.factory import AgentFactory
 from ragstream.settings import Settings
 
 SAMPLE_TEXT = (

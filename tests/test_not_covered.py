@@ -11,12 +11,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragstream.agents.a3_nli_gate import NULL_FILE
 from ragstream.app.controller import AppController
+from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.projects import project_paths
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
+from ragstream.tenancy.projects import project_paths
 from ragstream.text.chunk_ids import CITATION
 
 ATTRS = Path(__file__).parent / "quality" / "corpora" / "attrs"

@@ -8,12 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragstream.agents.a3_nli_gate import keep_referenced, rarity_of, uncovered_parts, weigh, weigh_all
-from ragstream.agents.a5_format_enforcer import enforce
-from ragstream.agents.extractive import classify, sentences_of, stands_alone
+from ragstream.condensing.extractive import classify, sentences_of, stands_alone
+from ragstream.gate.coverage import uncovered_parts
+from ragstream.gate.evidence import rarity_of, weigh, weigh_all
+from ragstream.gate.references import keep_referenced
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.services import Services
 from ragstream.settings import Settings
+from ragstream.shaping.format_enforcer import enforce
 from ragstream.state import Chunk, PromptBody, Span
 from ragstream.text.asking import clauses
 

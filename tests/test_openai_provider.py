@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
 from ragstream.errors import AgentPromptValidationError, LLMCallError, LLMTimeoutError
+from ragstream.llm.client import LLMClient
+from ragstream.llm.factory import AgentFactory
 from ragstream.settings import Settings
 from tests.conftest import FAKE_KEY
 from tests.openai_server import FakeOpenAIServer, Reply

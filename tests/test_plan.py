@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragstream.agents.planner import classify, decide
 from ragstream.app.controller import AppController
 from ragstream.errors import RetrievalError
+from ragstream.index.manifest import committed_generation, generation_dir
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.ingestion.manifest import committed_generation, generation_dir
-from ragstream.projects import project_paths
+from ragstream.retrieval.planner import by_rules, classify
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.tenancy.projects import project_paths
 from tests.helpers import preprocessed, unfenced
 from tests.openai_server import schema_responder
 
@@ -106,7 +106,7 @@ def test_the_candidate_count_follows_the_ask(settings: Settings, prompt: str, pa
     rules = settings.plan
     wanted = settings.retrieval.max_candidates + rules.candidates_per_part * (parts - 1)
     wanted = min(wanted + (rules.breadth_candidates if breadth else 0), rules.research_candidates)
-    plan = decide(preprocessed(prompt, settings), settings, Services(settings).runner, offline=True)
+    plan = by_rules(preprocessed(prompt, settings), settings)
     assert plan.candidates == wanted, plan.reason
     assert f"{wanted} candidates for {parts} part{'s' if parts > 1 else ''} asked" in plan.reason
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.chunking import Chunker
 from ragstream.errors import ConfigError, EmptyPromptError, PromptTooLargeError, RagstreamError
 from ragstream.preprocessing import UnmappedHeader, preprocess
 from ragstream.preprocessing.schema import PromptSchema, load_prompt_schema, normalize_header
 from ragstream.settings import Settings
 from ragstream.state import Stage
+from ragstream.text.chunking import Chunker
 from tests.helpers import preprocessed
 
 # The alias table exactly as the PreProcessing spec lists it.

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.chunking import Chunker
 from ragstream.errors import RagstreamError
 from ragstream.preprocessing import preprocess
 from ragstream.settings import Settings
+from ragstream.text.chunking import Chunker
 
 HEADER_NAMES = ["Task", "task", "Context", "SYSTEM", "Output format", "goal", "", "Ünïcode 名前", "USER_PROMPT", "x"]
 words = st.text(

@@ -1,16 +1,20 @@
-"""The README's commands are the ones that run.
+"""The README's and the docs pages' commands are the ones that run.
 
-CI's script runs the README's install and test lines, and every example after the demo runs as written,
-in order, in a checkout-like folder with the README's environment: the default relative data root
-(`./data`, no `RAGSTREAM_DATA_DIR`), offline (the local provider). `langgraph dev` is started as the
-README starts it (no extra flags; `--port` only when 2024 is taken, as the README says), and the SDK
-example and `memory show --server` run against it with the token `ragstream users add` printed. The
-MCP configuration is started the way a host starts it and driven by the MCP SDK's client.
+CI's script runs the README's install and test lines, and every example after the demo runs as written:
+the README's, then each page of `docs/` in `PAGES` order (a page may use what an earlier one made; an
+example already run, word for word, is not run again), in a checkout-like folder with the README's
+environment: the default relative data root (`./data`, no `RAGSTREAM_DATA_DIR`), offline (the local
+provider). `langgraph dev` is started as docs/server.md starts it (no extra flags; `--port` only when
+2024 is taken, as the page says), and the SDK example and `memory show --server` run against it with
+the token `ragstream users add` printed. The MCP configuration of docs/mcp.md is started the way a host
+starts it and driven by the MCP SDK's client. What is run and what is illustrative is said by the block's
+language (bash and python run; text, json and mermaid do not) and by NOT_RUN (docs/contributing.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import re
@@ -28,7 +32,31 @@ from tests.servers import free_port, wait_for_http
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# The pages in the order their examples run: the README (its first example is the demo), then docs/.
+PAGES = [README] + [
+    ROOT / "docs" / f"{name}.md"
+    for name in (
+        "install",
+        "ingestion",
+        "cli",
+        "review",  # makes the thread t1 that send.md traces
+        "stages",
+        "retrieval",  # --also code: the README ingested the project code
+        "send",
+        "evaluation",
+        "gui",
+        "server",
+        "mcp",
+        "python",
+        "models",
+        "configuration",
+        "scale-out",
+        "capacity",
+        "contributing",
+    )
+]
 _BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```$", flags=re.M | re.S)
+_FENCED = re.compile(r"^```.*?^```$", flags=re.M | re.S)
 
 # Example lines the test does not run, and why. Everything else in a bash or python block runs.
 NOT_RUN = {
@@ -40,21 +68,34 @@ NOT_RUN = {
 }
 SERVER = re.compile(r"^langgraph dev\b")
 README_URL, TOKEN = "http://127.0.0.1:2024", "rs_..."  # what the examples say, replaced by what this run got
-# What a run prints where the README says what it does (substrings of its stdout and stderr).
+# What a run prints where the page says what it does (substrings of its stdout and stderr).
 EXPECT = {
     r"^ragstream resume\b": "stage built",  # a resume after steps by hand finishes the run
     r"get_sync_client": "## Source excerpts",  # the SDK example prints the final prompt
+    r"export_prompt\(sp, \"xml\"\)": "<document",  # the Python API example prints the XML style
 }
 
 
-def examples() -> list[tuple[str, str]]:
-    """(language, code) of every example in README order: each bash line alone, each python block whole."""
+def page_examples(page: Path) -> list[tuple[str, str]]:
+    """(language, code) of every example of one page in its order: each bash line alone, each python block whole."""
     found: list[tuple[str, str]] = []
-    for language, code in _BLOCK.findall(README.read_text(encoding="utf-8")):
+    for language, code in _BLOCK.findall(page.read_text(encoding="utf-8")):
         if language == "python":
             found.append((language, code))
         else:
             found.extend((language, line) for line in code.splitlines() if line.strip())
+    return found
+
+
+def examples() -> list[tuple[str, str]]:
+    """Every example the docs show, in PAGES order, each once (a later copy of one already shown is not run)."""
+    seen: set[str] = set()
+    found: list[tuple[str, str]] = []
+    for page in PAGES:
+        for language, code in page_examples(page):
+            if code not in seen:
+                seen.add(code)
+                found.append((language, code))
     return found
 
 
@@ -63,7 +104,7 @@ def not_run(code: str) -> str | None:
 
 
 def section_block(title: str) -> str:
-    """The first bash block under a `## title` heading."""
+    """The first bash block under a `## title` heading of the README."""
     section = README.read_text(encoding="utf-8").split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
     return _BLOCK.findall(section)[0][1].strip()
 
@@ -79,9 +120,98 @@ def test_every_example_skipped_has_a_reason_and_most_run() -> None:
     ran = [code for _, code in examples() if not_run(code) is None]
     assert ran[0] == "ragstream demo"
     assert len(ran) >= 12, ran
-    text = README.read_text(encoding="utf-8")
-    for why in NOT_RUN.values():  # the README itself says which test takes a path this one leaves out
-        assert all(test in text for test in re.findall(r"tests/test_\w+\.py", why)), why
+    for page in PAGES:  # the page itself says which test takes a path this one leaves out
+        text = page.read_text(encoding="utf-8")
+        for _, code in page_examples(page):
+            why = not_run(code)
+            if why is not None:
+                assert all(test in text for test in re.findall(r"tests/test_\w+\.py", why)), (page.name, why)
+
+
+def test_every_page_is_run_and_listed_in_the_readme() -> None:
+    pages = {page.name for page in PAGES[1:]}
+    assert pages == {path.name for path in (ROOT / "docs").glob("*.md")}
+    readme = README.read_text(encoding="utf-8")
+    assert all(f"](docs/{name})" in readme for name in pages), sorted(n for n in pages if f"docs/{n}" not in readme)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_pages_leads_somewhere() -> None:
+    for page in PAGES:
+        prose = _FENCED.sub("", page.read_text(encoding="utf-8"))
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if re.match(r"https?://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            assert linked.is_file(), (page.name, target)
+            if anchor:
+                headings = re.findall(r"^#+ (.*)$", _FENCED.sub("", linked.read_text(encoding="utf-8")), flags=re.M)
+                assert anchor in {_slug(h) for h in headings}, (page.name, target)
+
+
+def test_every_path_and_name_the_pages_give_exists() -> None:
+    """A file, folder or Python name a page gives in backticks is there: moving code shows here first."""
+    for page in PAGES:
+        for code in re.findall(r"`([^`\n]+)`", _FENCED.sub("", page.read_text(encoding="utf-8"))):
+            code = code.split("::", 1)[0]
+            if re.fullmatch(r"(ragstream|tests|bench|config|examples|graphs|docs)/[^\s<>{}*…]+", code):
+                assert (ROOT / code).exists(), (page.name, code)
+            elif re.fullmatch(r"ragstream(\.\w+)+", code) and not re.search(r"\.(json|md|py)$", code):
+                assert _python_name_exists(code), (page.name, code)
+
+
+def test_every_setting_the_pages_name_is_a_setting() -> None:
+    """A dotted setting a page gives in backticks (`llm.max_concurrency`, `gate.strong_evidence`) is one."""
+    from ragstream.settings import load_settings
+
+    settings = load_settings().model_dump()
+    named = 0
+    for page in PAGES:
+        for code in re.findall(r"`([^`\n]+)`", _FENCED.sub("", page.read_text(encoding="utf-8"))):
+            for dotted in re.findall(r"^([a-z_0-9]+(?:\.[a-z_0-9]+)+)(?:[:= ]|$)", code):
+                node, parts = settings, dotted.split(".")
+                if parts[0] not in settings:  # a state field (`extras.a3.judged_by`), not a setting
+                    continue
+                named += 1
+                for part in parts:
+                    assert isinstance(node, dict) and part in node, (page.name, dotted)
+                    node = node[part]
+    assert named > 20
+
+
+def test_the_layout_drawn_is_the_layout() -> None:
+    """Every folder and module docs/contributing.md's tree names exists where the tree puts it."""
+    page = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    tree = re.search(r"^```text\n(.*?)^```$", page, flags=re.M | re.S)
+    assert tree is not None
+    drawn = []
+    for line in tree.group(1).splitlines():
+        if line.startswith("    "):  # a description's second line
+            continue
+        under = ROOT / "ragstream" if line.startswith("  ") else ROOT
+        drawn += [under / name for name in re.split(r"\s{2,}", line.strip())[0].split()]
+    assert len(drawn) > 20 and all(path.exists() for path in drawn), [str(p) for p in drawn if not p.exists()]
+
+
+def _python_name_exists(dotted: str) -> bool:
+    """The longest importable module of `dotted`, then the attributes after it."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
 
 
 def _port_free(port: int) -> bool:
@@ -95,7 +225,7 @@ def _port_free(port: int) -> bool:
 
 @contextmanager
 def _server(line: str, cwd: Path, env: dict[str, str]) -> Iterator[str]:
-    """The README's `langgraph dev` line as written (`--port N` only when 2024 is taken); its URL."""
+    """The page's `langgraph dev` line as written (`--port N` only when 2024 is taken); its URL."""
     port = 2024 if _port_free(2024) else free_port()
     argv = shlex.split(line, comments=True) + ([] if port == 2024 else ["--port", str(port)])
     log_path = cwd / "langgraph-dev.log"
@@ -114,14 +244,14 @@ def _server(line: str, cwd: Path, env: dict[str, str]) -> Iterator[str]:
 
 
 def _mcp_config() -> dict:
-    section = README.read_text(encoding="utf-8").split("\n## MCP", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"^```json\n(.*?)^```$", section, flags=re.M | re.S)
+    page = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    block = re.search(r"^```json\n(.*?)^```$", page, flags=re.M | re.S)
     assert block is not None
     return json.loads(block.group(1))["mcpServers"]["ragstream"]
 
 
 async def _as_mcp_host(config: dict, checkout: Path) -> str:
-    """What a host does with the README's MCP configuration: start the command, list the tools, build a prompt."""
+    """What a host does with the page's MCP configuration: start the command, list the tools, build a prompt."""
     from mcp import Client, StdioServerParameters
 
     venv_bin = Path(sys.executable).parent
@@ -138,7 +268,7 @@ async def _as_mcp_host(config: dict, checkout: Path) -> str:
 
 
 @pytest.mark.slow
-def test_readme_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
+def test_the_examples_of_every_page_run_in_order_after_the_demo(tmp_path: Path) -> None:
     for name in ("examples", "ragstream", "langgraph.json", "graphs"):  # what the examples read from the checkout
         (tmp_path / name).symlink_to(ROOT / name, target_is_directory=(ROOT / name).is_dir())
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k != "RAGSTREAM_DATA_DIR"}
@@ -166,8 +296,8 @@ def test_readme_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
                 if re.search(pattern, code, flags=re.M):
                     assert expected in done.stdout + done.stderr, said
             if code.startswith("ragstream users add"):
-                token = done.stdout.strip().splitlines()[-1]  # the README: the token is its last line
-            if "one more fact" in code:  # the README's edit adds a fact: it lands under Facts
+                token = done.stdout.strip().splitlines()[-1]  # the page: the token is its last line
+            if "one more fact" in code:  # the review page's edit adds a fact: it lands under Facts
                 facts = done.stdout.split("### Facts", 1)[1].split("### Constraints", 1)[0]
                 assert "- one more fact" in facts, said
         assert served and token != TOKEN  # the server path ran
@@ -178,7 +308,8 @@ def test_readme_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
 def test_the_graph_drawing_is_the_graph() -> None:
     from ragstream import build_graph
 
-    drawn = re.search(r"^```mermaid\n(.*?)^```$", README.read_text(encoding="utf-8"), flags=re.M | re.S)
+    page = (ROOT / "docs" / "review.md").read_text(encoding="utf-8")
+    drawn = re.search(r"^```mermaid\n(.*?)^```$", page, flags=re.M | re.S)
     assert drawn is not None
 
     def graph(mermaid: str) -> list[str]:  # the nodes and edges, without the styling

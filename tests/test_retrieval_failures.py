@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 import streamlit
 
-from ragstream.ingestion.manifest import committed_generation, generation_dir
-from ragstream.projects import project_paths
+from ragstream.index.manifest import committed_generation, generation_dir
 from ragstream.settings import load_settings
+from ragstream.tenancy.projects import project_paths
 
 pytestmark = pytest.mark.slow  # subprocess CLIs
 

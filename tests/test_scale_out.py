@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.a3_nli_gate import NULL_FILE
 from ragstream.app.controller import AppController
+from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.rendering.styles import export_prompt
@@ -275,7 +275,7 @@ def test_users_and_memory_live_in_postgres(postgres_url: str, tmp_path: Path) ->
     """Two data roots on one database: a user added on one authenticates on the other, and the local user's
     memory written by one is read by the other (LangGraph's PostgresStore)."""
     from ragstream.memory.conversation import LOCAL_USER, memory_store, namespace
-    from ragstream.users import PostgresUsers, UserRegistry
+    from ragstream.tenancy.users import PostgresUsers, UserRegistry
 
     one, other = (
         load_settings(overrides={"data_dir": str(tmp_path / name), "database_url": postgres_url})

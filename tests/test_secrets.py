@@ -12,11 +12,11 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from ragstream.app.cli import main
 from ragstream.app.controller import AppController
+from ragstream.index.manifest import Manifest
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.ingestion.manifest import Manifest
-from ragstream.projects import project_paths
-from ragstream.secret_scan import scan
+from ragstream.secrets.scan import scan
 from ragstream.settings import Settings, load_settings
+from ragstream.tenancy.projects import project_paths
 from tests.openai_server import FakeOpenAIServer, schema_responder
 
 RNG = random.Random(30)

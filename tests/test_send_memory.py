@@ -12,7 +12,7 @@ from ragstream.errors import LLMNotConfiguredError
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from tests.openai_server import Reply
 from tests.servers import link_indexed_project
 

@@ -15,7 +15,7 @@ from langgraph_sdk import get_sync_client
 
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.settings import Settings, load_settings
-from ragstream.users import UserRegistry
+from ragstream.tenancy.users import UserRegistry
 from tests.helpers import unfenced
 from tests.servers import langgraph_dev, link_indexed_project
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ragstream.ingestion.loader import load_document
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.rendering.excerpts import Excerpt, Sources, hydrated, merged, parent
-from ragstream.secret_scan import scan
+from ragstream.secrets.scan import scan
 from ragstream.settings import Settings, load_settings
 from ragstream.text.offsets import Offsets
 from tests.helpers import as_in_file

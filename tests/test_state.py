@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from ragstream.chunking import Chunker
 from ragstream.errors import StageOrderError
 from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.settings import Settings
-from ragstream.stages import allowed_stages, check_stage_allowed, frontier_after
+from ragstream.stages.rules import allowed_stages, check_stage_allowed, frontier_after
 from ragstream.state import Chunk, ConversationTurn, Span, Stage, SuperPrompt
+from ragstream.text.chunking import Chunker
 from tests.helpers import preprocessed
 
 

@@ -29,7 +29,8 @@ from ragstream.orchestration.checkpoint import sqlite_checkpointer
 from ragstream.rendering.view import render_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stages import NAMES, REGISTRY, SKIPPABLE, rank
+from ragstream.stages import REGISTRY, SKIPPABLE
+from ragstream.stages.rules import NAMES, rank
 from ragstream.state import SuperPrompt
 from ragstream.text.chunk_ids import CITATION
 

@@ -11,7 +11,7 @@ import pytest
 from ragstream.app.cli import main
 from ragstream.errors import InputError
 from ragstream.settings import ConfidenceSettings, Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from ragstream.strategies import SEED_NAMES, Strategy
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from ragstream.agents.agent_factory import AgentFactory
-from ragstream.agents.llm_client import LLMClient
-from ragstream.agents.runner import AgentRunner
 from ragstream.errors import LLMCallError
+from ragstream.llm.client import LLMClient
+from ragstream.llm.factory import AgentFactory
+from ragstream.llm.runner import AgentRunner
 from ragstream.settings import Settings, load_settings
 from ragstream.telemetry.cost import cost_estimate
 from tests.openai_server import FakeOpenAIServer, Reply, completion
@@ -115,7 +115,7 @@ def test_the_cost_is_priced_by_the_model_the_server_reports(tmp_path: Path) -> N
         events: list[dict[str, Any]] = []
         from unittest.mock import patch
 
-        with patch("ragstream.agents.llm_client.emit", events.append):
+        with patch("ragstream.llm.client.emit", events.append):
             reply = LLMClient.from_settings(settings).call("gpt-4.1-mini", [{"role": "user", "content": "hi"}])
         assert reply.model.endswith(".gguf")
         (event,) = [e for e in events if e["event"] == "llm_call"]

@@ -16,8 +16,8 @@ from ragstream.orchestration.graph import build_graph
 from ragstream.orchestration.review import review_name
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions
-from ragstream.stages import NAMES, ORDER
+from ragstream.stages.options import RunOptions
+from ragstream.stages.rules import NAMES, ORDER
 from ragstream.state import SuperPrompt
 from ragstream.telemetry.trace import summarize
 from tests.conftest import FAKE_KEY

@@ -12,7 +12,7 @@ from ragstream.orchestration.token_report import token_breakdown
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.telemetry.trace import summarize
-from ragstream.token_budget import ContextBudget
+from ragstream.tokens.budget import ContextBudget
 from tests.openai_server import FakeOpenAIServer, schema_responder
 from tests.servers import link_indexed_project
 
@@ -23,7 +23,7 @@ def test_an_estimate_is_called_an_estimate_and_names_its_tokenizer(
     settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no-encodings-here"))
-    from ragstream import token_budget as budget_module
+    from ragstream.tokens import budget as budget_module
 
     budget_module._tiktoken_count.cache_clear()
     try:

@@ -9,7 +9,7 @@ import pytest
 from ragstream.app.cli import main
 from ragstream.errors import ProjectError
 from ragstream.settings import load_settings
-from ragstream.users import UserRegistry
+from ragstream.tenancy.users import UserRegistry
 
 
 def test_users_add_list_remove_and_tokens_kept_hashed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

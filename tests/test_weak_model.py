@@ -262,8 +262,8 @@ def test_a4_the_offline_answering_lines_stand_beside_the_models(openai_on_indexe
 
 
 def test_a4_is_not_called_without_excerpts(openai_on_indexed) -> None:
-    from ragstream.agents.a4_condenser import condense
-    from ragstream.agents.a4_support import SupportCheck
+    from ragstream.condensing.condenser import condense
+    from ragstream.condensing.support import SupportCheck
 
     server, settings = openai_on_indexed()
     services = Services(settings)

@@ -11,10 +11,11 @@ from ragstream.app.controller import AppController
 from ragstream.errors import InputError, LLMCallError, RagstreamError, StageOrderError
 from ragstream.orchestration.checkpoint import memory_checkpointer, sqlite_checkpointer
 from ragstream.orchestration.review import review_name
-from ragstream.pipeline import RUNS
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.stages import ORDER, REGISTRY, StageSpec
+from ragstream.stages import REGISTRY, stage_module
+from ragstream.stages.rules import ORDER
+from ragstream.stages.spec import StageSpec
 from ragstream.state import Stage, SuperPrompt
 
 PROMPT = (Path(__file__).resolve().parents[1] / "examples" / "prompt.md").read_text(encoding="utf-8")
@@ -182,7 +183,7 @@ def test_stage_failure_leaves_checkpoint_identical(spec: StageSpec, services: Se
     def fail(*args, **kwargs):
         raise LLMCallError("injected failure", status=400)
 
-    monkeypatch.setitem(RUNS, stage, fail)
+    monkeypatch.setattr(stage_module(stage), "run", fail)
     with pytest.raises(RagstreamError, match="injected failure"):
         ctl.run_stage(stage, PROMPT + "\nchanged")
     assert ctl.sp.model_dump_json() == before

@@ -4,6 +4,6 @@ A command imports LangGraph, which imports parts of packages whose `__init__` a 
 uses (see `deferred_imports`): deferred here, before any door imports LangGraph.
 """
 
-from ragstream.deferred_imports import CLI_DEFERRED, defer_init
+from ragstream.app.deferred_imports import CLI_DEFERRED, defer_init
 
 defer_init(*CLI_DEFERRED)

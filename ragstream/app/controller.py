@@ -21,7 +21,7 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from ragstream.errors import InputError, ProjectError, RagstreamError, StageOrderError
-from ragstream.ingestion.catalog import catalog_of
+from ragstream.index.catalog import catalog_of
 from ragstream.ingestion.loader import unsafe_name_reason
 from ragstream.orchestration.answer import ANSWER, check_sendable
 from ragstream.orchestration.apply import apply_edit, run_alone, to_channels
@@ -30,24 +30,26 @@ from ragstream.orchestration.graph import graph_for, preflight
 from ragstream.orchestration.review import NO_ANSWER
 from ragstream.orchestration.strict import DECIDE
 from ragstream.preprocessing import validate_prompt
-from ragstream.projects import list_projects, most_recent_project, project_paths
 from ragstream.rendering.styles import export_prompt
-from ragstream.secret_scan import Finding, scan_prompt
+from ragstream.secrets.scan import Finding, scan_prompt
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import Stage, allowed_stages, next_stage, stage_named
+from ragstream.stages import Stage
+from ragstream.stages.io import StageEnv
+from ragstream.stages.options import RunOptions
+from ragstream.stages.rules import allowed_stages, next_stage, stage_named
 from ragstream.state import Answer, SuperPrompt
 from ragstream.telemetry.otel import OtelSpans
 from ragstream.telemetry.trace import TraceStore, summarize
+from ragstream.tenancy.projects import list_projects, most_recent_project, project_paths
 from ragstream.text.fences import escape_attr
 
 if TYPE_CHECKING:
-    from ragstream.agents.agent_factory import AgentConfig
+    from ragstream.embedding.onnx_model import Variant
     from ragstream.ingestion.manager import IngestionStats, Progress
+    from ragstream.llm.factory import AgentConfig
     from ragstream.memory.conversation import ConversationMemory
-    from ragstream.onnx_model import Variant
-    from ragstream.users import UserRegistry
+    from ragstream.tenancy.users import UserRegistry
 
 log = logging.getLogger("ragstream.controller")
 
@@ -411,7 +413,7 @@ class AppController:
 
     def label_choices(self) -> dict[str, list[str]]:
         """What a person may set each label to at the review (A2's config enums), per SuperPrompt body field."""
-        from ragstream.agents.a2_prompt_shaper import AGENT, LABEL_TO_BODY
+        from ragstream.shaping.prompt_shaper import AGENT, LABEL_TO_BODY
 
         enums = self.services.factory.load_config(AGENT, "v1").enums
         return {body: enums.get(name, []) for name, body in {**LABEL_TO_BODY, "confidence": "confidence"}.items()}
@@ -599,9 +601,9 @@ class AppController:
     def prepare_models(self, variants: list[Variant] | None = None) -> list[tuple[Variant, Path]]:
         """Build the embedding model's ONNX graph now (each variant, by default the configured backend's),
         not on the first run that embeds."""
-        from ragstream.embedding import backend_variant
-        from ragstream.model_files import weights_source
-        from ragstream.onnx_model import ensure_model
+        from ragstream.embedding.embedder import backend_variant
+        from ragstream.embedding.model_files import weights_source
+        from ragstream.embedding.onnx_model import ensure_model
 
         embedding = self.settings.embedding
         return [
@@ -611,6 +613,6 @@ class AppController:
 
     def users(self) -> UserRegistry:
         """The users of a shared LangGraph server on this data root, each with their projects and token."""
-        from ragstream.users import UserRegistry
+        from ragstream.tenancy.users import UserRegistry
 
         return UserRegistry.of(self.settings)

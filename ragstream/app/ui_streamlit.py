@@ -16,9 +16,9 @@ from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.orchestration.metadata import summary_lines
 from ragstream.rendering.styles import MEDIA_TYPES, STYLES, SUFFIXES
-from ragstream.secret_scan import describe
-from ragstream.stage_io import RunOptions
+from ragstream.secrets.scan import describe
 from ragstream.stages import REGISTRY, Stage
+from ragstream.stages.options import RunOptions
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from ragstream.chunking import Chunker
 from ragstream.code.languages import Language
 from ragstream.code.outline import Definition, outline
 from ragstream.code.symbols import Symbol
 from ragstream.state import Span
+from ragstream.text.chunking import Chunker
 
 HEADER_TOKENS = 32  # kept free for the path and symbol names a code chunk is indexed under
 

@@ -24,7 +24,7 @@ from ragstream.evaluation.metrics import Ranked, rank_metrics
 from ragstream.evaluation.suite import Case, Suite, SuiteError, beir_path
 from ragstream.retrieval.chunks import query_pieces
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
+from ragstream.stages.options import RunOptions
 from ragstream.state import Chunk, SuperPrompt
 from ragstream.strategies import Strategy
 from ragstream.text.chunk_ids import source_of
@@ -101,7 +101,7 @@ def support_check(services: Any) -> tuple[str, Support]:
     line), or else, when this version has it, A4's own support check (issue 36: a model's line against the
     cited sentences) passes it. The report names which judge ran."""
     try:
-        module = importlib.import_module("ragstream.agents.a4_support")
+        module = importlib.import_module("ragstream.condensing.support")
         checker = module.SupportCheck(services.settings.condenser.support, services.embedder.embed_together)
     except (ImportError, AttributeError):
         return "verbatim (the cited excerpt is shown and the line's words are in it)", verbatim_support
@@ -117,12 +117,12 @@ def support_check(services: Any) -> tuple[str, Support]:
                 verdicts[i] = (verdict.supported, verdict.reason)
         return verdicts
 
-    return "verbatim, else A4's support check (ragstream.agents.a4_support)", judge
+    return "verbatim, else A4's support check (ragstream.condensing.support)", judge
 
 
 def check_own_project(settings: Settings, project: str, suite: Suite) -> None:
     """Refuse a project that holds other documents: ingesting a suite's corpus into it would replace them."""
-    from ragstream.projects import project_paths
+    from ragstream.tenancy.projects import project_paths
 
     paths = project_paths(settings, project)
     if not paths.store_dir.exists() and not paths.raw_dir.exists():
@@ -164,7 +164,7 @@ def run_suite(
 
     `ctl` is the AppController the surface opened (on a throwaway checkpointer): the runs go through the same
     door as every other run, and this package stays below the surfaces that call it."""
-    from ragstream.projects import project_paths
+    from ragstream.tenancy.projects import project_paths
 
     settings: Settings = ctl.settings
     services = ctl.services

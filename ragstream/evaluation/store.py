@@ -12,14 +12,14 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from ragstream.atomic import write_atomic
 from ragstream.errors import InputError
 from ragstream.evaluation.checks import CHECK_NAMES
 from ragstream.evaluation.metrics import STAGE_METRICS, wilcoxon_signed_rank
 from ragstream.evaluation.report import options_text, summarize
 from ragstream.evaluation.runner import STAGES
-from ragstream.projects import validate_project_name
 from ragstream.settings import Settings
+from ragstream.storage.atomic import write_atomic
+from ragstream.tenancy.projects import validate_project_name
 
 
 class CompareError(InputError):

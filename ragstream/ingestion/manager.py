@@ -22,33 +22,33 @@ from pathlib import Path
 
 import numpy as np
 
-import ragstream.chunking
 import ragstream.code.chunks
 import ragstream.code.outline
 import ragstream.ingestion.loader
+import ragstream.text.chunking
 import ragstream.text.offsets
-from ragstream.chunking import Chunker
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
 from ragstream.code.symbols import index_text, symbols_to_metadata
-from ragstream.embedding import backend_variant, get_embedder
+from ragstream.embedding.embedder import backend_variant, get_embedder
 from ragstream.errors import IngestionError, ProjectError
-from ragstream.ingestion.catalog import Catalog, catalog_of
+from ragstream.index.catalog import Catalog, catalog_of
+from ragstream.index.manifest import FileEntry, Manifest
+from ragstream.index.snapshot import Snapshot, load_snapshot, write_snapshot
+from ragstream.index.store import VectorIndex
 from ragstream.ingestion.ignore import IgnoreRules
 from ragstream.ingestion.loader import SkipFile, headings_at, load_document, unsafe_name_reason
-from ragstream.ingestion.manifest import FileEntry, Manifest
-from ragstream.ingestion.snapshot import Snapshot, load_snapshot, write_snapshot
-from ragstream.ingestion.store import VectorIndex
-from ragstream.lines import LineIndex
-from ragstream.projects import ProjectPaths, project_paths
-from ragstream.secret_scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
-from ragstream.secret_scan import identity as secrets_identity
-from ragstream.secret_scan import scan as scan_secrets
+from ragstream.secrets.scan import Finding, Scanned, name_skip_reason, secret_file_rule, share_skip_reason
+from ragstream.secrets.scan import identity as secrets_identity
+from ragstream.secrets.scan import scan as scan_secrets
 from ragstream.settings import EmbeddingSettings, SecretsSettings, Settings
 from ragstream.state import Chunk, Span
+from ragstream.tenancy.projects import ProjectPaths, project_paths
 from ragstream.text.chunk_ids import chunk_id
+from ragstream.text.chunking import Chunker
 from ragstream.text.dates import first_day
 from ragstream.text.fences import escape_attr
+from ragstream.text.lines import LineIndex
 from ragstream.text.offsets import Offsets
 
 log = logging.getLogger("ragstream.ingestion")
@@ -57,7 +57,7 @@ log = logging.getLogger("ragstream.ingestion")
 Progress = Callable[[str, int, int], None]
 # The modules whose code decides where chunks are cut (their source is part of chunking_identity).
 CUTTING_MODULES = (
-    ragstream.chunking,
+    ragstream.text.chunking,
     ragstream.code.chunks,
     ragstream.code.outline,
     ragstream.ingestion.loader,

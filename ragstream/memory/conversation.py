@@ -34,12 +34,12 @@ from typing import Any, Protocol
 from langgraph.store.base import BaseStore
 from langgraph.store.sqlite import SqliteStore
 
-from ragstream.projects import validate_project_name
-from ragstream.secret_scan import scan as scan_secrets
+from ragstream.secrets.scan import scan as scan_secrets
 from ragstream.settings import MemorySettings, SecretsSettings, Settings
 from ragstream.state import Chunk, ConversationTurn, Span
+from ragstream.tenancy.projects import validate_project_name
 from ragstream.text.chunk_ids import turn_id
-from ragstream.token_budget import ContextBudget
+from ragstream.tokens.budget import ContextBudget
 
 LOCAL_USER = "local"
 _PAGE = 500
@@ -231,7 +231,7 @@ def memory_store(settings: Settings) -> BaseStore:
         return local_store(settings.data_dir)
     from langgraph.store.postgres import PostgresStore
 
-    from ragstream.postgres import pool
+    from ragstream.storage.postgres import pool
 
     with _STORES_LOCK:
         store = _PG_STORES.get(settings.database_url)

@@ -27,7 +27,7 @@ from ragstream.memory.conversation import Embeds
 from ragstream.settings import MemorySettings
 from ragstream.state import ConversationTurn, SummarySelection
 from ragstream.text.sentences import TYPED, spans
-from ragstream.token_budget import ContextBudget
+from ragstream.tokens.budget import ContextBudget
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 

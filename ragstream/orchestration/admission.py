@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from ragstream.errors import InputError
-from ragstream.ingestion.manifest import indexed_project
+from ragstream.index.manifest import indexed_project
 from ragstream.preprocessing import validate_prompt
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
-from ragstream.users import User
+from ragstream.stages.options import RunOptions
+from ragstream.tenancy.users import User
 
 
 def admit_run(settings: Settings, user: User, graph_input: Any, context: Any) -> RunOptions:

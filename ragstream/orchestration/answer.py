@@ -27,8 +27,8 @@ from ragstream.orchestration.critic_retrieval import retrieve_missing
 from ragstream.orchestration.identity import run_memory
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunOptions
 from ragstream.stages import Stage
+from ragstream.stages.options import RunOptions
 from ragstream.state import Answer, AnswerAttempt, SuperPrompt, Usage
 from ragstream.telemetry.events import collect_llm_calls, emit
 

@@ -25,20 +25,11 @@ from langgraph.channels import LastValue
 
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
-from ragstream.pipeline import RUNS
 from ragstream.rendering.view import render_prompt
-from ragstream.stage_io import StageEnv, StageOutput
-from ragstream.stages import (
-    CONDENSED,
-    FORMAT,
-    LABELS,
-    REGISTRY,
-    SELECTION,
-    Stage,
-    check_stage_allowed,
-    frontier_after,
-    rank,
-)
+from ragstream.stages import REGISTRY, Stage, stage_module
+from ragstream.stages.io import StageEnv, StageOutput
+from ragstream.stages.rules import check_stage_allowed, frontier_after, rank
+from ragstream.stages.spec import CONDENSED, FORMAT, LABELS, SELECTION
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 from ragstream.state.stage import SELECTING
 from ragstream.telemetry.events import collect_llm_calls
@@ -217,5 +208,5 @@ def run_alone(sp: SuperPrompt, stage: Stage, env: StageEnv) -> SuperPrompt:
     if stage is not Stage.PREPROCESS:
         check_stage_allowed(sp, stage)
     with collect_llm_calls() as calls:
-        output = RUNS[stage](sp, env)
+        output = stage_module(stage).run(sp, env)
     return sp.model_copy(update=apply_output(sp, stage, output, usage_of(calls)))

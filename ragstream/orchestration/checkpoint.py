@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from ragstream import stages, state
 from ragstream.errors import ConfigError
-from ragstream.postgres import pool
 from ragstream.settings import Settings
+from ragstream.storage.postgres import pool
 
 
 def state_types() -> list[tuple[str, str]]:

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragstream.agents.a3_nli_gate import gate, weigh_all
 from ragstream.errors import RagstreamError
-from ragstream.projects import project_paths
+from ragstream.gate.evidence import weigh_all
+from ragstream.gate.llm_gate import gate
 from ragstream.rendering.excerpts import Sources, shown_excerpts, whole_excerpts
 from ragstream.rendering.styles import fence
 from ragstream.retrieval.chunks import retrieve
 from ragstream.retrieval.search import Query
 from ragstream.services import Services
 from ragstream.state import CriticRetrieval, SuperPrompt
+from ragstream.tenancy.projects import project_paths
 
 
 def retrieve_missing(state: SuperPrompt, services: Services, project: str, missing: str) -> CriticRetrieval:

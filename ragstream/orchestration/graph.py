@@ -1,11 +1,11 @@
 """The RAGstream graph: one node per registered stage over the SuperPrompt.
 
-Every node is a thin adapter: it validates the run's context (before any work), checks the stage
-rules, calls the stage's function with what it needs, and applies the typed output in one place
-(`apply_output`). Edges are the stage order: a stage's edges go to the stages that may legally follow
-it in an auto run (`successors`), to the `review` interrupt (after the stages `pause_after` names) and
-to END; which one is taken follows from the state, so an auto run and a resumed run continue from where
-the SuperPrompt actually is.
+Each stage's node is a function of the stage's name (`a3` below is the node Studio shows as "a3") that
+calls its stage module's `run` through `run_stage`, which validates the run's context (before any work),
+checks the stage rules, and applies the typed output in one place (`apply_output`). Edges are the
+stage order: a stage's edges go to the stages that may legally follow it in an auto run (`successors`),
+to the `review` interrupt (after the stages `pause_after` names) and to END; which one is taken follows
+from the state, so an auto run and a resumed run continue from where the SuperPrompt actually is.
 
 A run starts from the input `{"prompt": "..."}` (what Studio's input form shows); a manual step
 aims at one node with `Command(goto=...)` and ends right after it. A run that sends goes on from
@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -28,23 +29,25 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, JsonValue, create_model
 
+from ragstream import stages
 from ragstream.errors import EmptyPromptError, LLMNotConfiguredError
-from ragstream.ingestion.manifest import indexed_project
+from ragstream.index.manifest import indexed_project
 from ragstream.orchestration.answer import ANSWER, CRITIC, NO_LLM, after_critic, answer_node, critic_node
 from ragstream.orchestration.apply import SettledValue, apply_output, to_channels
 from ragstream.orchestration.identity import run_memory, served_user
 from ragstream.orchestration.metadata import usage_of
 from ragstream.orchestration.review import review_name, review_node, review_targets
 from ragstream.orchestration.strict import DECIDE, check_decided, decide_node, strict_waiting
-from ragstream.pipeline import RUNS
 from ragstream.preprocessing import validate_prompt
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import REGISTRY, Stage, StageSpec, check_stage_allowed, next_stage, successors
+from ragstream.stages import Stage
+from ragstream.stages.io import StageEnv, StageOutput
+from ragstream.stages.options import RunOptions
+from ragstream.stages.rules import check_stage_allowed, next_stage, successors
 from ragstream.state import SuperPrompt
 from ragstream.state.stage import ORDER
 from ragstream.telemetry.events import collect_llm_calls, emit
-from ragstream.users import require_project
+from ragstream.tenancy.users import require_project
 
 log = logging.getLogger("ragstream.graph")
 NEEDS_PROJECT = frozenset({Stage.RETRIEVAL, Stage.RERANK})
@@ -89,37 +92,71 @@ def preflight(
         raise LLMNotConfiguredError(NO_LLM)
 
 
-def _node(spec: StageSpec):
-    stage = Stage(spec.name)
+StageRun = Callable[[SuperPrompt, StageEnv], StageOutput[Any]]
 
-    def node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
-        ctx = RunOptions.coerce(runtime.context)
-        services = ctx.services or default_services()
-        prompt = getattr(state, "prompt", None)
-        emit({"event": "stage_start", "stage": stage.node})
-        started = time.perf_counter()
-        try:
-            preflight(state, stage, ctx, services, prompt, served_user())
-            with collect_llm_calls() as calls:
-                output = RUNS[stage](state, StageEnv(services, ctx, prompt, run_memory(runtime, services)))
-            updates = apply_output(state, stage, output, usage_of(calls), thread_id())
-        except Exception as exc:
-            emit({"event": "stage_error", "stage": stage.node, "error": type(exc).__name__, "message": str(exc)})
-            raise
-        after = state.model_copy(update=updates)
-        finish = stage_figures(after, services)
-        finish.update(
-            event="stage_finish", stage=stage.node, duration_ms=round((time.perf_counter() - started) * 1000, 2)
-        )
-        emit(finish)
-        log.info("stage %s done in %.0f ms: %s", stage.node, finish["duration_ms"], finish["counts"])
-        written = to_channels(state, updates)
-        if stage is Stage.PREPROCESS:
-            written["prompt"] = None  # consumed: the thread's values hold it as raw_prompt now
-        return written
 
-    node.__name__ = f"{spec.name}_node"
-    return node
+def run_stage(stage: Stage, run: StageRun, state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    """A stage's node: the checks before any work, the stage's `run`, its output applied, its events."""
+    ctx = RunOptions.coerce(runtime.context)
+    services = ctx.services or default_services()
+    prompt = getattr(state, "prompt", None)
+    emit({"event": "stage_start", "stage": stage.node})
+    started = time.perf_counter()
+    try:
+        preflight(state, stage, ctx, services, prompt, served_user())
+        with collect_llm_calls() as calls:
+            output = run(state, StageEnv(services, ctx, prompt, run_memory(runtime, services)))
+        updates = apply_output(state, stage, output, usage_of(calls), thread_id())
+    except Exception as exc:
+        emit({"event": "stage_error", "stage": stage.node, "error": type(exc).__name__, "message": str(exc)})
+        raise
+    after = state.model_copy(update=updates)
+    finish = stage_figures(after, services)
+    finish.update(event="stage_finish", stage=stage.node, duration_ms=round((time.perf_counter() - started) * 1000, 2))
+    emit(finish)
+    log.info("stage %s done in %.0f ms: %s", stage.node, finish["duration_ms"], finish["counts"])
+    written = to_channels(state, updates)
+    if stage is Stage.PREPROCESS:
+        written["prompt"] = None  # consumed: the thread's values hold it as raw_prompt now
+    return written
+
+
+# One node per stage, named as the stage (the name Studio shows and checkpoints record), in stage order.
+
+
+def preprocess(state: PreprocessInput, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.PREPROCESS, stages.preprocess.run, state, runtime)
+
+
+def a2(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.A2, stages.a2.run, state, runtime)
+
+
+def retrieval(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.RETRIEVAL, stages.retrieval.run, state, runtime)
+
+
+def rerank(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.RERANK, stages.rerank.run, state, runtime)
+
+
+def a3(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.A3, stages.a3.run, state, runtime)
+
+
+def a4(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.A4, stages.a4.run, state, runtime)
+
+
+def a5(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.A5, stages.a5.run, state, runtime)
+
+
+def build(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    return run_stage(Stage.BUILD, stages.build.run, state, runtime)
+
+
+STAGE_NODES = (preprocess, a2, retrieval, rerank, a3, a4, a5, build)
 
 
 def thread_id() -> str | None:
@@ -218,12 +255,11 @@ GraphState = _state_schema()
 
 def graph_builder() -> StateGraph[Any, RunOptions, GraphInput, SuperPrompt]:
     builder = StateGraph(GraphState, context_schema=RunOptions, input_schema=GraphInput, output_schema=SuperPrompt)
-    for spec in REGISTRY:
-        stage = Stage(spec.name)
-        schema = PreprocessInput if stage is Stage.PREPROCESS else SuperPrompt
-        builder.add_node(spec.name, _node(spec), input_schema=schema)
-        route, targets = _router(stage)
-        builder.add_conditional_edges(spec.name, route, targets)
+    builder.add_node(preprocess, input_schema=PreprocessInput)
+    for node in STAGE_NODES[1:]:
+        builder.add_node(node, input_schema=SuperPrompt)
+    for stage in ORDER[1:]:
+        builder.add_conditional_edges(stage.node, *_router(stage))
     builder.add_node(DECIDE, decide_node)
     builder.add_conditional_edges(DECIDE, *_router(Stage.PREPROCESS, after_decisions=True))
     for stage in ORDER[1:]:

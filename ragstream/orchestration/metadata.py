@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragstream.stages import SPECS, Stage, rank
+from ragstream.stages import SPECS, Stage
+from ragstream.stages.rules import rank
 from ragstream.state import (
     Answer,
     CriticSummary,

@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model, model
 from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
 from ragstream.orchestration.apply import EDITABLE, LABEL_FIELDS, apply_edit, to_channels
-from ragstream.stages import SKIPPABLE, Stage, frontier_after, next_stage, rank, spec_of, validate_skip
+from ragstream.stages import SKIPPABLE, Stage
+from ragstream.stages.rules import frontier_after, next_stage, rank, spec_of, validate_skip
 from ragstream.state import SuperPrompt
 from ragstream.state.stage import ORDER
 from ragstream.text.previews import preview

@@ -23,12 +23,12 @@ from pydantic import BaseModel, ConfigDict
 from ragstream.errors import InputError, StageOrderError
 from ragstream.orchestration.apply import apply_output, to_channels
 from ragstream.orchestration.review import ask, checked
-from ragstream.pipeline import RUNS
 from ragstream.preprocessing.canonicalize import DROP, KEEP
 from ragstream.preprocessing.schema import load_prompt_schema, normalize_header
 from ragstream.services import Services, default_services
-from ragstream.stage_io import RunOptions, StageEnv
-from ragstream.stages import Stage
+from ragstream.stages import Stage, preprocess
+from ragstream.stages.io import StageEnv
+from ragstream.stages.options import RunOptions
 from ragstream.state import SuperPrompt
 from ragstream.text.previews import preview
 
@@ -124,5 +124,5 @@ def decide_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, A
     for header, decision in answer.decisions.items():
         services.header_cache.store_decision(normalize_header(header), decision)
     # The run stays strict whichever process answers (a resume from another process has its own options).
-    output = RUNS[Stage.PREPROCESS](state, StageEnv(services, ctx.model_copy(update={"strict": True}), None))
+    output = preprocess.run(state, StageEnv(services, ctx.model_copy(update={"strict": True}), None))
     return to_channels(state, apply_output(state, Stage.PREPROCESS, output))

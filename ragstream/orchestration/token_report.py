@@ -16,9 +16,9 @@ from ragstream.rendering.parts import prompt_parts
 from ragstream.rendering.styles import fence_excerpt, markdown
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
-from ragstream.token_budget import ContextBudget
+from ragstream.tokens.budget import ContextBudget
 
-log = logging.getLogger("ragstream.tokens")
+log = logging.getLogger("ragstream.tokens.counters")
 
 
 def server_token_count(settings: Settings, text: str) -> int | None:

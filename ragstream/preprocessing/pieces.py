@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ragstream.chunking import Chunker
 from ragstream.state import QueryPiece, Segment
+from ragstream.text.chunking import Chunker
 
 
 def build_pieces(segments: list[Segment], chunker: Chunker, max_pieces: int | None = None) -> list[QueryPiece]:

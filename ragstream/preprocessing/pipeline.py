@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragstream.chunking import Chunker
 from ragstream.errors import EmptyPromptError, InputError, PromptTooLargeError
 from ragstream.preprocessing.canonicalize import (
     HeaderMapper,
@@ -20,6 +19,7 @@ from ragstream.preprocessing.schema import PromptSchema, load_prompt_schema
 from ragstream.preprocessing.segments import build_segments
 from ragstream.settings import Settings
 from ragstream.state import Preprocessing, PreprocessReport, PromptBody
+from ragstream.text.chunking import Chunker
 
 
 def validate_prompt(user_text: object, settings: Settings, served: bool = False) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ragstream.lines import LineIndex
 from ragstream.preprocessing.canonicalize import Canonicalized
 from ragstream.state import CanonEntry, Segment, SegmentNote
+from ragstream.text.lines import LineIndex
 
 
 def _decide(entry: CanonEntry, text: str, include_undecided: bool) -> tuple[str, bool, SegmentNote]:

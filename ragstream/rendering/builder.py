@@ -13,7 +13,7 @@ from ragstream.rendering.excerpts import Sources, whole_excerpts
 from ragstream.rendering.parts import head_parts, with_excerpts
 from ragstream.rendering.styles import fence, markdown
 from ragstream.state import BudgetReport, BuildReport, SuperPrompt
-from ragstream.token_budget import ContextBudget
+from ragstream.tokens.budget import ContextBudget
 
 
 def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None) -> tuple[dict[str, str], BuildReport]:

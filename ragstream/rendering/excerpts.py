@@ -38,14 +38,14 @@ from ragstream.code.languages import Language, load_languages
 from ragstream.code.outline import outline
 from ragstream.code.symbols import lines_of, symbols_of
 from ragstream.ingestion.loader import SkipFile, load_document
-from ragstream.lines import LineIndex
-from ragstream.secret_scan import scan as scan_secrets
+from ragstream.secrets.scan import scan as scan_secrets
 from ragstream.settings import ExcerptSettings, Settings
 from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
 from ragstream.text.fences import FENCE_LINE
+from ragstream.text.lines import LineIndex
 from ragstream.text.offsets import Offsets
 from ragstream.text.sentences import EXCERPT, spans
-from ragstream.token_budget import ContextBudget, TrimReport
+from ragstream.tokens.budget import ContextBudget, TrimReport
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _BLOCK_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|[-*+][ \t]|\d{1,3}[.)][ \t]|\||>|```|~~~)", re.M)

@@ -26,7 +26,7 @@ from typing import get_args
 import numpy as np
 
 from ragstream.code.symbols import index_text
-from ragstream.ingestion.snapshot import Snapshot, bm25_tokens
+from ragstream.index.snapshot import Snapshot, bm25_tokens
 from ragstream.settings import ConfidenceSettings, ConfidenceSignal
 
 SIGNALS: tuple[ConfidenceSignal, ...] = get_args(ConfidenceSignal)

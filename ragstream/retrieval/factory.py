@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ragstream.embedding import query_embedder
-from ragstream.ingestion.catalog import catalog_of
-from ragstream.projects import project_paths
+from ragstream.embedding.embedder import query_embedder
+from ragstream.index.catalog import catalog_of
 from ragstream.retrieval.reranker import Reranker, reranker_from_settings
 from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings
+from ragstream.tenancy.projects import project_paths
 
 
 def build_searcher(settings: Settings, project: str) -> ProjectSearcher:

@@ -18,7 +18,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from ragstream.errors import InputError
-from ragstream.ingestion.manifest import indexed_project
+from ragstream.index.manifest import indexed_project
 from ragstream.retrieval.factory import build_searcher
 from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import Settings, default_settings

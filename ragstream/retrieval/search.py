@@ -19,16 +19,16 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from ragstream.embedding import Embedder
+from ragstream.embedding.embedder import Embedder
 from ragstream.errors import IndexVectorsError, RetrievalError
-from ragstream.ingestion.catalog import Catalog, FileCatalog, committed_snapshot
-from ragstream.ingestion.snapshot import Snapshot
-from ragstream.projects import ProjectPaths
+from ragstream.index.catalog import Catalog, FileCatalog, committed_snapshot
+from ragstream.index.snapshot import Snapshot
 from ragstream.retrieval.confidence import Confidence, Probes, assess, content_terms
 from ragstream.retrieval.fusion import RankedList, RetrievedChunk, rrf_fuse
 from ragstream.retrieval.strategy import choose_strategy, years_in
 from ragstream.settings import RetrievalSettings
 from ragstream.strategies import Strategy
+from ragstream.tenancy.projects import ProjectPaths
 from ragstream.text.dates import timestamp
 
 log = logging.getLogger("ragstream.retrieval")

@@ -1,4 +1,4 @@
-"""The deterministic chooser that picks a retrieval strategy (ragstream/strategies.py) from the query.
+"""The deterministic chooser that picks a retrieval strategy (`ragstream.strategies`) from the query.
 
 The chooser's rules, in order (the first that applies wins, and is reported as the reason):
 

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ragstream.redact import redact
+from ragstream.secrets.redact import redact
 
 
 class TraceStore:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ragstream.agents.a4_condenser import SECTIONS, render_sctx
-from ragstream.agents.extractive import Reference
 from ragstream.app.controller import AppController
 from ragstream.code.symbols import symbols_of
+from ragstream.condensing.condenser import SECTIONS, render_sctx
+from ragstream.condensing.extractive import Reference
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import memory_checkpointer

@@ -85,8 +85,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from ragstream.evaluation.store import compare, compare_text, load_run, same_corpus, save_run, saved_path
     from ragstream.evaluation.suite import load_suite
     from ragstream.orchestration.checkpoint import memory_checkpointer
-    from ragstream.projects import validate_project_name
-    from ragstream.stage_io import RunOptions
+    from ragstream.stages.options import RunOptions
+    from ragstream.tenancy.projects import validate_project_name
 
     if args.limit < 0:
         raise InputError("--limit takes a number of cases, 0 for all")

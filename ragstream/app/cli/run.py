@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ragstream.app.cli.common import Once, open_controller, print_token, read_prompt, report, report_answer
 from ragstream.errors import InputError
 from ragstream.settings import Settings
-from ragstream.stage_io import RunOptions
 from ragstream.stages import SKIPPABLE, Stage
+from ragstream.stages.options import RunOptions
 from ragstream.state import SuperPrompt
 from ragstream.strategies import Strategy, strategy_name
 
@@ -132,9 +132,9 @@ def _warm_up(settings: Settings, project: str | None) -> None:
 
     def load() -> None:
         try:
-            from ragstream.embedding import get_embedder
-            from ragstream.ingestion.catalog import catalog_of, committed_snapshot
-            from ragstream.projects import project_paths
+            from ragstream.embedding.embedder import get_embedder
+            from ragstream.index.catalog import catalog_of, committed_snapshot
+            from ragstream.tenancy.projects import project_paths
 
             get_embedder(settings.embedding, settings.models_dir)
             if project:

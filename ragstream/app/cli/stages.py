@@ -10,7 +10,8 @@ from typing import Any
 from ragstream.app.cli.common import Once, open_controller, read_prompt, report
 from ragstream.errors import InputError
 from ragstream.settings import Settings
-from ragstream.stages import NAMES, Stage, stage_named
+from ragstream.stages import Stage
+from ragstream.stages.rules import NAMES, stage_named
 from ragstream.state import SuperPrompt
 
 

@@ -1,0 +1,231 @@
+"""Whether a model's condensed line says what the excerpt it cites says.
+
+A model's line may cite a real excerpt and still say something else: a flag described as doing what
+the excerpt says it disables, a tool the excerpt never names, a setting renamed, a rule turned
+around, the user's own question filed as a Fact. Word overlap alone does not see these, so each line
+is checked against the sentences of the chunks it cites, in this order:
+
+1. it does not restate the prompt: its cosine to a sentence or clause of the ask reaches
+   `support.restates_prompt` and beats its best cited sentence;
+2. every name, identifier and number it holds occurs in a cited chunk: identifiers (code spans,
+   flags, dotted or snake_case names, CamelCase) verbatim, names (a capitalized word inside the
+   sentence) and numbers as words; and the content words no cited chunk holds (at least
+   `support.min_new_words` of them: one is a synonym or another form) carry at most
+   `support.max_new_words` of its word weight, each word weighed by its rarity in the project (a
+   paraphrase trades common words; "Session ID guessing and brute force detection should be
+   implemented to minimize ..." on a sentence that says expiration timeouts minimize it, or "... and it
+   is stateless" on a sentence that never says so, brings rare ones);
+3. its best-matching cited passages (one sentence, or two adjacent ones; those that hold the line's
+   identifiers when it has any, so a flag is judged by what is said about it) reach
+   `support.min_similarity` cosine (the product's own embedder);
+4. among those best passages (within `support.margin` of the best), one agrees with it on negation
+   ("not", "never", "disables" ... `support.negation_cues`) and on modality (an obligation such as
+   "must" against a mere permission such as "may").
+
+Each verdict carries the reason a line fails, which the A4 report lists beside the line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragstream.condensing.extractive import is_prose
+from ragstream.gate.coverage import _NAME
+from ragstream.index.snapshot import bm25_tokens
+from ragstream.settings import SupportSettings
+from ragstream.state import Chunk
+from ragstream.text.phrases import any_phrase
+from ragstream.text.sentences import MARKDOWN, split
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_IDENTIFIER = re.compile(
+    r"(?<![\w-])(?:--?[A-Za-z][\w-]*"  # a command-line flag
+    r"|[A-Za-z_][\w-]*(?:(?:\.|::|/)[\w-]*[A-Za-z_][\w-]*)+"  # dotted, path-like or namespaced
+    r"|\w*_\w+"  # snake_case
+    r"|[a-z]+[A-Z]\w*"  # camelCase
+    r"|[A-Z]\w*[a-z]\w*[A-Z]\w*)"  # CamelCase with an inner capital
+    r"(?![\w-])"
+)
+_CLAUSE = re.compile(r"[,;:]\s+")
+MIN_CLAUSE_WORDS = 4
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+_ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A line's support: whether it passes, why not, its best cosine to a cited passage, and that passage."""
+
+    supported: bool
+    reason: str
+    score: float
+    passage: str
+
+
+def identifiers(line: str) -> list[str]:
+    """Code spans, flags, dotted/snake_case/camelCase names in `line`: they must occur verbatim."""
+    found = [m.strip() for m in _CODE_SPAN.findall(line)]
+    found += [m for m in _IDENTIFIER.findall(_CODE_SPAN.sub(" ", line)) if not _ABBREVIATION.match(m)]
+    return list(dict.fromkeys(f.rstrip(".,:;") for f in found if f.rstrip(".,:;")))
+
+
+def names(line: str) -> list[str]:
+    """Capitalized words inside a sentence (A3's rule for a name the user wrote) and numbers."""
+    plain = _CODE_SPAN.sub(" ", line)
+    found = [re.sub(r"'s$", "", n) for n in _NAME.findall(plain)]
+    return list(dict.fromkeys(found + _NUMBER.findall(plain)))
+
+
+def _occurs(word: str, text: str, exact: bool) -> bool:
+    if exact:
+        return word in text
+    return re.search(rf"(?<![\w]){re.escape(word.lower())}(?![\w])", text.lower()) is not None
+
+
+def _passages(chunk: Chunk) -> list[str]:
+    """A chunk's prose sentences (no heading, code or markup line: a chunk may begin inside a code block, so
+    its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
+    and each two adjacent sentences (a line may join them)."""
+    sentences = [s for s in split(chunk.text, MARKDOWN) if not s.lstrip().startswith("#") and is_prose(s)]
+    clauses = [c for s in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS]
+    return sentences + clauses + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
+
+
+def _polar(text: str, cues: re.Pattern[str]) -> bool:
+    """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name)."""
+    plain = re.sub(r"\w+(?:-\w+)+", " ", _CODE_SPAN.sub(" ", text))
+    return cues.search(plain) is not None
+
+
+class SupportCheck:
+    """Checks a model's lines against the chunks they cite (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: SupportSettings,
+        embed: Callable[[list[str]], np.ndarray],
+        weigh: Callable[[str], dict[str, float]] | None = None,
+    ) -> None:
+        """`weigh(text)` gives the text's content words (as the index stems them) with their rarity in the
+        project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only)."""
+        self.settings = settings
+        self.embed = embed
+        self.weigh = weigh
+        self.negation = any_phrase(settings.negation_cues)
+        self.obligation = any_phrase(settings.obligation_cues)
+        self.permission = any_phrase(settings.permission_cues)
+
+    def _agrees(self, line: str, passage: str) -> str:
+        """'' when `passage` and `line` agree on negation and modality, else what differs."""
+        if _polar(line, self.negation) != _polar(passage, self.negation):
+            return "negation"
+        mine, theirs = self._mode(line), self._mode(passage)
+        return "modality" if mine and theirs and mine != theirs else ""
+
+    def _mode(self, text: str) -> str:
+        """'obligation' ("must"), 'permission' ("may"), or '' for neither or both."""
+        obliged, allowed = _polar(text, self.obligation), _polar(text, self.permission)
+        return "" if obliged == allowed else "obligation" if obliged else "permission"
+
+    def check(
+        self, lines: Sequence[tuple[str, list[str]]], chunks: dict[str, Chunk], asks: Sequence[str]
+    ) -> list[Verdict]:
+        """A verdict per (line, cited chunk ids), in order; `asks` are the prompt's sentences and clauses."""
+        asks = list(dict.fromkeys(a for a in asks if a.strip()))
+        units = {cid: _passages(chunks[cid]) for ids in (ids for _, ids in lines) for cid in ids if cid in chunks}
+        texts = [text for text, _ in lines]
+        pool = list(dict.fromkeys(p for found in units.values() for p in found))
+        vectors = self.embed(texts + asks + pool) if texts else np.zeros((0, 1))
+        line_v, ask_v, pool_v = (
+            vectors[: len(texts)],
+            vectors[len(texts) : len(texts) + len(asks)],
+            vectors[len(texts) + len(asks) :],
+        )
+        index = {p: i for i, p in enumerate(pool)}
+        verdicts = []
+        for k, (text, ids) in enumerate(lines):
+            cited = [chunks[c] for c in ids if c in chunks]
+            passages = list(dict.fromkeys(p for c in ids for p in units.get(c, [])))
+            verdicts.append(self._one(text, cited, passages, line_v[k], ask_v, pool_v, index))
+        return verdicts
+
+    def _one(
+        self,
+        text: str,
+        cited: list[Chunk],
+        passages: list[str],
+        vector: np.ndarray,
+        ask_vectors: np.ndarray,
+        pool_vectors: np.ndarray,
+        index: dict[str, int],
+    ) -> Verdict:
+        s = self.settings
+        whole = "\n".join(c.text for c in cited)
+        if not passages:
+            return Verdict(False, "the cited excerpt has no sentence to check it against", 0.0, "")
+        scores = {p: float(pool_vectors[index[p]] @ vector) for p in passages}
+        best = max(scores, key=lambda p: scores[p])
+        restates = float(np.max(ask_vectors @ vector)) if len(ask_vectors) else 0.0
+        if restates >= s.restates_prompt and restates > scores[best]:
+            return Verdict(False, f"restates the prompt (cosine {restates:.2f} to the ask)", scores[best], best)
+        code = identifiers(text)
+        missing = [w for w in code if not _occurs(w, whole, exact=True)]
+        missing += [w for w in names(text) if w not in missing and not _occurs(w, whole, exact=False)]
+        if missing:
+            quoted = ", ".join(f"'{w}'" for w in missing)
+            return Verdict(False, f"names {quoted}, which the cited excerpt does not contain", scores[best], best)
+        new, share = self._new_words(text, whole)
+        if share > s.max_new_words and len(new) >= s.min_new_words:
+            quoted = ", ".join(f"'{w}'" for w in new)
+            return Verdict(
+                False,
+                f"says {quoted}, which the cited excerpt does not hold ({share:.2f} of its word weight, over "
+                f"{s.max_new_words:g})",
+                scores[best],
+                best,
+            )
+        about = [p for p in passages if any(w in p for w in code)] or passages
+        best = max(about, key=lambda p: scores[p])
+        if scores[best] < s.min_similarity:
+            return Verdict(
+                False,
+                f"evidence {scores[best]:.2f} under {s.min_similarity:g}: no cited sentence says it "
+                f"(closest: '{_short(best)}')",
+                scores[best],
+                best,
+            )
+        near = sorted(
+            (p for p in about if scores[p] >= max(s.min_similarity, scores[best] - s.margin)), key=lambda p: -scores[p]
+        )
+        differs = [self._agrees(text, p) for p in near]
+        if all(differs):
+            return Verdict(
+                False,
+                f"its {differs[0]} differs from what the cited excerpt says: '{_short(best)}'",
+                scores[best],
+                best,
+            )
+        return Verdict(True, "", scores[best], best)
+
+    def words(self, text: str) -> set[str]:
+        """The text's content words as the index stems them (with `weigh`, its function words left out)."""
+        return set(self.weigh(text)) if self.weigh is not None else set(bm25_tokens([text])[0])
+
+    def _new_words(self, text: str, cited: str) -> tuple[list[str], float]:
+        """The line's content words the cited text does not hold (rarest first), and their share of its weight."""
+        if self.weigh is None:
+            return [], 0.0
+        weights = self.weigh(text)
+        total = sum(weights.values())
+        held = set(bm25_tokens([cited])[0])
+        new = sorted((w for w in weights if w not in held), key=lambda w: -weights[w])
+        return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
+
+
+def _short(text: str, words: int = 24) -> str:
+    found = text.split()
+    return " ".join(found[:words]) + (" ..." if len(found) > words else "")

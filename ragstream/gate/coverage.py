@@ -1,0 +1,79 @@
+"""What the kept chunks do not cover: the parts of the ask, and names or identifiers no document contains."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ragstream.gate.evidence import judge, stemmed_terms, word_share
+from ragstream.index.snapshot import Snapshot, bm25_tokens
+from ragstream.settings import GateSettings
+from ragstream.state import Chunk
+
+_NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
+
+
+# A word shaped like a name whatever its case: an inner capital, a digit, or an inner - _ . (gRPC, i18next,
+# cargo-tarpaulin, vercel.json): users write tools and files this way, and a corpus that never holds one
+# does not cover it.
+_IDENTIFIER = re.compile(
+    r"(?<![\w.+-])(?=[\w.+-]*(?:[a-z][A-Z]|\d|[A-Za-z0-9][-_.][A-Za-z]))[A-Za-z_][\w.+-]*[A-Za-z0-9]"
+)
+
+
+_TEXTS: dict[tuple[int, int], str] = {}
+
+
+def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str]:
+    """The terms no chunk holds, as an index term or anywhere inside its text: "embed" is absent from an index
+    whose text says "embeds" and "re-embed" (other stems), but the corpus mentions it; "tarpaulin" it does not."""
+    absent = {t for t, n in frequency.items() if n == 0}
+    if snapshot is None or not absent:
+        return absent
+    key = (id(snapshot), snapshot.generation)
+    if key not in _TEXTS:
+        _TEXTS.clear()  # one corpus's text at a time: the newest asked for
+        _TEXTS[key] = "\n".join(c.text for c in snapshot.chunks).lower()
+    return {t for t in absent if t not in _TEXTS[key]}
+
+
+def uncovered_parts(
+    parts: list[str],
+    part_vectors: np.ndarray,
+    kept: list[Chunk],
+    kept_vectors: np.ndarray,
+    settings: GateSettings,
+    rarity: dict[str, float],
+    absent: set[str],
+    model_kept: frozenset[str] = frozenset(),
+) -> list[str]:
+    """The parts of the ask (its asking sentences) no kept chunk covers, judged like a candidate; then,
+    in covered parts, names (capitalized inside a sentence, as the user wrote them) no document contains, and
+    identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains.
+
+    A chunk in `model_kept` (the model read it against the ask and kept it) covers a part whose evidence
+    reaches `gate.weak_evidence`, the band where the model's word decides: a clause the fenced excerpt
+    answers is not named as uncovered beside it. Under that band the model's keep counts for nothing."""
+    if not kept:
+        return list(parts)
+    texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
+    cosine = part_vectors @ kept_vectors.T
+    banded = settings.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
+    judged_with = [banded if c.id in model_kept else settings for c in kept]
+    missing: list[str] = []
+    for p, part in enumerate(parts):
+        terms = stemmed_terms(part, settings)
+        if not any(
+            judge(float(cosine[p, k]), word_share(terms, texts[k], rarity), judged_with[k])[0] for k in range(len(kept))
+        ):
+            missing.append(part)
+            continue
+        for word in dict.fromkeys(_NAME.findall(part)):
+            stems = stemmed_terms(word, settings)
+            if stems and stems <= absent:
+                missing.append(word)
+        for word in dict.fromkeys(_IDENTIFIER.findall(part)):
+            if word not in missing and {t for t in stemmed_terms(word, settings) if len(t) > 2} & absent:
+                missing.append(word)
+    return missing

@@ -1,0 +1,137 @@
+"""The gate with a model: the A3 agent decides only the candidates in the evidence band, in batched calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragstream.gate.dedup import near_duplicates
+from ragstream.gate.evidence import Weighed
+from ragstream.llm.runner import FELL_BACK, AgentCall, AgentRunner
+from ragstream.settings import GateSettings
+from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes
+from ragstream.telemetry.events import emit
+
+AGENT = "A3"
+
+
+def _band(score: float, settings: GateSettings) -> str:
+    """Where a candidate's offline evidence puts it: 'strong' (kept unasked), 'weak' (the offline decision
+    stands unasked) or 'model' (the model decides)."""
+    if score >= settings.strong_evidence:
+        return "strong"
+    return "model" if score >= settings.weak_evidence else "weak"
+
+
+def _verdicts(call: AgentCall, size: int) -> dict[int, dict[str, str]]:
+    """The batch's verdicts by passage number (1-based); a number outside the batch or given twice counts once."""
+    found: dict[int, dict[str, str]] = {}
+    for verdict in call.output.get("verdicts", []):
+        if 1 <= verdict["n"] <= size and verdict["n"] not in found:
+            found[verdict["n"]] = verdict
+    return found
+
+
+def gate(
+    ask: str,
+    candidates: list[Chunk],
+    runner: AgentRunner,
+    weighed: Weighed,
+    settings: GateSettings,
+    version: str = "v2",
+) -> tuple[list[str], A3Report]:
+    """The candidates kept with a model: it decides only within the evidence band, in batched calls.
+
+    `weighed` is the offline gate's finding on the same candidates. A candidate whose evidence reaches
+    `gate.strong_evidence` is kept and one under `gate.weak_evidence` keeps its offline decision, neither
+    sent to the model: a small model's word never outweighs strong evidence either way. The others go to the
+    A3 agent `gate.model_batch` at a time (one call per batch, a verdict per numbered passage with its
+    reason); a passage the reply gives no verdict for, or a batch whose reply stays invalid, takes the
+    offline decision. One stated rule overrules the model, and the report says so: when the model keeps
+    none of the candidates the offline evidence keeps, those are kept beside whatever it chose (its choice
+    alone would ground the prompt on its word against all the evidence: a small model that calls every
+    answering passage irrelevant and keeps one off-topic passage is not a second opinion). `judged_by`
+    records who decided each candidate. Kept ids come in the offline order (best evidence first), then the
+    model's additions in retrieval order.
+    """
+    evidence = weighed.report
+    dupes = near_duplicates([(c.id, c.text) for c in candidates])
+    judged = [c for c in candidates if c.id not in dupes]
+    decisions = {
+        cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}")
+        for cid, other in dupes.items()
+    }
+    judged_by = dict.fromkeys(dupes, "duplicate")
+    asked: list[Chunk] = []
+    for chunk in judged:
+        offline = evidence.decisions[chunk.id]
+        band = _band(weighed.evidence.get(chunk.id, 0.0), settings)
+        if band == "model":
+            asked.append(chunk)
+            continue
+        judged_by[chunk.id] = f"evidence ({band})"
+        note = "strong evidence, kept without asking the model" if band == "strong" else "weak evidence, not asked"
+        decisions[chunk.id] = ChunkDecision(
+            decision="keep" if band == "strong" else offline.decision, reason=f"{note}: {offline.reason}"
+        )
+    batches = [asked[i : i + settings.model_batch] for i in range(0, len(asked), settings.model_batch)]
+
+    def offline_batch(i: int, error: Exception) -> dict[str, Any]:
+        return {
+            "verdicts": [
+                {"n": n, "decision": evidence.decisions[c.id].decision, "reason": "offline evidence"}
+                for n, c in enumerate(batches[i], 1)
+            ]
+        }
+
+    payloads = [
+        {"ask": ask, "passages": [{"n": n, "passage": c.text} for n, c in enumerate(batch, 1)]} for batch in batches
+    ]
+    calls = runner.run_many(AGENT, payloads, version, fallback=offline_batch)
+    for batch, call in zip(batches, calls, strict=True):
+        verdicts = _verdicts(call, len(batch))
+        for n, chunk in enumerate(batch, 1):
+            offline = evidence.decisions[chunk.id]
+            verdict = verdicts.get(n)
+            if call.outcome == FELL_BACK or verdict is None:
+                why = "the model's reply was invalid" if call.outcome == FELL_BACK else "the model gave no verdict"
+                judged_by[chunk.id] = "offline fallback"
+                decisions[chunk.id] = ChunkDecision(
+                    decision=offline.decision, reason=f"{why}; offline evidence: {offline.reason}"
+                )
+                continue
+            judged_by[chunk.id] = "model"
+            reason = verdict["reason"].strip() or "no reason given"
+            decisions[chunk.id] = ChunkDecision(
+                decision=verdict["decision"],
+                reason=f"{reason} ({call.source}; offline evidence: {offline.reason})",
+            )
+    overruled = ""
+    relevant = [c.id for c in judged if evidence.decisions[c.id].decision == "keep"]
+    if relevant and all(decisions[cid].decision != "keep" for cid in relevant):
+        overruled = (
+            f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
+            "rule: those are kept, so the prompt is not left without grounding on the model's word alone"
+        )
+        for cid in relevant:
+            judged_by[cid] = "model, overruled by rule"
+            decisions[cid] = ChunkDecision(decision="keep", reason=f"kept by rule (model: {decisions[cid].reason})")
+        emit({"event": "stage_warning", "stage": "a3", "message": overruled})
+    order = {cid: i for i, cid in enumerate(weighed.kept)}
+    position = {c.id: i for i, c in enumerate(candidates)}
+    kept = sorted(
+        (c.id for c in candidates if decisions[c.id].decision == "keep"),
+        key=lambda cid: (order.get(cid, len(order)), position[cid]),
+    )
+    counts: dict[str, int] = {}
+    for d in decisions.values():
+        counts[d.decision] = counts.get(d.decision, 0) + 1
+    report = A3Report(
+        agent=f"{AGENT}/{version}",
+        provider=runner.provider_name,
+        decisions={c.id: decisions[c.id] for c in candidates},
+        counts=counts,
+        llm=LLMOutcomes.of(calls),
+        overruled=overruled,
+        judged_by={c.id: judged_by[c.id] for c in candidates},
+    )
+    return kept, report

@@ -1,0 +1,160 @@
+"""The A3 NLI Gate stage: keep or drop each candidate the selection holds, on the evidence the run has.
+
+Both paths weigh the same evidence first (`weigh`); offline it decides, with a model the A3 agent decides
+within its band (`run` chooses once). What the documents do not cover is then measured on what was kept,
+whoever decided it: a model's keep is no evidence that every part of the ask is answered, only within the
+band where its word decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ragstream.stages.io import StageEnv, StageOutput
+from ragstream.stages.spec import PROMPT, SELECTION, stage_spec
+from ragstream.state import A3Report, Chunk, Stage, SuperPrompt
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ragstream.gate.calibration import Calibration
+    from ragstream.gate.evidence import Weighed
+    from ragstream.index.snapshot import Snapshot
+    from ragstream.settings import GateSettings
+
+SPEC = stage_spec(
+    "a3",
+    "A3 NLI Gate",
+    "retrieval",
+    "the NLI gate needs retrieved chunks",
+    {PROMPT, SELECTION},
+    {SELECTION},
+    skippable=True,
+)
+REPORT = A3Report
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What either path decides on, and what the coverage of the kept chunks is measured with."""
+
+    ask: str
+    candidates: list[Chunk]
+    vectors: np.ndarray
+    texts: list[str]  # the query pieces and the parts of the ask, each once
+    embedded: np.ndarray  # the embeddings of `texts`
+    parts: list[str]  # the standalone parts of the ask, each named when no kept chunk covers it
+    frequency: dict[str, int]
+    rarity: dict[str, float]
+    snapshot: Snapshot | None
+    calibration: Calibration
+    settings: GateSettings  # with the calibrated `min_evidence`
+    weighed: Weighed
+
+
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
+    evidence = weigh(sp, env)
+    if evidence is None:  # the plan retrieved nothing, or retrieval failed and the run continues
+        return StageOutput(report=A3Report(agent="none (no candidates)"), selection=[])
+    kept, report = offline(evidence) if env.services.offline else with_model(evidence, env)
+    return StageOutput(report=covered(sp, evidence, kept, report), selection=kept)
+
+
+def offline(evidence: Evidence) -> tuple[list[str], A3Report]:
+    """The evidence decides."""
+    return evidence.weighed.kept, evidence.weighed.report
+
+
+def with_model(evidence: Evidence, env: StageEnv) -> tuple[list[str], A3Report]:
+    """The A3 agent decides the candidates within its band; the evidence decides the rest."""
+    from ragstream.gate.llm_gate import gate
+
+    return gate(evidence.ask, evidence.candidates, env.services.runner, evidence.weighed, evidence.settings)
+
+
+def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
+    """The evidence for each candidate of the selection, against a threshold calibrated on the project
+    (None without candidates)."""
+    from ragstream.gate.ask_parts import asking_parts
+    from ragstream.gate.calibration import calibrated, corpus_null, off_topic_questions
+    from ragstream.gate.evidence import weigh_all
+    from ragstream.gate.references import keep_referenced
+    from ragstream.index.manifest import generation_dir
+    from ragstream.rendering.ask import normalized_ask
+    from ragstream.retrieval.chunks import query_pieces
+
+    chunks = sp.chunk_by_id()
+    candidates = [chunks[cid] for cid in sp.selection_before(Stage.A3) if cid in chunks]
+    ask = normalized_ask(sp)
+    if not candidates:
+        return None
+    pieces = [q.text for q in query_pieces(sp)] or [ask]
+    vectors = candidate_vectors(sp, candidates, env)
+    settings = env.services.settings.gate
+    project = env.context.project or sp.extras.project
+    asked = asking_parts(sp, env.services.settings)  # the evidence: a chunk may answer one clause of the ask only
+    parts = asking_parts(sp, env.services.settings, standalone=True)  # each part named when no kept chunk covers it
+    texts = list(dict.fromkeys([*pieces, *asked, *parts]))
+    frequency, rarity = ask_rarity(texts, env, project)
+    embedder = env.services.embedder
+    snapshot = env.services.searcher(project).snapshot() if project else None
+    if snapshot is not None and project:  # a chunk needs more evidence than off-topic questions reach here
+        questions = off_topic_questions(env.services.settings.config_dir, settings)
+        folder = generation_dir(env.services.searcher(project).paths.index_dir, snapshot.generation)
+        calibration = calibrated(corpus_null(snapshot, folder, embedder.embed, questions, settings), settings)
+    else:
+        calibration = calibrated([], settings)
+    settings = settings.model_copy(update={"min_evidence": calibration.min_evidence})
+    embedded = embedder.embed(texts)
+    weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)
+    weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
+    return Evidence(
+        ask, candidates, vectors, texts, embedded, parts, frequency, rarity, snapshot, calibration, settings, weighed
+    )
+
+
+def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Report) -> A3Report:
+    """`report` with the calibration and the parts of the ask no kept chunk covers."""
+    from ragstream.gate.coverage import uncovered_parts, unmentioned
+
+    chunks = sp.chunk_by_id()
+    index = {c.id: i for i, c in enumerate(evidence.candidates)}
+    texts, parts = evidence.texts, evidence.parts
+    report.calibration = evidence.calibration.describe()
+    report.uncovered = uncovered_parts(
+        parts,
+        evidence.embedded[[texts.index(part) for part in parts]],
+        [chunks[cid] for cid in kept],
+        evidence.vectors[[index[cid] for cid in kept]],
+        evidence.settings,
+        evidence.rarity,
+        unmentioned(evidence.frequency, evidence.snapshot),
+        frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
+    )
+    return report
+
+
+def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:
+    """Stored embeddings of the candidates (history turns, which the store does not hold, are embedded)."""
+    import numpy as np
+
+    services = env.services
+    project = env.context.project or sp.extras.project
+    stored = services.searcher(project).stored_vectors([c.id for c in candidates]) if project else {}
+    missing = [c for c in candidates if c.id not in stored]
+    fresh = dict(zip((c.id for c in missing), services.embedder.embed([c.text for c in missing]), strict=False))
+    return np.asarray([stored.get(c.id, fresh.get(c.id)) for c in candidates], dtype=np.float32).reshape(
+        len(candidates), -1
+    )
+
+
+def ask_rarity(texts: list[str], env: StageEnv, project: str | None) -> tuple[dict[str, int], dict[str, float]]:
+    """The content terms of `texts`: in how many of the project's chunks each occurs, and its rarity (idf)."""
+    from ragstream.gate.evidence import rarity_of, stemmed_terms
+
+    settings = env.services.settings.gate
+    terms = set().union(*(stemmed_terms(text, settings) for text in texts))
+    snapshot = env.services.searcher(project).snapshot() if project else None
+    frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
+    return frequency, rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)

@@ -1,0 +1,138 @@
+"""The A4 Condenser stage: the selection condensed into cited lines within the context budget.
+
+Offline the lines are extracted from the excerpts; with a model the A4 agent writes them, and the extraction
+stands in when its reply stays invalid or none of its lines holds (`run` chooses once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ragstream.stages.a3 import ask_rarity
+from ragstream.stages.io import StageEnv, StageOutput
+from ragstream.stages.spec import CONDENSED, PROMPT, SELECTION, stage_spec
+from ragstream.state import A4Report, Chunk, LLMOutcomes, Stage, SuperPrompt
+
+if TYPE_CHECKING:
+    from ragstream.condensing.extractive import Evidence
+
+SPEC = stage_spec(
+    "a4",
+    "A4 Condenser",
+    "rerank",
+    "the Condenser needs A3, or the ReRanker with a non-empty selection",
+    {PROMPT, SELECTION},
+    {CONDENSED, SELECTION},
+    fields=("S_CTX_MD",),
+)
+REPORT = A4Report
+
+Condensed = tuple[str, list[str], A4Report]  # S_CTX_MD, the ids kept, the report
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What either path condenses the selection for."""
+
+    pieces: list[str]  # the query pieces and the covered clauses of the ask: what a line may be relevant to
+    parts: list[str]  # the clauses of the ask, in order: the answer's skeleton
+    missing: list[str]  # the parts of the ask no kept chunk covers (A3's measure)
+    selection: list[Chunk]
+
+
+def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
+    from ragstream.condensing.condenser import nothing_to_condense, render_sctx, uncovered
+    from ragstream.gate.ask_parts import asking_parts
+    from ragstream.rendering.ask import normalized_ask
+    from ragstream.retrieval.chunks import query_pieces
+
+    by_id = sp.chunk_by_id()
+    selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
+    services = env.services
+    if not selection:  # A3 dropped every candidate: the documents do not cover the ask, and the prompt says so
+        missing = uncovered(sp, selection) if sp.extras.a3 is not None and sp.extras.a3.decisions else []
+        text = render_sctx({}, missing) if missing else nothing_to_condense(sp)
+        return StageOutput(
+            updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
+        )
+    missing = uncovered(sp, selection)
+    # The covered clauses of a multi-part ask are pieces too: a line answering one clause is relevant to it
+    # even when the whole sentence, about something the documents lack as well, is not.
+    covered = [c for c in asking_parts(sp, services.settings) if not any(c in part for part in missing)]
+    pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
+    ask = Ask(pieces, asking_parts(sp, services.settings), missing, selection)
+    text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
+    return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)
+
+
+def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:
+    """A3's evidence for a line and a part of the ask, with the project's rarity of the ask's words."""
+    from ragstream.condensing.condenser import a3_evidence
+
+    _, rarity = ask_rarity([*ask.pieces, *ask.parts], env, env.context.project or sp.extras.project)
+    return a3_evidence(env.services.settings.gate, rarity)
+
+
+def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condensed:
+    """Lines extracted from the excerpts; `why` says why a model's reply fell back to them."""
+    from ragstream.condensing.condenser import condense_offline
+
+    services = env.services
+    text, kept, report = condense_offline(
+        ask.pieces,
+        ask.selection,
+        services.embedder,
+        services.budget,
+        services.settings.condenser,
+        ask.missing,
+        ask.parts,
+        evidence(sp, env, ask),
+    )
+    if why:
+        report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
+    return text, kept, report
+
+
+def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
+    """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's answering
+    lines; the extraction when none holds."""
+    from ragstream.condensing.condenser import addressed_to_reader, condense, extracted
+    from ragstream.condensing.support import SupportCheck
+    from ragstream.rendering.ask import normalized_ask
+    from ragstream.text.sentences import TYPED, split
+
+    services = env.services
+    project = env.context.project or sp.extras.project
+
+    def weigh(text: str) -> dict[str, float]:
+        return ask_rarity([text], env, project)[1]
+
+    check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together, weigh)
+    lines, _, _ = extracted(
+        ask.pieces,
+        ask.selection,
+        services.embedder,
+        services.budget,
+        services.settings.condenser,
+        ask.parts,
+        evidence(sp, env, ask),
+    )
+    answering = [
+        (line.section, line.text, [line.chunk_id]) for line in lines if line.core and not addressed_to_reader(line.text)
+    ]
+
+    def fallback(why: str) -> Condensed:
+        return offline(sp, env, ask, why)
+
+    return condense(
+        normalized_ask(sp),
+        ask.selection,
+        services.runner,
+        services.budget,
+        fallback,
+        check,
+        split(normalized_ask(sp), TYPED) + ask.parts,
+        uncovered=ask.missing,
+        standing=answering,
+    )
