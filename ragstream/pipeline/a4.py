@@ -71,10 +71,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
         lines, _, _ = extracted(
             pieces, selection, services.embedder, services.budget, services.settings.condenser, parts, evidence()
         )
-        answering = [
-            (line.section, line.text, [line.chunk_id])
-            for line in lines
-            if line.core and not addressed_to_reader(line.text)
+        extraction = [
+            (line.section, line.text, [line.chunk_id]) for line in lines if not addressed_to_reader(line.text)
         ]
         text, kept, report = condense(
             normalized_ask(sp),
@@ -85,6 +83,6 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
             check,
             split(normalized_ask(sp), TYPED) + parts,
             uncovered=missing,
-            standing=answering,
+            standing=extraction,
         )
     return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)
