@@ -114,7 +114,7 @@ def test_a_number_the_excerpt_does_not_hold_and_a_rule_turned_around_fail(check:
     lines = [
         ("The controller must not lower the threshold when too few results pass.", ["r.md@0000000000#0"]),
         ("At most 20 lines are kept.", ["r.md@0000000000#0"]),
-        ("At most 12 lines are kept.", ["r.md@0000000000#0"]),
+        ("The controller keeps at most 12 lines.", ["r.md@0000000000#0"]),
         ("If too few results pass the similarity threshold, the controller lowers it.", ["r.md@0000000000#0"]),
     ]
     found = check.check(lines, given, ["When is the threshold lowered?"])

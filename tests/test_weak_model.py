@@ -233,10 +233,10 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
     )
 
 
-def test_a4_the_offline_answering_lines_stand_beside_the_models(openai_on_indexed) -> None:
+def test_a4_the_offline_lines_stand_beside_the_models(openai_on_indexed) -> None:
     """Issue 40 (OWASP c01): a 0.5B model's three supported lines about session expiry took the place of the
-    sentence giving the 4-8 hour range the ask wanted. The offline extraction's answering lines stand; the
-    model's add to them, and one that says a standing line's sentence again is not said twice."""
+    sentence giving the 4-8 hour range the ask wanted. The offline extraction's lines stand; the model's add
+    to them, and one that says a standing line's sentence again is not said twice."""
     server, settings = openai_on_indexed()
     offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
     ctl = AppController(offline, checkpointer=memory_checkpointer(), services=Services(offline))
@@ -254,7 +254,7 @@ def test_a4_the_offline_answering_lines_stand_beside_the_models(openai_on_indexe
 
     sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [beside]}), server)
     report = sp.extras.a4
-    assert report.agent == "A4/v1" and "answering lines of the offline extraction stand" in report.llm.notes[-1]
+    assert report.agent == "A4/v1" and "lines of the offline extraction stand" in report.llm.notes[-1]
     assert standing in sp.S_CTX_MD.splitlines()  # the answer's sentence, verbatim, as offline
     assert added in sp.S_CTX_MD  # what the model adds
     assert again not in sp.S_CTX_MD  # supported, but said already:

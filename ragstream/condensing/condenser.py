@@ -158,9 +158,9 @@ def condense(
     must say what they say and not restate `asks` (the prompt's sentences and clauses; `check`, see
     a4_support): a line that fails is withheld and the report lists it
     with the reason. When its reply stays invalid, or none of its lines passes, `offline(why)` condenses instead.
-    The `standing` lines (the offline extraction's answering sentences, verbatim and cited) stand beside the
-    model's, so its lines add to the answer's skeleton and never take its place: on the OWASP suite a 0.5B
-    model's three lines about session expiry replaced the sentence giving the 4-8 hour range the ask wanted.
+    The `standing` lines (the offline extraction's, verbatim and cited) stand beside the model's, so its
+    lines add to what the extraction says and never take its place: on the OWASP suite a 0.5B model's three
+    lines about session expiry replaced the sentence giving the 4-8 hour range the ask wanted.
     """
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
     if not kept:
@@ -208,7 +208,7 @@ def condense(
     sections, stood = beside(standing, sections, {c.id for c in kept}, check.words)
     outcomes = LLMOutcomes.of([call])
     if stood:
-        outcomes.notes.append(f"{stood} answering lines of the offline extraction stand beside the model's")
+        outcomes.notes.append(f"{stood} lines of the offline extraction stand beside the model's")
     report = A4Report(
         agent=f"{AGENT}/{version}",
         provider=call.reply.provider,

@@ -9,12 +9,15 @@ is checked against the sentences of the chunks it cites, in this order:
    `support.restates_prompt` and beats its best cited sentence;
 2. every name, identifier and number it holds occurs in a cited chunk: identifiers (code spans,
    flags, dotted or snake_case names, CamelCase) verbatim, names (a capitalized word inside the
-   sentence) and numbers as words; and the content words no cited chunk holds (at least
-   `support.min_new_words` of them: one is a synonym or another form) carry at most
-   `support.max_new_words` of its word weight, each word weighed by its rarity in the project (a
-   paraphrase trades common words; "Session ID guessing and brute force detection should be
-   implemented to minimize ..." on a sentence that says expiration timeouts minimize it, or "... and it
-   is stateless" on a sentence that never says so, brings rare ones);
+   sentence) and numbers as words; and the content words no cited chunk holds carry at most
+   `support.max_new_words` of its word weight (each word weighed by its rarity in the project), counted
+   from `support.min_new_words` of them. "Session ID guessing and brute force detection should be
+   implemented to minimize ..." on a sentence that says expiration timeouts minimize it, "... and it is
+   stateless" on a sentence that never says so, "validated" for "invalidate": a small model's new
+   words carry its errors. The configuration allows none (0.0 from one word): the offline extraction's
+   lines stand beside a model's (a4_condenser.condense), so a model's line only adds, and is worth
+   adding when the excerpt says it in its own words; a looser share lets paraphrases through, and
+   their errors with them (on the OWASP suite 0.25 from two words caught 4 of 5);
 3. its best-matching cited passages (one sentence, or two adjacent ones; those that hold the line's
    identifiers when it has any, so a flag is judged by what is said about it) reach
    `support.min_similarity` cosine (the product's own embedder);
@@ -54,6 +57,7 @@ _CLAUSE = re.compile(r"[,;:]\s+")
 MIN_CLAUSE_WORDS = 4
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
+_MIN_STEM = 3  # a stem that begins another counts as it from this length
 
 
 @dataclass(frozen=True)
@@ -222,8 +226,16 @@ class SupportCheck:
         weights = self.weigh(text)
         total = sum(weights.values())
         held = set(bm25_tokens([cited])[0])
-        new = sorted((w for w in weights if w not in held), key=lambda w: -weights[w])
+        new = sorted((w for w in weights if not _held(w, held)), key=lambda w: -weights[w])
         return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
+
+
+def _held(word: str, held: set[str]) -> bool:
+    """The stem is the excerpt's, or one stem begins the other (the stemmer cuts "embeds" to "emb" and
+    "embedded" to "embed"); a stem of fewer than `_MIN_STEM` letters matches only itself."""
+    return word in held or any(
+        min(len(word), len(h)) >= _MIN_STEM and (word.startswith(h) or h.startswith(word)) for h in held
+    )
 
 
 def _short(text: str, words: int = 24) -> str:

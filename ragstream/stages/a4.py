@@ -95,8 +95,8 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
 
 
 def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
-    """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's answering
-    lines; the extraction when none holds."""
+    """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's lines; the
+    extraction alone when none holds."""
     from ragstream.condensing.condenser import addressed_to_reader, condense, extracted
     from ragstream.condensing.support import SupportCheck
     from ragstream.rendering.ask import normalized_ask
@@ -118,9 +118,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         ask.parts,
         evidence(sp, env, ask),
     )
-    answering = [
-        (line.section, line.text, [line.chunk_id]) for line in lines if line.core and not addressed_to_reader(line.text)
-    ]
+    extraction = [(line.section, line.text, [line.chunk_id]) for line in lines if not addressed_to_reader(line.text)]
 
     def fallback(why: str) -> Condensed:
         return offline(sp, env, ask, why)
@@ -134,5 +132,5 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         check,
         split(normalized_ask(sp), TYPED) + ask.parts,
         uncovered=ask.missing,
-        standing=answering,
+        standing=extraction,
     )
