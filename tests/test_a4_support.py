@@ -122,6 +122,22 @@ def test_a_number_the_excerpt_does_not_hold_and_a_rule_turned_around_fail(check:
     assert found[2].supported and found[3].supported
 
 
+def test_a_line_cut_off_or_resting_on_a_sentence_the_chunks_edge_cuts_fails(check: SupportCheck) -> None:
+    """Issue 40: a small model copied "If the token contains sensitive information (like session IDs or" and
+    wrote "the existing password hashes should be replaced with" from a chunk that ends there."""
+    text = "Expiring the passwords of many users may cause issues for support staff. These hashes should be replaced by"
+    given = {"h.md@0000000000#0": one_chunk("h.md", text)}
+    lines = [
+        ("These hashes should be replaced by", ["h.md@0000000000#0"]),
+        ("These hashes should be replaced.", ["h.md@0000000000#0"]),
+        ("Expiring the passwords of many users may cause issues for support staff.", ["h.md@0000000000#0"]),
+    ]
+    found = check.check(lines, given, ["How do I move off an old password hash?"])
+    assert "cut off" in found[0].reason
+    assert not found[1].supported and "no cited sentence says it" in found[1].reason, found[1]
+    assert found[2].supported
+
+
 @pytest.fixture(scope="module")
 def uv_docs(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     data = tmp_path_factory.mktemp("uvdocs") / "data"

@@ -5,6 +5,8 @@ the excerpt says it disables, a tool the excerpt never names, a setting renamed,
 around, the user's own question filed as a Fact. Word overlap alone does not see these, so each line
 is checked against the sentences of the chunks it cites, in this order:
 
+0. it ends as a sentence does (a line cut by the token cap, or copied from a sentence a chunk's edge cuts,
+   says nothing whole), and it rests on whole sentences (see `_passages`);
 1. it does not restate the prompt: its cosine to a sentence or clause of the ask reaches
    `support.restates_prompt` and beats its best cited sentence;
 2. every name, identifier and number it holds occurs in a cited chunk: identifiers (code spans,
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragstream.condensing.extractive import is_prose
+from ragstream.condensing.extractive import _TERMINAL, is_prose
 from ragstream.gate.coverage import _NAME
 from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import SupportSettings
@@ -91,10 +93,17 @@ def _occurs(word: str, text: str, exact: bool) -> bool:
 
 
 def _passages(chunk: Chunk) -> list[str]:
-    """A chunk's prose sentences (no heading, code or markup line: a chunk may begin inside a code block, so
-    its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
-    and each two adjacent sentences (a line may join them)."""
-    sentences = [s for s in split(chunk.text, MARKDOWN) if not s.lstrip().startswith("#") and is_prose(s)]
+    """A chunk's whole prose sentences (no heading, code or markup line: a chunk may begin inside a code block,
+    so its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
+    and each two adjacent sentences (a line may join them). As in the offline extraction, a sentence the
+    chunk's edge may cut is none of them: the first of a chunk that does not open its document, and a last
+    one without its closing mark ("These hashes should be replaced with" says nothing a line may rest on)."""
+    pieces = split(chunk.text, MARKDOWN)
+    if pieces and chunk.span.start > 0:
+        pieces = pieces[1:]
+    if pieces and not _TERMINAL.search(pieces[-1].strip()):
+        pieces = pieces[:-1]
+    sentences = [s for s in pieces if not s.lstrip().startswith("#") and is_prose(s)]
     clauses = [c for s in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS]
     return sentences + clauses + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
 
@@ -169,6 +178,8 @@ class SupportCheck:
     ) -> Verdict:
         s = self.settings
         whole = "\n".join(c.text for c in cited)
+        if not _TERMINAL.search(text.strip()):
+            return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
         if not passages:
             return Verdict(False, "the cited excerpt has no sentence to check it against", 0.0, "")
         scores = {p: float(pool_vectors[index[p]] @ vector) for p in passages}
