@@ -138,6 +138,23 @@ def test_a_line_cut_off_or_resting_on_a_sentence_the_chunks_edge_cuts_fails(chec
     assert found[2].supported
 
 
+def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportCheck) -> None:
+    """Issue 40: "__Don't__ create a middleware ..." came back as "create a middleware ...": the bold hid the
+    negation from the check."""
+    text = (
+        "Nonces go in the header.\n\n__Don't__ create a middleware that replaces all script tags with nonces, because "
+        "attacker-injected scripts will then get the nonces as well."
+    )
+    given = {"n.md@0000000000#0": one_chunk("n.md", text)}
+    lines = [
+        ("Create a middleware that replaces all script tags with nonces.", ["n.md@0000000000#0"]),
+        ("Don't create a middleware that replaces all script tags with nonces.", ["n.md@0000000000#0"]),
+    ]
+    found = check.check(lines, given, ["How do I add nonces to my pages?"])
+    assert "negation differs" in found[0].reason, found[0]
+    assert found[1].supported, found[1]
+
+
 @pytest.fixture(scope="module")
 def uv_docs(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     data = tmp_path_factory.mktemp("uvdocs") / "data"

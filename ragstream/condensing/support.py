@@ -60,6 +60,7 @@ MIN_CLAUSE_WORDS = 4
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
 _MIN_STEM = 3  # a stem that begins another counts as it from this length
+_EMPHASIS = re.compile(r"(?<!\w)[*_]{1,3}|[*_]{1,3}(?!\w)")  # **bold**, __bold__, _em_ marks around words
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,9 @@ def _passages(chunk: Chunk) -> list[str]:
 
 
 def _polar(text: str, cues: re.Pattern[str]) -> bool:
-    """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name)."""
-    plain = re.sub(r"\w+(?:-\w+)+", " ", _CODE_SPAN.sub(" ", text))
+    """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name), its
+    Markdown emphasis read as words ("__Don't__ create a middleware" is negated)."""
+    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", _CODE_SPAN.sub(" ", text)))
     return cues.search(plain) is not None
 
 
@@ -236,7 +238,7 @@ class SupportCheck:
             return [], 0.0
         weights = self.weigh(text)
         total = sum(weights.values())
-        held = set(bm25_tokens([cited])[0])
+        held = set(bm25_tokens([_EMPHASIS.sub(" ", cited)])[0])
         new = sorted((w for w in weights if not _held(w, held)), key=lambda w: -weights[w])
         return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
 
