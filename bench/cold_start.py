@@ -7,7 +7,8 @@ the embedding model already exported (as after the first run or `ragstream model
 CPU time (user + system, the median): on a shared machine the wall time mostly measures the wait for
 a core, the CPU time what the command itself costs. Also lists which modules `ragstream run` imported
 that a local run does not use (none should be), and whether it imported LangSmith: LangGraph imports
-LangChain Core's tracers, which import the LangSmith SDK at module level (see README, "Capacity").
+LangChain Core's tracers, which import the LangSmith SDK at module level (see docs/capacity.md, "Cold start
+and LLM concurrency").
 
 The first stage event is the first "stage ... done" line `ragstream -v run` logs (PreProcessing's); its CPU
 time is read from /proc at that moment.

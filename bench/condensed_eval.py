@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunSession
+from ragstream.app.workspace import Workspace
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
@@ -96,13 +97,12 @@ def ingested(work: Path, name: str, corpus: Path) -> Settings:
 def run_case(
     settings: Settings, project: str, prompt: str, expect: dict, tally: Tally, show: bool
 ) -> tuple[str, list[str]]:
-    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl = RunSession(Workspace(settings, Services(settings)), checkpointer=memory_checkpointer())
     ctl.select_project(project)
     started = time.perf_counter()
-    ctl.run_full_pipeline(prompt, pause_after="none")
+    sp = ctl.run_full_pipeline(prompt, pause_after="none").state
     tally.seconds.append(time.perf_counter() - started)
-    sp = ctl.sp
-    condensed, whole = flat(sp.S_CTX_MD), flat(sp.prompt_ready)
+    condensed, whole = flat(sp.s_ctx_md), flat(sp.prompt_ready)
     tally.cases += 1
     missing = []
     for phrase in expect.get("condensed_must_contain", []):
@@ -124,7 +124,7 @@ def run_case(
         tally.first5[1] += 1
         tally.first5[0] += any(p.endswith(e) or e.endswith(p) for p in first for e in expected)
     bad = []
-    for raw in sp.S_CTX_MD.splitlines():
+    for raw in sp.s_ctx_md.splitlines():
         if not raw.startswith("- "):
             continue
         tally.filler += bool(_FILLER.search(raw))
@@ -136,8 +136,8 @@ def run_case(
                 tally.bad[kind] += 1
                 bad.append(f"{kind}: {text[:90]}")
     if show:
-        print("   S_CTX_MD:\n      " + sp.S_CTX_MD.replace("\n", "\n      "))
-    return sp.S_CTX_MD, missing + bad
+        print("   s_ctx_md:\n      " + sp.s_ctx_md.replace("\n", "\n      "))
+    return sp.s_ctx_md, missing + bad
 
 
 def main() -> None:

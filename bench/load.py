@@ -116,7 +116,7 @@ def session(url: str, claim: str, keep: bool, headers: dict[str, str], padding: 
     state = client.threads.get_state(tid)
     if state["next"] != ["review"]:
         raise RuntimeError(f"session {marker}: expected the review after A4, got {state['next']}")
-    answer = {"S_CTX_MD": f"### Facts\n- reviewed in session {marker}"}
+    answer = {"s_ctx_md": f"### Facts\n- reviewed in session {marker}"}
     client.runs.wait(tid, "ragstream", command={"resume": answer}, context={"project": "scifact"})
     final = client.threads.get_state(tid)["values"]["prompt_ready"]
     if claim not in final or f"session {marker}" not in final or f"reviewed in session {marker}" not in final:

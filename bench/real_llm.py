@@ -40,7 +40,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragstream.app.controller import AppController  # noqa: E402
+from ragstream.app.session import RunSession  # noqa: E402
+from ragstream.app.workspace import Workspace  # noqa: E402
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
 from ragstream.orchestration.checkpoint import memory_checkpointer  # noqa: E402
 from ragstream.services import Services  # noqa: E402
@@ -90,7 +91,7 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
     """What a user would notice, from the final SuperPrompt."""
     a4 = sp.extras.a4
     given = set(a4.budget.kept) if a4 and a4.budget else set(sp.final_selection_ids)
-    lines = [line for line in sp.S_CTX_MD.splitlines() if line.startswith("- ") and not line.startswith("- none found")]
+    lines = [line for line in sp.s_ctx_md.splitlines() if line.startswith("- ") and not line.startswith("- none found")]
     cited = [set(citations(line)) for line in lines]
     return {
         "stage": sp.stage.value,
@@ -104,20 +105,20 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
         },
         "a2_labels": sp.extras.a2.decisions if sp.extras.a2 else {},
         "a5": sp.extras.a5.model_dump(include={"kind", "rules", "source"}) if sp.extras.a5 else {},
-        "S_CTX_MD": sp.S_CTX_MD,
+        "S_CTX_MD": sp.s_ctx_md,  # seed name: the key earlier reports have
         "answer_streamed_tokens": len(tokens),
         "critic": (sp.answer.attempts[-1].critique if sp.answer and sp.answer.attempts else {}),
     }
 
 
 def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bool) -> dict[str, Any]:
-    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl = RunSession(Workspace(settings, Services(settings)), checkpointer=memory_checkpointer())
     ctl.select_project(project)
     events: list[dict[str, Any]] = []
     ctl.on_event = events.append
     tokens: list[str] = []
     started = time.monotonic()
-    sp = ctl.run_full_pipeline(prompt, pause_after="none", send=send, on_token=tokens.append)
+    sp = ctl.run_full_pipeline(prompt, pause_after="none", send=send, on_token=tokens.append).state
     wall = time.monotonic() - started
     per_stage: dict[str, dict[str, Any]] = defaultdict(
         lambda: {

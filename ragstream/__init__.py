@@ -9,6 +9,8 @@ from ragstream.state import Chunk, Stage, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
+    from ragstream.app.session import RunResult, RunSession
+    from ragstream.app.workspace import Workspace
     from ragstream.embedding.embedder import RagstreamEmbeddings
     from ragstream.orchestration.graph import build_graph
     from ragstream.rendering.styles import export_prompt
@@ -20,13 +22,19 @@ __all__ = [
     "RagstreamEmbeddings",
     "RagstreamError",
     "RagstreamRetriever",
+    "RunResult",
+    "RunSession",
     "Stage",
     "SuperPrompt",
+    "Workspace",
     "build_graph",
     "export_prompt",
 ]
 _LAZY = {
     "AppController": "ragstream.app.controller",
+    "RunResult": "ragstream.app.session",
+    "RunSession": "ragstream.app.session",
+    "Workspace": "ragstream.app.workspace",
     "build_graph": "ragstream.orchestration.graph",
     "export_prompt": "ragstream.rendering.styles",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
@@ -35,7 +43,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The controller, graph and LangChain parts import LangGraph, LangChain and the models: load on first use."""
+    """The session, workspace, graph and LangChain parts import LangGraph, LangChain and models: load on use."""
     if name in _LAZY:
         import importlib
 

@@ -132,14 +132,14 @@ def test_a2_rerun_after_later_stages_keeps_retrieval(
             "base_context_chunks": [chunk],
             "views_by_stage": {"retrieval": ["c1"], "reranked": ["c1"], "a3": ["c1"], "a4": ["c1"]},
             "final_selection_ids": ["c1"],
-            "S_CTX_MD": "- fact [c1]",
+            "s_ctx_md": "- fact [c1]",
         }
     )
     openai_server.push(Reply(content=json.dumps(LABELS)))
     out = run_stage(later, "a2", services)
     assert out.stage is Stage.A4  # the frontier: retrieval through A4 stay valid, only A5 and the build read labels
     assert out.history_of_stages[-1] is Stage.A2
-    for name in ("base_context_chunks", "views_by_stage", "final_selection_ids", "S_CTX_MD"):
+    for name in ("base_context_chunks", "views_by_stage", "final_selection_ids", "s_ctx_md"):
         assert getattr(out, name) == getattr(later, name)
 
 

@@ -201,10 +201,10 @@ def test_a4_withholds_a_models_unsupported_lines_with_the_reason_and_keeps_the_s
     for line, why in UNSUPPORTED.items():
         (listed,) = [u for u in report.unsupported_lines if u.startswith(line)]
         assert why in report.reasons[listed], (line, report.reasons[listed])
-        assert line not in sp.S_CTX_MD
-    for line in SUPPORTED:  # kept, or left out as said already by an offline answering line beside them (issue 40)
+        assert line not in sp.s_ctx_md
+    for line in SUPPORTED:  # kept, or left out as said already by an offline line beside them (issue 40)
         assert not any(u.startswith(line) for u in report.unsupported_lines), report.reasons
-    assert SUPPORTED[0] in sp.S_CTX_MD
+    assert SUPPORTED[0] in sp.s_ctx_md
 
 
 def test_a_chunk_that_begins_inside_a_code_block_is_judged_by_its_prose_clause_by_clause(check: SupportCheck) -> None:

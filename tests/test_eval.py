@@ -302,7 +302,7 @@ def test_universal_checks_quote_what_fails() -> None:
     )
     condensed = prompt.split('from="the excerpts below"\n', 1)[1].split("~~~~", 1)[0]
     body = PromptBody(depth="detailed", tone="short")
-    sp = SuperPrompt(raw_prompt=raw, prompt_ready=prompt, S_CTX_MD=condensed, body=body)
+    sp = SuperPrompt(raw_prompt=raw, prompt_ready=prompt, s_ctx_md=condensed, body=body)
     checks = {c.name: c for c in universal(sp, {})}
     assert checks["user_lines_kept"].lines == ["Keep it short."]  # the heading may be normalized, sentences split
     assert checks["no_unasked_role"].lines == ["You are an expert."]

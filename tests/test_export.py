@@ -84,16 +84,16 @@ def test_every_style_carries_the_same_excerpts_context_and_citations(built: tupl
     assert [e["text"] for e in document["excerpts"]] == [e.text for e in parts.excerpts]
 
     condensed = root.findtext("condensed_context") or ""
-    assert condensed == "\n" + sp.S_CTX_MD + "\n" and document["condensed_context"] == sp.S_CTX_MD
+    assert condensed == "\n" + sp.s_ctx_md + "\n" and document["condensed_context"] == sp.s_ctx_md
     assert (
         "How do I restart the queue worker" in root.findtext("instructions")
         and PROMPT.removeprefix("# Task\n").strip() in document["instructions"]
     )
-    assert _cited(sp.S_CTX_MD) <= set(ids)
+    assert _cited(sp.s_ctx_md) <= set(ids)
     for style in ("markdown", "plain"):  # the fenced styles: excerpts verbatim, each under its chunk id
         for excerpt in parts.excerpts:
             assert excerpt.text in outputs[style] and "@" + excerpt.chunk.rsplit("@", 1)[1] in outputs[style]
-        assert sp.S_CTX_MD in outputs[style] and "How do I restart the queue worker" in outputs[style]
+        assert sp.s_ctx_md in outputs[style] and "How do I restart the queue worker" in outputs[style]
 
 
 def test_run_writes_a_style_to_a_file(built: tuple[Settings, SuperPrompt], tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def _condensed_citing_a_dropped_excerpt(tmp_path: Path) -> SuperPrompt:
             (SAMPLE.parent / "prompt.md").read_text(encoding="utf-8"), project="sample", pause_after="none"
         )
         assert sp.extras.build is not None and sp.extras.build.budget is not None
-        if set(citations(sp.S_CTX_MD)) & set(sp.extras.build.budget.removed):
+        if set(citations(sp.s_ctx_md)) & set(sp.extras.build.budget.removed):
             return sp
     raise AssertionError("no budget dropped an excerpt the condensed context cites")
 
@@ -193,10 +193,10 @@ def test_a_tiny_budget_leaves_no_condensed_line_citing_an_excerpt_it_dropped(tmp
     shown = {cid for record in sp.extras.build.excerpts for cid in record.chunks}
     for style, (_, _, condensed) in _style_views(sp).items():
         assert set(citations(condensed)) <= shown, style
-    for line in sp.S_CTX_MD.split("\n"):  # A4's lines: kept whole, cut to their shown citations, or withdrawn
+    for line in sp.s_ctx_md.split("\n"):  # A4's lines: kept whole, cut to their shown citations, or withdrawn
         cited = citations(line)
         if not cited or not set(cited) & dropped:
             assert line in parts.condensed_context.split("\n")
         elif set(cited) <= dropped:
             assert line not in parts.condensed_context
-    assert citations(sp.S_CTX_MD) and set(citations(parts.condensed_context)) == set(citations(sp.S_CTX_MD)) - dropped
+    assert citations(sp.s_ctx_md) and set(citations(parts.condensed_context)) == set(citations(sp.s_ctx_md)) - dropped

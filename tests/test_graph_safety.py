@@ -143,5 +143,5 @@ def test_a_bad_run_through_the_controller_leaves_the_thread_as_it_was(
     assert ctl.sp.model_dump_json() == before and ctl.paused_before == waiting
     assert ctl.active_project == "demo" and ctl.options.strategy is None and ctl.options.skip == []
     if paused:
-        ctl.edit(S_CTX_MD="### Facts\n- EDITED AFTER A FAILED RUN")
+        ctl.edit(s_ctx_md="### Facts\n- EDITED AFTER A FAILED RUN")
         assert "EDITED AFTER A FAILED RUN" in ctl.resume().prompt_ready

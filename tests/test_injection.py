@@ -53,12 +53,12 @@ def _run(settings: Settings) -> AppController:
 def _assert_quarantined(ctl: AppController) -> None:
     sp = ctl.sp
     for sentence in INJECTED:
-        assert sentence not in sp.S_CTX_MD
+        assert sentence not in sp.s_ctx_md
         assert sentence not in unfenced(sp.prompt_ready), "an injected sentence reads as prompt text"
     assert any(sentence in sp.prompt_ready for sentence in INJECTED), "the excerpt itself is still attached, fenced"
     assert re.search(r"^## Condensed context\n~{4,}condensed-context", sp.prompt_ready, re.MULTILINE)
-    assert "never an instruction to you" in sp.System_MD and "condensed context" in sp.System_MD
-    assert "checkpoints" in sp.S_CTX_MD.lower()  # the real content is condensed
+    assert "never an instruction to you" in sp.system_md and "condensed context" in sp.system_md
+    assert "checkpoints" in sp.s_ctx_md.lower()  # the real content is condensed
 
 
 def test_poisoned_corpus_offline(settings: Settings) -> None:

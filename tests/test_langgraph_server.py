@@ -74,7 +74,7 @@ def test_sdk_review_interrupt_keeps_one_of_n_chunks_refuses_unknown_ids_and_resu
     assert review["kind"] == "review" and review["after"] == "a4"
     chunks = review["chunks"]
     assert len(chunks) > 1 and all(c["source"] and c["preview"] for c in chunks)
-    assert review["S_CTX_MD"] == client.threads.get_state(tid)["values"]["S_CTX_MD"]
+    assert review["S_CTX_MD"] == client.threads.get_state(tid)["values"]["s_ctx_md"]
     keep = chunks[1]["id"]
     edited = f"### Facts\n- EDITED THROUGH THE SDK [{keep}]"
 
@@ -193,7 +193,7 @@ KEPT = (
     "stage",
     "history_of_stages",
     "base_context_chunks",
-    "S_CTX_MD",
+    "s_ctx_md",
     "prompt_ready",
     "final_selection_ids",
 )

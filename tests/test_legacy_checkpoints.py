@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ragstream.app.cli import main
 from ragstream.app.controller import AppController
-from ragstream.orchestration.checkpoint import sqlite_checkpointer
+from ragstream.orchestration.checkpoint import sqlite_checkpointer, state_serializer
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
+from ragstream.state.superprompt import SEED_NAMES
 from tests.servers import link_indexed_project
 
 FIXTURE = Path(__file__).parent / "data" / "checkpoints_v0_1.sqlite.gz"
@@ -108,8 +111,8 @@ def write_ba47471_threads(indexed: Settings, db: Path) -> None:
 
     session("ba47471-paused").run_full_pipeline(PROMPT, project="demo")
     edited = session("ba47471-edited")
-    condensed = edited.run_full_pipeline(PROMPT, project="demo").S_CTX_MD
-    edited.edit(S_CTX_MD=f"{condensed.rstrip()}\n{NOTE}\n")
+    condensed = edited.run_full_pipeline(PROMPT, project="demo").s_ctx_md
+    edited.edit(s_ctx_md=f"{condensed.rstrip()}\n{NOTE}\n")
     session("ba47471-built").run_full_pipeline(PROMPT, project="demo", pause_after="none")
     manual = session("ba47471-manual")
     manual.select_project("demo")
@@ -142,7 +145,7 @@ def test_a_ba47471_thread_paused_at_the_review_shows_its_condensed_context_and_r
     assert sp.stage is Stage.A4 and sp.raw_prompt == PROMPT
     assert ctl.paused_before == ["review"] and ctl.waiting is not None
     assert ctl.waiting["kind"] == "review" and ctl.waiting["after"] == "a4"
-    condensed = sp.S_CTX_MD
+    condensed = sp.s_ctx_md
     assert condensed.startswith("### Facts\n- RAGstream turns a raw prompt into a SuperPrompt in eight stages")
     assert "[architecture.md@38e92b941e#0]" in condensed
     assert sp.base_context_chunks and sp.final_selection_ids
@@ -158,7 +161,7 @@ def test_a_ba47471_thread_edited_at_the_review_keeps_the_edit_in_the_final_promp
 ) -> None:
     ctl = _controller(indexed, ba47471_db, "ba47471-edited")
     sp = ctl.sp
-    assert sp.stage is Stage.A4 and sp.S_CTX_MD.rstrip().endswith(NOTE)
+    assert sp.stage is Stage.A4 and sp.s_ctx_md.rstrip().endswith(NOTE)
     assert [e.stage for e in sp.extras.edits] == ["a4"]
     built = ctl.resume()
     assert built.stage is Stage.BUILD
@@ -173,7 +176,7 @@ def test_a_finished_ba47471_thread_reads_and_rebuilds_the_same_prompt(indexed: S
     final = sp.prompt_ready
     assert final.startswith("## System") and "~~~~condensed-context" in final
     assert all(line in final for line in _user_lines(PROMPT))
-    assert sp.S_CTX_MD.strip() in final and sp.System_MD and sp.Prompt_MD
+    assert sp.s_ctx_md.strip() in final and sp.system_md and sp.prompt_md
     assert ctl.export_prompt("markdown") == final
     assert ctl.build_prompt().prompt_ready == final
 
@@ -214,4 +217,24 @@ def test_todays_code_writes_threads_that_stand_where_the_ba47471_ones_stand(
     for thread in ("ba47471-paused", "ba47471-edited", "ba47471-built", "ba47471-manual"):
         old, new = _controller(indexed, ba47471_db, thread), _controller(indexed, fresh, thread)
         assert (new.sp.stage, new.paused_before) == (old.sp.stage, old.paused_before)
-        assert (new.sp.S_CTX_MD, new.sp.prompt_ready) == (old.sp.S_CTX_MD, old.sp.prompt_ready)
+        assert (new.sp.s_ctx_md, new.sp.prompt_ready) == (old.sp.s_ctx_md, old.sp.prompt_ready)
+
+
+def test_a_ba47471_checkpoint_keeps_its_seed_named_channels_and_reads_them_under_todays_names(
+    ba47471_db: Path,
+) -> None:
+    """ba47471 stored the renamed fields' channels under the seed's names; every saver of ours reads them, their
+    versions and what each node saw of them, under today's field names (LangGraph would drop them unread)."""
+    config = {"configurable": {"thread_id": "ba47471-edited", "checkpoint_ns": ""}}
+    stored = SqliteSaver(sqlite3.connect(str(ba47471_db)), serde=state_serializer()).get_tuple(config)
+    read = sqlite_checkpointer(ba47471_db).get_tuple(config)
+    assert stored is not None and read is not None
+    old, new = stored.checkpoint, read.checkpoint
+    assert "S_CTX_MD" in old["channel_values"] and "s_ctx_md" not in old["channel_values"]  # seed name
+    for seed, field in SEED_NAMES.items():
+        assert seed not in new["channel_versions"] and seed not in new["channel_values"]
+        assert new["channel_values"].get(field) == old["channel_values"].get(seed)
+        assert new["channel_versions"].get(field) == old["channel_versions"].get(seed)
+        for node, seen in old["versions_seen"].items():
+            assert new["versions_seen"][node].get(field) == seen.get(seed)
+    assert new["channel_values"]["s_ctx_md"].rstrip().endswith(NOTE)

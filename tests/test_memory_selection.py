@@ -79,5 +79,5 @@ def test_a_run_records_the_selection_in_its_metadata(indexed: Settings, tmp_path
     selection = sp.run_metadata.summary_selection
     assert selection is not None and selection == sp.extras.preprocess.memory
     assert sp.run_metadata.context_budget["memory"].used == selection.budget_used > 0
-    assert selection.dropped and sum(t.content.count(ECHO) for t in sp.recentConversation) <= 1
+    assert selection.dropped and sum(t.content.count(ECHO) for t in sp.recent_conversation) <= 1
     assert "Spaghetti boils" not in sp.prompt_ready

@@ -48,7 +48,7 @@ def _run(settings: Settings, project: str, prompt: str) -> SuperPrompt:
 
 def _section(sp: SuperPrompt, title: str) -> list[str]:
     lines, inside = [], False
-    for line in sp.S_CTX_MD.splitlines():
+    for line in sp.s_ctx_md.splitlines():
         if line.startswith("### "):
             inside = line[4:].strip() == title
         elif inside and line.startswith("- "):
@@ -64,8 +64,8 @@ def test_an_off_topic_question_keeps_nothing_and_is_named(corpora: dict[str, Set
     assert a3 is not None and a3.decisions, "A3 judged the candidates retrieval found"
     assert not sp.final_selection_ids, f"nothing is kept: {[d.reason for d in a3.decisions.values()][:3]}"
     for title in ("Facts", "Constraints"):
-        assert not any(CITATION.search(line) for line in _section(sp, title)), sp.S_CTX_MD
-    assert any("Splunk" in line for line in _section(sp, "Open issues")), sp.S_CTX_MD
+        assert not any(CITATION.search(line) for line in _section(sp, title)), sp.s_ctx_md
+    assert any("Splunk" in line for line in _section(sp, "Open issues")), sp.s_ctx_md
     assert "off-topic questions" in a3.calibration, a3.calibration
     newest = sorted(project_paths(settings, project).index_dir.glob("g*"))[-1]
     assert (newest / NULL_FILE).is_file(), "the calibration is stored with the index generation"
@@ -79,4 +79,4 @@ def test_the_missing_half_of_an_ask_is_named_on_code(corpora: dict[str, Settings
     )
     assert sp.final_selection_ids, "the covered half keeps its evidence"
     assert any("_client.py" in cid for cid in sp.final_selection_ids)
-    assert any("Jaeger" in line for line in _section(sp, "Open issues")), sp.S_CTX_MD
+    assert any("Jaeger" in line for line in _section(sp, "Open issues")), sp.s_ctx_md

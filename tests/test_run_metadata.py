@@ -51,7 +51,7 @@ def test_the_record_never_describes_an_invalid_stage(indexed: Settings) -> None:
     assert set(meta.usage) == {"preprocess"}
     edited = ctl.run_full_pipeline("# Task\nWhat does the manifest record?", pause_after="a4")
     assert "excerpts" not in edited.run_metadata.context_budget  # not built yet
-    assert ctl.edit(S_CTX_MD="### Facts\n- a fact I know").run_metadata.stage == "a4"
+    assert ctl.edit(s_ctx_md="### Facts\n- a fact I know").run_metadata.stage == "a4"
 
 
 def test_an_empty_state_has_an_empty_record() -> None:

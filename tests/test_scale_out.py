@@ -101,7 +101,7 @@ def _end_to_end(tmp_path: Path, **overrides: str) -> str:
     ctl = AppController(settings, checkpointer=open_checkpointer(settings), services=Services(settings))
     ctl.select_project("demo")
     ctl.run_full_pipeline(PROMPT)
-    ctl.edit(S_CTX_MD="### Facts\n- reviewed")
+    ctl.edit(s_ctx_md="### Facts\n- reviewed")
     resumed = AppController(
         settings, checkpointer=open_checkpointer(settings), services=Services(settings), thread_id=ctl.thread_id
     )  # a second controller picks the thread up

@@ -213,7 +213,7 @@ def test_a_secret_typed_into_an_edit_is_redacted_too(settings: Settings, planted
     events: list[dict] = []
     ctl.on_event = events.append
     ctl.run_full_pipeline("# Task\nHow is billing deployed?", project="billing")  # pauses after A4
-    sp = ctl.edit(S_CTX_MD=ctl.sp.S_CTX_MD + f"\n- the deploy key is {AWS_KEY}")
-    assert "[REDACTED: AWS Access Key]" in sp.S_CTX_MD and events[-1]["event"] == "prompt_secrets"
+    sp = ctl.edit(s_ctx_md=ctl.sp.s_ctx_md + f"\n- the deploy key is {AWS_KEY}")
+    assert "[REDACTED: AWS Access Key]" in sp.s_ctx_md and events[-1]["event"] == "prompt_secrets"
     assert "[REDACTED: AWS Access Key]" in ctl.resume().prompt_ready
     assert AWS_KEY.encode() not in _everything_under(settings.data_dir)

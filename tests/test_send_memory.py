@@ -173,7 +173,7 @@ def test_relevant_history_joins_retrieval_when_asked(indexed: Settings, tmp_path
     ctl.select_project("demo")
     ctl.options = RunOptions(history_profile="relevant")
     ctl.preprocess(PROMPT)
-    assert [t.role for t in ctl.sp.recentConversation][-2:] == ["user", "assistant"]
+    assert [t.role for t in ctl.sp.recent_conversation][-2:] == ["user", "assistant"]
     sp = ctl.run_retrieval()
     history = [c for c in sp.base_context_chunks if c.metadata.get("kind") == "history"]
     assert history and "sha256 changed" in history[0].text

@@ -90,7 +90,7 @@ def test_a_user_sees_and_touches_only_their_own_threads(served) -> None:
         lambda: bob.threads.get(tid),
         lambda: bob.threads.get_state(tid),
         lambda: bob.threads.get_history(tid),
-        lambda: bob.threads.update_state(tid, {"S_CTX_MD": "- b was here"}, as_node="a4"),
+        lambda: bob.threads.update_state(tid, {"s_ctx_md": "- b was here"}, as_node="a4"),
         lambda: bob.runs.wait(tid, "ragstream", input=None, context={"project": "demo"}),
     ):
         _refused(call, 404)
@@ -134,7 +134,7 @@ def test_memory_and_store_are_per_user(served) -> None:
         return client.threads.get_state(tid)["values"]
 
     mine, theirs = final_prompt(alice), final_prompt(bob)
-    assert "ZETA-4471" in str(mine["recentConversation"]) and "ZETA-4471" in mine["prompt_ready"]
+    assert "ZETA-4471" in str(mine["recent_conversation"]) and "ZETA-4471" in mine["prompt_ready"]
     assert "ZETA-4471" not in str(theirs) and "French" not in theirs["prompt_ready"]
 
     def memory_show(user: str) -> str:  # `ragstream memory show --server`, with the user's token

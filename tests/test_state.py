@@ -8,13 +8,16 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph.graph import END, START, StateGraph
 
 from ragstream.errors import StageOrderError
-from ragstream.orchestration.checkpoint import sqlite_checkpointer
+from ragstream.orchestration.checkpoint import sqlite_checkpointer, state_serializer
 from ragstream.settings import Settings
 from ragstream.stages.rules import allowed_stages, check_stage_allowed, frontier_after
 from ragstream.state import Chunk, ConversationTurn, Span, Stage, SuperPrompt
+from ragstream.state.superprompt import SEED_NAMES
 from ragstream.text.chunking import Chunker
 from tests.helpers import preprocessed
 
@@ -37,9 +40,9 @@ def full_sp(settings: Settings, chunker: Chunker) -> SuperPrompt:
             "base_context_chunks": [chunk],
             "views_by_stage": {"retrieval": [chunk.id]},
             "final_selection_ids": [chunk.id],
-            "S_CTX_MD": "- fact [a.md:abc:0]",
+            "s_ctx_md": "- fact [a.md:abc:0]",
             "extras": sp.extras.model_copy(update={"send": {"nested": {"list": [1, 2.5, None, "x"]}}}),
-            "recentConversation": [ConversationTurn(role="user", content="hi")],
+            "recent_conversation": [ConversationTurn(role="user", content="hi")],
         }
     )
 
@@ -136,3 +139,38 @@ def test_the_state_speaks_the_seeds_names_and_todays_names_still_load() -> None:
     assert sp.stage is Stage.RERANK and sp.views_by_stage == {"retrieval": ["c1", "c2"], "reranked": ["c1"]}
     data = sp.model_dump(mode="json")
     assert data["stage"] == "reranked" and data["history_of_stages"] == ["preprocessed", "retrieval", "reranked"]
+
+
+# A value for each renamed field, keyed by its seed name (the alias).
+ROLES = st.sampled_from(["user", "assistant"])
+TURNS = st.lists(st.builds(ConversationTurn, role=ROLES, content=st.text()), max_size=3)
+RENAMED_VALUES = st.fixed_dictionaries(
+    {seed: TURNS if field == "recent_conversation" else st.text() for seed, field in SEED_NAMES.items()}
+)
+
+
+@given(values=RENAMED_VALUES, by_seed_name=st.lists(st.booleans(), min_size=5, max_size=5))
+def test_a_superprompt_under_either_name_round_trips_through_the_checkpoint_serializer(
+    values: dict, by_seed_name: list[bool]
+) -> None:
+    """Either name of a renamed field fills it (seed name: the key a caller before the rename used); the
+    checkpoint serializer and JSON give it back equal, and JSON keeps the seed's keys."""
+    names = zip(values, by_seed_name, strict=True)
+    given_as = {(seed if use_seed else SEED_NAMES[seed]): values[seed] for seed, use_seed in names}
+    sp = SuperPrompt.model_validate(given_as)
+    assert {SEED_NAMES[seed]: getattr(sp, SEED_NAMES[seed]) for seed in values} == {
+        SEED_NAMES[seed]: value for seed, value in values.items()
+    }
+    serde = state_serializer()
+    assert serde.loads_typed(serde.dumps_typed(sp)) == sp
+    assert SuperPrompt.model_validate(sp.model_dump(by_alias=False)) == sp
+    data = sp.model_dump(mode="json")
+    assert set(SEED_NAMES) <= set(data) and not set(SEED_NAMES.values()) & set(data)  # exports keep the seed keys
+    assert SuperPrompt.model_validate_json(sp.model_dump_json()) == sp
+
+
+def test_the_graph_channels_are_the_field_names_not_their_aliases() -> None:
+    """LangGraph keys a Pydantic state's channels by field name (aliases are not read), hence the rename of
+    checkpoints written under the seed's names as they load (see test_legacy_checkpoints)."""
+    channels = set(StateGraph(SuperPrompt).channels)
+    assert set(SEED_NAMES.values()) <= channels and not set(SEED_NAMES) & channels

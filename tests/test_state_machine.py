@@ -7,7 +7,7 @@ through the AppController on real SQLite checkpoints. After every step:
 
 - `prompt_ready` is the render of the state;
 - no output of a stage after the frontier is in the state (reports, views, fields) or the prompt;
-- `final_selection_ids` is the latest valid view, and every chunk cited in S_CTX_MD is in it;
+- `final_selection_ids` is the latest valid view, and every chunk cited in s_ctx_md is in it;
 - a refused call changed nothing, and a refused review answer leaves the review waiting.
 """
 
@@ -63,7 +63,7 @@ def consistency_problems(sp: SuperPrompt) -> list[str]:
         problems.append("final_selection_ids is not the latest valid view")
     selected = set(sp.final_selection_ids)
     problems += [
-        f"S_CTX_MD cites {cid}, which is not selected" for cid in CITATION.findall(sp.S_CTX_MD) if cid not in selected
+        f"s_ctx_md cites {cid}, which is not selected" for cid in CITATION.findall(sp.s_ctx_md) if cid not in selected
     ]
     if settle(sp):
         problems.append(f"settle would still change {sorted(settle(sp))}")
@@ -128,7 +128,7 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
                 )
             )
             text = "\n".join(f"- {words} " + " ".join(f"[{cid}]" for cid in cited) for words, cited in lines)
-            self.attempt(self.ctl.edit, S_CTX_MD=text)
+            self.attempt(self.ctl.edit, s_ctx_md=text)
 
         @precondition(lambda self: bool(self.ctl.sp.base_context_chunks))
         @rule(data=st.data())
@@ -158,7 +158,7 @@ def test_superprompt_stays_consistent_under_any_sequence(machine_env) -> None:
                 st.one_of(
                     st.just({"accept": True}),
                     st.fixed_dictionaries({"final_selection_ids": st.lists(st.sampled_from(ids), unique=True)}),
-                    st.fixed_dictionaries({"S_CTX_MD": st.sampled_from(["- a reviewer's fact", 3])}),
+                    st.fixed_dictionaries({"s_ctx_md": st.sampled_from(["- a reviewer's fact", 3])}),
                     st.fixed_dictionaries({"tone": st.sampled_from(["terse", None])}),
                     st.just({"stage": "build"}),
                     st.just({}),

@@ -211,8 +211,8 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
     sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [hallucinating]}), server)
     a4_requests = [r for r in server.requests if agent_of(r) == "A4_v1"]
     given = set(given_ids(a4_requests[0]))
-    cited = set(re.findall(r"\[([^\[\]]+@[0-9a-f]{10}#\d+)\]", sp.S_CTX_MD))
-    assert cited and cited <= given and "made/up.md" not in sp.S_CTX_MD
+    cited = set(re.findall(r"\[([^\[\]]+@[0-9a-f]{10}#\d+)\]", sp.s_ctx_md))
+    assert cited and cited <= given and "made/up.md" not in sp.s_ctx_md
     assert [line.split(" [")[0] for line in sp.extras.a4.unsupported_lines] == ["The moon is made of cheese."], (
         sp.extras.a4
     )
@@ -232,7 +232,7 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
     )
     assert (
         sp.extras.a4.agent == "offline extraction (no model)"
-        and "- none found" not in sp.S_CTX_MD.split("### Constraints")[0]
+        and "- none found" not in sp.s_ctx_md.split("### Constraints")[0]
     )
 
 
@@ -246,7 +246,7 @@ def test_a4_the_offline_lines_stand_beside_the_models(openai_on_indexed) -> None
     ctl.select_project("demo")
     answer = "lets the next run re-embed only changed files"
     (standing,) = [
-        line for line in ctl.run_full_pipeline(PROMPT, pause_after="none").S_CTX_MD.splitlines() if answer in line
+        line for line in ctl.run_full_pipeline(PROMPT, pause_after="none").s_ctx_md.splitlines() if answer in line
     ]
     again = "The next run re-embeds only changed files from a manifest of path, sha256, size and modification time."
     added = "Binary files and files that are not UTF-8 are skipped with a reason."
@@ -258,9 +258,9 @@ def test_a4_the_offline_lines_stand_beside_the_models(openai_on_indexed) -> None
     sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [beside]}), server)
     report = sp.extras.a4
     assert report.agent == "A4/v1" and "lines of the offline extraction stand" in report.llm.notes[-1]
-    assert standing in sp.S_CTX_MD.splitlines()  # the answer's sentence, verbatim, as offline
-    assert added in sp.S_CTX_MD  # what the model adds
-    assert again not in sp.S_CTX_MD  # supported, but said already:
+    assert standing in sp.s_ctx_md.splitlines()  # the answer's sentence, verbatim, as offline
+    assert added in sp.s_ctx_md  # what the model adds
+    assert again not in sp.s_ctx_md  # supported, but said already:
     assert not any(line.startswith(again) for line in report.unsupported_lines), report.reasons
 
 

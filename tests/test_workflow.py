@@ -71,10 +71,10 @@ def test_pause_after_a4_edit_and_resume(services: Services) -> None:
     ctl = _controller(services)
     paused = ctl.run_full_pipeline(PROMPT)
     assert paused.stage is Stage.A4 and ctl.paused_before == ["review"]
-    original = paused.S_CTX_MD
+    original = paused.s_ctx_md
     assert original and "### Facts" in original
     keep = paused.final_selection_ids[:1]
-    ctl.edit(S_CTX_MD="### Facts\n- HUMAN-EDITED CONTEXT LINE", final_selection_ids=keep)
+    ctl.edit(s_ctx_md="### Facts\n- HUMAN-EDITED CONTEXT LINE", final_selection_ids=keep)
     assert ctl.paused_before == ["a5"]  # the review took the edit; A5 is next
     built = ctl.resume()
     assert built.stage is Stage.BUILD
@@ -86,11 +86,28 @@ def test_pause_after_a4_edit_and_resume(services: Services) -> None:
     assert [(e.stage, e.fields) for e in built.extras.edits] == [("a4", ["S_CTX_MD", "final_selection_ids"])]
 
 
+def test_an_edit_under_the_seeds_name_is_the_same_edit_at_the_review_and_after_the_build(services: Services) -> None:
+    """`edit(S_CTX_MD=...)` under the seed name, as callers wrote it before the rename, edits `s_ctx_md`; both
+    edits are recorded under the public (seed) name."""
+    seed, today = _controller(services), _controller(services)
+    seed.run_full_pipeline(PROMPT)
+    today.run_full_pipeline(PROMPT)
+    seed.edit(S_CTX_MD="### Facts\n- EDITED AT THE REVIEW")  # seed name
+    today.edit(s_ctx_md="### Facts\n- EDITED AT THE REVIEW")
+    assert comparable(seed.resume()) == comparable(today.resume())
+    seed.edit(S_CTX_MD="### Facts\n- EDITED AFTER THE BUILD")  # seed name
+    today.edit(s_ctx_md="### Facts\n- EDITED AFTER THE BUILD")
+    built = seed.build_prompt()
+    assert comparable(built) == comparable(today.build_prompt())
+    assert "EDITED AFTER THE BUILD" in built.prompt_ready and built.s_ctx_md.endswith("EDITED AFTER THE BUILD")
+    assert [e.fields for e in built.extras.edits] == [["S_CTX_MD"], ["S_CTX_MD"]]
+
+
 def test_the_review_interrupt_refuses_bad_answers_keeps_waiting_then_takes_a_good_one(services: Services) -> None:
     ctl = _controller(services)
     paused = ctl.run_full_pipeline(PROMPT)
     review = ctl.waiting
-    assert review["kind"] == "review" and review["after"] == "a4" and review["S_CTX_MD"] == paused.S_CTX_MD
+    assert review["kind"] == "review" and review["after"] == "a4" and review["S_CTX_MD"] == paused.s_ctx_md
     assert [c["id"] for c in review["chunks"]] == paused.final_selection_ids
     for bad, message in (
         ({"final_selection_ids": ["nope"]}, "unknown chunk ids"),
@@ -152,8 +169,8 @@ def test_rerun_a2_after_build_keeps_retrieval_and_reopens_a5(services: Services)
     again = ctl.run_a2()
     assert again.stage is Stage.A4 and again.history_of_stages[-1] is Stage.A2
     assert again.base_context_chunks == built.base_context_chunks
-    assert again.S_CTX_MD == built.S_CTX_MD
-    assert again.extras.a5 is None and not again.Attachments_MD  # they read the labels A2 just rewrote
+    assert again.s_ctx_md == built.s_ctx_md
+    assert again.extras.a5 is None and not again.attachments_md  # they read the labels A2 just rewrote
     assert ctl.run_a5().stage is Stage.A5
     assert ctl.build_prompt().stage is Stage.BUILD
 
@@ -162,7 +179,7 @@ def test_a2_at_the_pause_then_resume_goes_on_to_a5_and_keeps_the_edits(services:
     ctl = _controller(services)
     paused = ctl.run_full_pipeline(PROMPT)
     keep = paused.final_selection_ids[:1]
-    ctl.edit(S_CTX_MD=f"- the person's own line\n- cited [{keep[0]}]", final_selection_ids=keep)
+    ctl.edit(s_ctx_md=f"- the person's own line\n- cited [{keep[0]}]", final_selection_ids=keep)
     relabelled = ctl.run_a2()
     assert relabelled.stage is Stage.A4 and ctl.paused_before == []
     built = ctl.resume()
@@ -228,7 +245,7 @@ def test_history_and_time_travel(services: Services) -> None:
     assert rows[0]["stage"] == "built"
     at_a3 = next(r for r in rows if r["stage"] == "a3")
     sp = ctl.restart_from(at_a3["checkpoint_id"])
-    assert sp.stage is Stage.A3 and not sp.S_CTX_MD
+    assert sp.stage is Stage.A3 and not sp.s_ctx_md
     assert ctl.run_a4().stage is Stage.A4
     with pytest.raises(InputError):
         ctl.restart_from("no-such-checkpoint")

@@ -1,6 +1,6 @@
-"""A4 Condenser: the selected chunks, within a token budget, condensed into S_CTX_MD.
+"""A4 Condenser: the selected chunks, within a token budget, condensed into s_ctx_md.
 
-S_CTX_MD has up to three parts (Facts, Constraints, Open issues; an empty one is left out); every line
+s_ctx_md has up to three parts (Facts, Constraints, Open issues; an empty one is left out); every line
 cites the chunk ids it rests on. With an LLM, citations the model gives are checked against the
 selection; a line without a valid citation is matched to the chunk that contains it (or shares most
 words with it), and a line that matches nothing is dropped as unsupported. Each cited line is then
@@ -152,7 +152,7 @@ def condense(
     uncovered: Sequence[str] = (),
     standing: Sequence[tuple[str, str, list[str]]] = (),
 ) -> tuple[str, list[str], A4Report]:
-    """With an LLM: S_CTX_MD for the ask from the selection that fits the budget, the ids kept, the report.
+    """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
     The model is not called without excerpts. Its lines may cite only the excerpts it was given, and each
     must say what they say and not restate `asks` (the prompt's sentences and clauses; `check`, see

@@ -114,7 +114,7 @@ def condensed(sp: SuperPrompt) -> dict[str, list[str]]:
     """The condensed context's lines by section (facts, constraints, open_issues)."""
     sections: dict[str, list[str]] = {key: [] for key in _SECTIONS.values()}
     current = None
-    for line in sp.S_CTX_MD.splitlines():
+    for line in sp.s_ctx_md.splitlines():
         if line.startswith("### "):
             current = _SECTIONS.get(line[4:].strip())
         elif line.startswith("- ") and current:
@@ -155,9 +155,9 @@ def judge(
             )
         )
         checks.append(Check("expected_first", bool(files) and files[0] in expected, f"first: {files[:1]}", soft=True))
-    in_prompt = norm(sp.S_CTX_MD + "\n" + sp.Attachments_MD)
+    in_prompt = norm(sp.s_ctx_md + "\n" + sp.attachments_md)
     _phrases(checks, "key_facts", case.strings("key_facts"), in_prompt, "in the condensed context or an excerpt")
-    _phrases(checks, "condensed_must_contain", case.strings("condensed_must_contain"), norm(sp.S_CTX_MD), "condensed")
+    _phrases(checks, "condensed_must_contain", case.strings("condensed_must_contain"), norm(sp.s_ctx_md), "condensed")
     system = blocks(prompt).get("System", "")
     _phrases(checks, "system_must_contain", case.strings("system_must_contain"), norm(system), "in the System section")
     _phrases(checks, "must_contain", case.strings("must_contain"), norm(prompt), "in the prompt")
@@ -253,7 +253,7 @@ def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
     failing: list[str] = []
     judged: list[tuple[str, list[str]]] = []
     lines: list[str] = []
-    for line in sp.S_CTX_MD.splitlines():
+    for line in sp.s_ctx_md.splitlines():
         cited = CITATION.findall(line)
         if not cited:
             continue

@@ -154,7 +154,7 @@ class ConversationMemory:
         return sorted(scored, key=lambda n: -n["weight"])[: self.settings.max_notes]
 
     def context(self, project: str) -> list[ConversationTurn]:
-        """What goes into `recentConversation`: the summary, salient notes, then the latest turns verbatim."""
+        """What goes into `recent_conversation`: the summary, salient notes, then the latest turns verbatim."""
         state = self.state(project)
         out: list[ConversationTurn] = []
         if state.get("summary"):

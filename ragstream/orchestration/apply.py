@@ -5,7 +5,7 @@ Every write goes through `settle`, which enforces the state's invariants:
 - no output of a stage after the frontier (`SuperPrompt.stage`) is in the state or the prompt, and an
   answer exists only for the built prompt it answered (any new output or edit discards it);
 - `final_selection_ids` is the view of the latest valid selecting stage;
-- every chunk cited in `S_CTX_MD` is in `final_selection_ids` (a line whose every citation was
+- every chunk cited in `s_ctx_md` is in `final_selection_ids` (a line whose every citation was
   withdrawn is withdrawn with it; lines a person wrote without citations stay);
 - `prompt_ready` is the render of the state;
 - `run_metadata` describes the valid outputs (see `metadata`).
@@ -25,6 +25,7 @@ from langgraph.channels import LastValue
 
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
+from ragstream.preprocessing import validate_prompt
 from ragstream.rendering.view import render_prompt
 from ragstream.stages import REGISTRY, Stage, stage_module
 from ragstream.stages.io import StageEnv, StageOutput
@@ -32,13 +33,18 @@ from ragstream.stages.rules import check_stage_allowed, frontier_after, rank
 from ragstream.stages.spec import CONDENSED, FORMAT, LABELS, SELECTION
 from ragstream.state import EditRecord, PromptBody, StageUsage, SuperPrompt
 from ragstream.state.stage import SELECTING
+from ragstream.state.superprompt import SEED_NAMES
 from ragstream.telemetry.events import collect_llm_calls
 from ragstream.text.chunk_ids import prune_citations
 
 LABEL_FIELDS = ("system", "audience", "tone", "depth", "confidence")
-# Fields a person may edit, and the facet each belongs to (what it invalidates follows from the registry).
+# Each renamed field's public name, the seed's: what a person edits, a review shows and an edit record keeps.
+PUBLIC: dict[str, str] = {field: seed for seed, field in SEED_NAMES.items()}
+CONDENSED_FIELD = PUBLIC["s_ctx_md"]
+# Fields a person may edit (by their public names), and the facet each belongs to (what it invalidates follows
+# from the registry).
 EDITABLE: dict[str, str] = {
-    "S_CTX_MD": CONDENSED,
+    CONDENSED_FIELD: CONDENSED,
     "final_selection_ids": SELECTION,
     "format": FORMAT,
     **{name: LABELS for name in LABEL_FIELDS},
@@ -76,9 +82,9 @@ def settle(sp: SuperPrompt) -> dict[str, Any]:
     selection = list(view[1]) if view else []
     if selection != sp.final_selection_ids:
         updates["final_selection_ids"] = selection
-    condensed, _ = prune_citations(settled.S_CTX_MD, selection)
-    if condensed != settled.S_CTX_MD:
-        updates["S_CTX_MD"] = condensed
+    condensed, _ = prune_citations(settled.s_ctx_md, selection)
+    if condensed != settled.s_ctx_md:
+        updates["s_ctx_md"] = condensed
     settled = sp.model_copy(update=updates)
     rendered = render_prompt(settled)
     if rendered != sp.prompt_ready:
@@ -97,9 +103,9 @@ def to_channels(sp: SuperPrompt, updates: dict[str, Any]) -> dict[str, Any]:
 
     The graph's state channels take only marked values (`SettledValue`), so a raw `update_state` from a
     client (`{"stage": "built", "prompt_ready": "FORGED"}`) is refused instead of kept as written: edits go
-    through the review's `Command(resume=...)` or `AppController.edit`, both of which end here.
+    through the review's `Command(resume=...)` or `RunSession.edit`, both of which end here.
     """
-    plain = sp.model_copy(update=updates).model_dump(mode="json", include=set(updates))
+    plain = sp.model_copy(update=updates).model_dump(mode="json", include=set(updates), by_alias=False)
     return {name: {SETTLED: value} for name, value in plain.items()}
 
 
@@ -111,7 +117,7 @@ class SettledValue(LastValue):
             if not (isinstance(value, dict) and set(value) == {SETTLED}):
                 raise InputError(
                     f"{self.key} cannot be written directly: the state is written by its stages and by the review "
-                    "(resume the review interrupt with Command(resume={...}), or use AppController.edit)"
+                    "(resume the review interrupt with Command(resume={...}), or use RunSession.edit)"
                 )
         return super().update([value[SETTLED] for value in values])
 
@@ -162,7 +168,7 @@ def apply_edit(sp: SuperPrompt, fields: dict[str, Any]) -> tuple[dict[str, Any],
     """
     if sp.stage is Stage.RAW:
         raise InputError("nothing to edit yet: preprocess a prompt first")
-    flat = dict(fields)
+    flat = {PUBLIC.get(name, name): value for name, value in fields.items()}  # either name of a renamed field
     body = flat.pop("body", None)
     if body is not None:
         flat.update(body.model_dump(exclude_unset=True) if isinstance(body, PromptBody) else dict(body))
@@ -180,10 +186,10 @@ def apply_edit(sp: SuperPrompt, fields: dict[str, Any]) -> tuple[dict[str, Any],
     labels = {k: v for k, v in flat.items() if k in PromptBody.model_fields}
     if labels:
         updates["body"] = sp.body.model_copy(update=labels)
-    if "S_CTX_MD" in flat:
-        if not isinstance(flat["S_CTX_MD"], str):
-            raise InputError("S_CTX_MD must be text")
-        updates["S_CTX_MD"] = flat["S_CTX_MD"]
+    if CONDENSED_FIELD in flat:
+        if not isinstance(flat[CONDENSED_FIELD], str):
+            raise InputError(f"{CONDENSED_FIELD} must be text")
+        updates["s_ctx_md"] = flat[CONDENSED_FIELD]
     withdrawn: list[str] = []
     if "final_selection_ids" in flat:
         chosen = list(flat["final_selection_ids"])
@@ -193,7 +199,7 @@ def apply_edit(sp: SuperPrompt, fields: dict[str, Any]) -> tuple[dict[str, Any],
             raise InputError(f"unknown chunk ids in final_selection_ids: {strangers}")
         owner = _edit_owner(sp, SELECTION)
         updates["views_by_stage"] = {**sp.views_by_stage, owner.value: chosen}
-        _, withdrawn = prune_citations(updates.get("S_CTX_MD", sp.S_CTX_MD), chosen)
+        _, withdrawn = prune_citations(updates.get("s_ctx_md", sp.s_ctx_md), chosen)
     record = EditRecord(stage=frontier.value, fields=sorted(flat), withdrawn_lines=withdrawn)
     updates["extras"] = sp.extras.model_copy(update={"edits": [*sp.extras.edits, record]})
     edited = sp.model_copy(update=updates)
@@ -207,6 +213,8 @@ def run_alone(sp: SuperPrompt, stage: Stage, env: StageEnv) -> SuperPrompt:
     """
     if stage is not Stage.PREPROCESS:
         check_stage_allowed(sp, stage)
+    else:
+        validate_prompt(env.prompt if env.prompt is not None else sp.raw_prompt, env.services.settings)
     with collect_llm_calls() as calls:
         output = stage_module(stage).run(sp, env)
     return sp.model_copy(update=apply_output(sp, stage, output, usage_of(calls)))

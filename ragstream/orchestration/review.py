@@ -20,11 +20,11 @@ from itertools import combinations
 from typing import Any, TypeVar
 
 from langgraph.types import interrupt
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from ragstream.code.symbols import lines_of
 from ragstream.errors import InputError
-from ragstream.orchestration.apply import EDITABLE, LABEL_FIELDS, apply_edit, to_channels
+from ragstream.orchestration.apply import CONDENSED_FIELD, EDITABLE, LABEL_FIELDS, apply_edit, to_channels
 from ragstream.stages import SKIPPABLE, Stage
 from ragstream.stages.rules import frontier_after, next_stage, rank, spec_of, validate_skip
 from ragstream.state import SuperPrompt
@@ -41,10 +41,10 @@ class ReviewAnswer(BaseModel):
     """What a reviewer sends back: `accept`, or any of the editable fields (the rest stays as it is)."""
 
     # Other keys are kept for `apply_edit` to refuse by name ("cannot be edited; editable: ...").
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, validate_by_name=True, validate_by_alias=True)
 
     accept: bool | None = None
-    S_CTX_MD: str | None = None
+    s_ctx_md: str | None = Field(None, alias=CONDENSED_FIELD)
     final_selection_ids: list[str] | None = None
     system: str | None = None
     audience: str | None = None
@@ -106,7 +106,7 @@ def review_payload(sp: SuperPrompt) -> dict[str, Any]:
         "kind": "review",
         "after": sp.history_of_stages[-1].value if sp.history_of_stages else None,
         "stage": sp.stage.value,
-        "S_CTX_MD": sp.S_CTX_MD,
+        CONDENSED_FIELD: sp.s_ctx_md,
         "chunks": selected,
         "labels": {name: getattr(sp.body, name) for name in LABEL_FIELDS},
         "format": sp.body.format,

@@ -52,8 +52,8 @@ def render_ask(sp: SuperPrompt) -> str:
     extra = unmapped_sections(sp)
     if extra:
         parts.append("## Additional sections\n\n" + "\n\n".join(f"### {name}\n{text}" for name, text in extra))
-    if sp.recentConversation:  # fenced like excerpts: an earlier prompt cannot pose as this request
-        turns = "\n".join(f"- {t.role}: {' '.join(t.content.split())[:PREVIEW_CHARS]}" for t in sp.recentConversation)
+    if sp.recent_conversation:  # fenced like excerpts: an earlier prompt cannot pose as this request
+        turns = "\n".join(f"- {t.role}: {' '.join(t.content.split())[:PREVIEW_CHARS]}" for t in sp.recent_conversation)
         parts.append(f"## Earlier conversation\n{fence_block(CONVERSATION_FENCE_INFO, turns)}")
     labels = [f"- {title}: {getattr(body, field)}" for field, title in _LABELS if getattr(body, field)]
     if labels:

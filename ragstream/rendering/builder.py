@@ -21,7 +21,7 @@ def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None
     plan's, when it set one), whole (hydrated from `sources`, the project's documents; see
     rendering/excerpts.py). Grounding instructions only when there is something to ground in. The
     condensed context is counted whole; shown, it cites only the excerpts kept (rendering/parts.py).
-    Returns the Markdown blocks the state keeps (System_MD, Prompt_MD, Attachments_MD) and the report."""
+    Returns the Markdown blocks the state keeps (system_md, prompt_md, attachments_md) and the report."""
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.final_selection_ids if cid in by_id]
     head = head_parts(sp)
@@ -40,5 +40,5 @@ def build(sp: SuperPrompt, budget: ContextBudget, sources: Sources | None = None
     )
     shown = with_excerpts(head, kept, {cid for record in records for cid in record.chunks})
     final = markdown(shown)
-    blocks = {"System_MD": final.system, "Prompt_MD": final.ask, "Attachments_MD": final.attachments}
+    blocks = {"system_md": final.system, "prompt_md": final.ask, "attachments_md": final.attachments}
     return blocks, BuildReport(budget=BudgetReport(**trim.as_dict(), method=budget.method), excerpts=records)

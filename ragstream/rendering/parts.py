@@ -96,16 +96,16 @@ def head_parts(sp: SuperPrompt) -> PromptParts:
     """Everything but the excerpts, which the budget picks after counting these (the condensed context as A4
     wrote it, before it is cut to the excerpts shown)."""
     by_id = sp.chunk_by_id()
-    grounded = any(cid in by_id for cid in sp.final_selection_ids) or bool(sp.S_CTX_MD.strip())
+    grounded = any(cid in by_id for cid in sp.final_selection_ids) or bool(sp.s_ctx_md.strip())
     ask = render_ask(sp)
     rendered_format = render_format(sp.extras.a5, grounded) if sp.extras.a5 is not None else ""
     return PromptParts(
         role=sp.body.system or "",
         grounded=grounded,
-        conversation=bool(sp.recentConversation),
+        conversation=bool(sp.recent_conversation),
         not_covered=sp.extras.a4 is not None and bool(sp.extras.a4.uncovered),
         ask=f"{ask}\n\n{rendered_format}" if rendered_format else ask,
-        condensed_context=sp.S_CTX_MD,
+        condensed_context=sp.s_ctx_md,
     )
 
 

@@ -45,6 +45,6 @@ def render_prompt(sp: SuperPrompt) -> str:
         return ""
     if sp.stage is Stage.BUILD:
         return markdown(prompt_parts(sp)).text()
-    spec = render_format(sp.extras.a5, bool(sp.S_CTX_MD or sp.final_selection_ids)) if sp.extras.a5 is not None else ""
-    parts = [render_system(sp), render_ask(sp), spec, render_condensed(sp.S_CTX_MD) or render_chunk_view(sp)]
+    spec = render_format(sp.extras.a5, bool(sp.s_ctx_md or sp.final_selection_ids)) if sp.extras.a5 is not None else ""
+    parts = [render_system(sp), render_ask(sp), spec, render_condensed(sp.s_ctx_md) or render_chunk_view(sp)]
     return "\n\n".join(p for p in parts if p) + "\n"

@@ -1,6 +1,6 @@
 """A5 Format Enforcer: the requested format's kind, its sections and an example shape, as rules.
 
-It only writes its report (`extras.a5`); the chunk selection and S_CTX_MD are never touched. The
+It only writes its report (`extras.a5`); the chunk selection and s_ctx_md are never touched. The
 kind comes from the agent (offline: documented keyword rules); when the format names no known kind,
 the kind is `unknown` and no template rule is added, so nothing contradicts the user's words.
 Section names the user listed explicitly (bullets, numbered lines, headings, or "sections: a, b")

@@ -24,11 +24,11 @@ SPEC = stage_spec(
     "the Condenser needs A3, or the ReRanker with a non-empty selection",
     {PROMPT, SELECTION},
     {CONDENSED, SELECTION},
-    fields=("S_CTX_MD",),
+    fields=("s_ctx_md",),
 )
 REPORT = A4Report
 
-Condensed = tuple[str, list[str], A4Report]  # S_CTX_MD, the ids kept, the report
+Condensed = tuple[str, list[str], A4Report]  # s_ctx_md, the ids kept, the report
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
         missing = uncovered(sp, selection) if sp.extras.a3 is not None and sp.extras.a3.decisions else []
         text = render_sctx({}, missing) if missing else nothing_to_condense(sp)
         return StageOutput(
-            updates={"S_CTX_MD": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
+            updates={"s_ctx_md": text}, report=A4Report(agent="none (no excerpts)", uncovered=missing), selection=[]
         )
     missing = uncovered(sp, selection)
     # The covered clauses of a multi-part ask are pieces too: a line answering one clause is relevant to it
@@ -63,7 +63,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
     ask = Ask(pieces, asking_parts(sp, services.settings), missing, selection)
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
-    return StageOutput(updates={"S_CTX_MD": text}, report=report, selection=kept)
+    return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
 
 
 def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:

@@ -17,7 +17,7 @@ SPEC = stage_spec(
     "the Prompt Builder needs the condensed context",
     {PROMPT, LABELS, FORMAT, SELECTION, CONDENSED, FORMAT_SPEC},
     {FINAL},
-    fields=("System_MD", "Prompt_MD", "Attachments_MD"),
+    fields=("system_md", "prompt_md", "attachments_md"),
     method="build_prompt",
 )
 REPORT = BuildReport

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragstream.state.extras import Extras
 from ragstream.state.parts import Chunk, ConversationTurn, Preprocessing, PromptBody
@@ -16,7 +16,14 @@ class SuperPrompt(BaseModel):
     """The single state that flows through all eight stages and every checkpointer.
 
     `stage` is the furthest stage whose output is valid; `history_of_stages` lists what ran.
+
+    Five fields keep the seed's names (`S_CTX_MD`, `System_MD`, `Prompt_MD`, `Attachments_MD`,
+    `recentConversation`) as aliases: they are read under either name and written under the seed's, so every
+    JSON a user sees keeps its keys. The graph's channels are the field names; checkpoints written under the
+    seed's names are renamed as they load (`orchestration.checkpoint`).
     """
+
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     stage: Stage = Stage.RAW
     history_of_stages: list[Stage] = Field(default_factory=list)
@@ -27,12 +34,12 @@ class SuperPrompt(BaseModel):
     base_context_chunks: list[Chunk] = Field(default_factory=list)
     views_by_stage: dict[str, list[str]] = Field(default_factory=dict)
     final_selection_ids: list[str] = Field(default_factory=list)
-    S_CTX_MD: str = ""
-    System_MD: str = ""
-    Prompt_MD: str = ""
-    Attachments_MD: str = ""
+    s_ctx_md: str = Field("", alias="S_CTX_MD")
+    system_md: str = Field("", alias="System_MD")
+    prompt_md: str = Field("", alias="Prompt_MD")
+    attachments_md: str = Field("", alias="Attachments_MD")
     prompt_ready: str = ""
-    recentConversation: list[ConversationTurn] = Field(default_factory=list)
+    recent_conversation: list[ConversationTurn] = Field(default_factory=list, alias="recentConversation")
     answer: Answer | None = None  # what the model answered to prompt_ready, when the run was asked to send
     run_metadata: RunMetadata = Field(default_factory=RunMetadata)
 
@@ -63,3 +70,9 @@ class SuperPrompt(BaseModel):
             if rank(name) < rank(stage) and rank(name) <= rank(self.stage) and name in self.views_by_stage:
                 return list(self.views_by_stage[name])
         return []
+
+
+# The seed's name of each renamed field: what checkpoints written before the rename key their channels by.
+SEED_NAMES: dict[str, str] = {
+    info.alias: name for name, info in SuperPrompt.model_fields.items() if info.alias and info.alias != name
+}

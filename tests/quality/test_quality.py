@@ -59,7 +59,7 @@ def _blocks(prompt: str) -> dict[str, str]:
 def _condensed(sp: SuperPrompt) -> dict[str, list[str]]:
     sections: dict[str, list[str]] = {key: [] for key, _ in SECTIONS}
     current = None
-    for line in sp.S_CTX_MD.splitlines():
+    for line in sp.s_ctx_md.splitlines():
         if line.startswith("### "):
             current = TITLES.get(line[4:].strip())
         elif line.startswith("- ") and current:
@@ -100,7 +100,7 @@ def _prose(sp: SuperPrompt) -> None:
 def _invariants(sp: SuperPrompt) -> None:
     chunks = sp.chunk_by_id()
     selected = set(sp.final_selection_ids)
-    for line in sp.S_CTX_MD.splitlines():
+    for line in sp.s_ctx_md.splitlines():
         cited = CITATION.findall(line)
         assert set(cited) <= selected, f"a condensed line cites an unselected chunk: {line}"
         if cited:
@@ -113,7 +113,7 @@ def _invariants(sp: SuperPrompt) -> None:
                 assert text in " ".join(chunk.text.split()), (
                     f"a condensed line is not verbatim from the chunk it cites: {line}"
                 )
-    assert sp.S_CTX_MD == "" or "~~~~condensed-context" in sp.prompt_ready
+    assert sp.s_ctx_md == "" or "~~~~condensed-context" in sp.prompt_ready
     named = re.findall(r'^~~~~\w* ?excerpt [^\n]*?chunk="([^"]*)"', sp.prompt_ready, flags=re.MULTILINE)
     attached = {cid for ids in named for cid in ids.split()}
     for chunk_id in selected:  # an excerpt widened over neighbouring chunks names them all
@@ -167,7 +167,7 @@ def test_quality_case(case: dict, quality_root: Path) -> None:
         for text in texts:
             assert any(text in line for line in condensed[section]), f"'{text}' not under {section}: {condensed}"
     for text in case.get("condensed_lacks", []):
-        assert text not in sp.S_CTX_MD
+        assert text not in sp.s_ctx_md
     if "selected" in case:
         assert set(case["selected"]) <= _files(sp.final_selection_ids)
     if "not_selected" in case:
@@ -187,18 +187,18 @@ def test_quality_case(case: dict, quality_root: Path) -> None:
     opens = " ".join(_condensed(sp)["open_issues"])
     cited = {section: [line for line in lines if CITATION.search(line)] for section, lines in _condensed(sp).items()}
     if case.get("covered"):
-        assert cited["facts"] and "do not cover" not in opens, sp.S_CTX_MD
+        assert cited["facts"] and "do not cover" not in opens, sp.s_ctx_md
     if case.get("not_covered"):
-        assert not cited["facts"] and not cited["constraints"], sp.S_CTX_MD
+        assert not cited["facts"] and not cited["constraints"], sp.s_ctx_md
         assert "do not cover" in opens and "do not cover" in blocks["System"]
     for text in case.get("uncovered", []):
-        assert any("do not cover" in line and text in line for line in _condensed(sp)["open_issues"]), sp.S_CTX_MD
+        assert any("do not cover" in line and text in line for line in _condensed(sp)["open_issues"]), sp.s_ctx_md
     if "useful" in case:
         lines = [line.lower() for section in _condensed(sp).values() for line in section]
-        assert any(term.lower() in line for line in lines for term in case["useful"]), sp.S_CTX_MD
-    if set(case["corpora"]) & {"attrs", "click"} and sp.Attachments_MD:
+        assert any(term.lower() in line for line in lines for term in case["useful"]), sp.s_ctx_md
+    if set(case["corpora"]) & {"attrs", "click"} and sp.attachments_md:
         skeleton = services.budget.count(render_sctx({}, sp.extras.a4.uncovered))  # section titles and notes, not lines
-        condensed, excerpts = services.budget.count(sp.S_CTX_MD) - skeleton, services.budget.count(sp.Attachments_MD)
+        condensed, excerpts = services.budget.count(sp.s_ctx_md) - skeleton, services.budget.count(sp.attachments_md)
         assert condensed <= excerpts / 3, f"the condensed lines ({condensed} tokens) repeat the excerpts ({excerpts})"
 
 
