@@ -5,9 +5,15 @@ same run), beside the floor no RAGstream code can go below: a bare `import langg
 Each figure is the wall time of a fresh process (the median of several), with the local provider and
 the embedding model already exported (as after the first run or `ragstream models prepare`), and its
 CPU time (user + system, the median): on a shared machine the wall time mostly measures the wait for
-a core, the CPU time what the command itself costs. Also lists which modules `ragstream run` imported
-that a local run does not use (none should be), and whether it imported LangSmith: LangGraph imports
-LangChain Core's tracers, which import the LangSmith SDK at module level (see README, "Capacity").
+a core, the CPU time what the command itself costs. Each row is also given as a ratio to the floor.
+Bytecode is cached as after `pip install` (which compiles every module): the commands run with
+PYTHONPYCACHEPREFIX under the work folder even where PYTHONDONTWRITEBYTECODE is set, which would
+otherwise make every run compile RAGstream's own sources again (about 0.2 s of CPU that no installed
+copy pays). `python -c pass` is the interpreter's own start, the floor of `--help`.
+
+Also lists which modules `ragstream run` imported that a local run does not use (none should be), and
+whether it imported LangSmith: LangGraph imports LangChain Core's tracers, which import the LangSmith SDK
+at module level (see README, "Capacity").
 
 The first stage event is the first "stage ... done" line `ragstream -v run` logs (PreProcessing's); its CPU
 time is read from /proc at that moment.
@@ -90,10 +96,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--work", type=Path, default=Path("data/bench-cold"))
     args = parser.parse_args()
-    env = {**os.environ, "RAGSTREAM_LLM_PROVIDER": "local"}
+    env = {**os.environ, "RAGSTREAM_LLM_PROVIDER": "local", "PYTHONPYCACHEPREFIX": str(args.work.resolve() / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     cli = [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(args.work)]
     timed([*cli, "demo"], env)  # ingest the sample project and export the model once
     run = [*cli, "run", "--project", "sample", "--file", str(ROOT / "examples" / "prompt.md")]
+    starts = [timed([sys.executable, "-c", "pass"], env) for _ in range(args.runs)]
     floors = [timed([sys.executable, "-c", "import langgraph.graph"], env) for _ in range(args.runs)]
     helps = [timed([*cli, "--help"], env) for _ in range(args.runs)]
     verbose = [sys.executable, "-m", "ragstream.app.cli", "-v", *run[3:]]
@@ -102,13 +110,15 @@ def main() -> None:
     demos = [timed([*cli, "demo"], env) for _ in range(args.runs)]
     _, _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
     lines = probe.stderr.strip().splitlines()
+    print(figure("python -c pass (the interpreter)", starts))
     print(figure("import langgraph.graph (the floor)", floors))
     print(figure("ragstream --help", helps))
     print(figure("ragstream run to its first stage event", firsts))
     print(figure("ragstream run (ingested project, local provider)", runs))
     floor = statistics.median(s[1] for s in floors)
     for name, samples in (("--help", helps), ("run, first stage", firsts), ("run, to the end", runs)):
-        print(f"above the floor, {name}: {statistics.median(s[1] for s in samples) - floor:.2f} s CPU")
+        cpu = statistics.median(s[1] for s in samples)
+        print(f"above the floor, {name}: {cpu - floor:+.2f} s CPU, {cpu / floor:.2f}x the floor")
     print(figure("ragstream demo (sample already ingested)", demos))
     print(f"unused modules imported by run: {lines[-2].removeprefix('heavy: ')}; {lines[-1]}")
 

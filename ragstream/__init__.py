@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import RagstreamError
-from ragstream.state import Chunk, Stage, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
@@ -13,6 +12,7 @@ if TYPE_CHECKING:
     from ragstream.orchestration.graph import build_graph
     from ragstream.rendering.styles import export_prompt
     from ragstream.retrieval.langchain_retriever import RagstreamRetriever
+    from ragstream.state import Chunk, Stage, SuperPrompt
 
 __all__ = [
     "AppController",
@@ -31,11 +31,15 @@ _LAZY = {
     "export_prompt": "ragstream.rendering.styles",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
     "RagstreamEmbeddings": "ragstream.embedding.embedder",
+    "Chunk": "ragstream.state",
+    "Stage": "ragstream.state",
+    "SuperPrompt": "ragstream.state",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The controller, graph and LangChain parts import LangGraph, LangChain and the models: load on first use."""
+    """The controller, graph and LangChain parts import LangGraph, LangChain and the models, the state its
+    pydantic models: load on first use (`ragstream --help` needs none of them)."""
     if name in _LAZY:
         import importlib
 
