@@ -2,10 +2,12 @@
 first stage event and to the end), and `ragstream demo` (an unchanged re-ingest of the sample, then the
 same run), beside the floor no RAGstream code can go below: a bare `import langgraph.graph`.
 
-Each figure is the wall time of a fresh process (the median of several), with the local provider and
-the embedding model already exported (as after the first run or `ragstream models prepare`), and its
-CPU time (user + system, the median): on a shared machine the wall time mostly measures the wait for
-a core, the CPU time what the command itself costs. Each row is also given as a ratio to the floor.
+Each figure is the wall time of a fresh process (the median of several, taken round by round: each
+round runs every command once, so a change of the machine's load touches every row alike), with the
+local provider and the embedding model already exported (as after the first run or `ragstream models
+prepare`), and its CPU time (user + system, the median): on a shared machine the wall time mostly
+measures the wait for a core, the CPU time what the command itself costs. Each row is also given as a
+ratio to the floor.
 Bytecode is cached as after `pip install` (which compiles every module): the commands run with
 PYTHONPYCACHEPREFIX under the work folder even where PYTHONDONTWRITEBYTECODE is set, which would
 otherwise make every run compile RAGstream's own sources again (about 0.2 s of CPU that no installed
@@ -30,6 +32,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,13 +105,20 @@ def main() -> None:
     cli = [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(args.work)]
     timed([*cli, "demo"], env)  # ingest the sample project and export the model once
     run = [*cli, "run", "--project", "sample", "--file", str(ROOT / "examples" / "prompt.md")]
-    starts = [timed([sys.executable, "-c", "pass"], env) for _ in range(args.runs)]
-    floors = [timed([sys.executable, "-c", "import langgraph.graph"], env) for _ in range(args.runs)]
-    helps = [timed([*cli, "--help"], env) for _ in range(args.runs)]
     verbose = [sys.executable, "-m", "ragstream.app.cli", "-v", *run[3:]]
-    firsts = [to_first_stage(verbose, env) for _ in range(args.runs)]
-    runs = [timed(run, env) for _ in range(args.runs)]
-    demos = [timed([*cli, "demo"], env) for _ in range(args.runs)]
+    commands: dict[str, Callable[[], tuple[float, float, object]]] = {
+        "python -c pass (the interpreter)": partial(timed, [sys.executable, "-c", "pass"], env),
+        "import langgraph.graph (the floor)": partial(timed, [sys.executable, "-c", "import langgraph.graph"], env),
+        "ragstream --help": partial(timed, [*cli, "--help"], env),
+        "ragstream run to its first stage event": partial(to_first_stage, verbose, env),
+        "ragstream run (ingested project, local provider)": partial(timed, run, env),
+        "ragstream demo (sample already ingested)": partial(timed, [*cli, "demo"], env),
+    }
+    samples: dict[str, list[tuple[float, float, object]]] = {name: [] for name in commands}
+    for _ in range(args.runs):  # round by round: a change of the machine's load touches every row alike
+        for name, command in commands.items():
+            samples[name].append(command())
+    starts, floors, helps, firsts, runs, demos = samples.values()
     _, _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
     lines = probe.stderr.strip().splitlines()
     print(figure("python -c pass (the interpreter)", starts))
