@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from bench.condensed_eval import ingested
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunSession
+from ragstream.app.workspace import Workspace
 from ragstream.condensing.condenser import condense
 from ragstream.condensing.support import SupportCheck
 from ragstream.errors import RagstreamError
@@ -63,10 +64,9 @@ def main() -> None:
     rows: list[dict] = []
     total = kept = withheld = 0
     for case in cases[args.skip : args.skip + args.cases]:
-        ctl = AppController(offline, checkpointer=memory_checkpointer(), services=services)
+        ctl = RunSession(Workspace(offline, services), checkpointer=memory_checkpointer())
         ctl.select_project(args.suite.name)
-        ctl.run_full_pipeline(case.read_text(encoding="utf-8"), pause_after="none")
-        sp = ctl.sp
+        sp = ctl.run_full_pipeline(case.read_text(encoding="utf-8"), pause_after="none").state
         by_id = sp.chunk_by_id()
         selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
         if not selection:

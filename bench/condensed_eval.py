@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunSession
+from ragstream.app.workspace import Workspace
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.services import Services
@@ -96,12 +97,11 @@ def ingested(work: Path, name: str, corpus: Path) -> Settings:
 def run_case(
     settings: Settings, project: str, prompt: str, expect: dict, tally: Tally, show: bool
 ) -> tuple[str, list[str]]:
-    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl = RunSession(Workspace(settings, Services(settings)), checkpointer=memory_checkpointer())
     ctl.select_project(project)
     started = time.perf_counter()
-    ctl.run_full_pipeline(prompt, pause_after="none")
+    sp = ctl.run_full_pipeline(prompt, pause_after="none").state
     tally.seconds.append(time.perf_counter() - started)
-    sp = ctl.sp
     condensed, whole = flat(sp.s_ctx_md), flat(sp.prompt_ready)
     tally.cases += 1
     missing = []

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.retrieval_eval import DEFAULT_DATA, write_corpus  # noqa: E402
-from ragstream.app.controller import AppController  # noqa: E402
+from ragstream.app.session import RunSession  # noqa: E402
+from ragstream.app.workspace import Workspace  # noqa: E402
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
 from ragstream.orchestration.checkpoint import memory_checkpointer  # noqa: E402
 from ragstream.services import Services  # noqa: E402
@@ -73,11 +74,11 @@ def main() -> None:
             walls, calls = [], []
             for _ in range(args.runs):
                 (settings.cache_dir / "agent00_header_map.json").unlink(missing_ok=True)  # ask Agent 00 every time
-                ctl = AppController(settings, checkpointer=memory_checkpointer(), services=services)
+                ctl = RunSession(Workspace(settings, services), checkpointer=memory_checkpointer())
                 ctl.select_project("sample")
                 before = len(server.requests)
                 started = time.perf_counter()
-                sp = ctl.run_full_pipeline(PROMPT, pause_after="none")
+                sp = ctl.run_full_pipeline(PROMPT, pause_after="none").state
                 walls.append(time.perf_counter() - started)
                 calls.append(len(server.requests) - before)
             label = "  (shipped default)" if concurrency == shipped else ""

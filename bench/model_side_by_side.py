@@ -25,7 +25,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunSession
+from ragstream.app.workspace import Workspace
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.rendering.ask import normalized_ask
 from ragstream.services import Services
@@ -52,12 +53,12 @@ def load_cases(suite: Path, limit: int) -> list[tuple[str, str, dict[str, Any]]]
 
 def run_case(settings: Settings, project: str, prompt: str) -> tuple[SuperPrompt, dict[str, float], int]:
     """The built prompt, each stage's time (ms) and the number of A3 model calls."""
-    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl = RunSession(Workspace(settings, Services(settings)), checkpointer=memory_checkpointer())
     ctl.select_project(project)
     events: list[dict[str, Any]] = []
     ctl.on_event = events.append
     started = time.monotonic()
-    sp = ctl.run_full_pipeline(prompt, pause_after="none")
+    sp = ctl.run_full_pipeline(prompt, pause_after="none").state
     stage_ms = {e["stage"]: e["duration_ms"] for e in events if e.get("event") == "stage_finish"}
     stage_ms["wall"] = (time.monotonic() - started) * 1000
     a3_calls = sum(1 for e in events if e.get("event") == "agent_call" and e["agent"].startswith("A3/"))

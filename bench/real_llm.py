@@ -40,7 +40,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragstream.app.controller import AppController  # noqa: E402
+from ragstream.app.session import RunSession  # noqa: E402
+from ragstream.app.workspace import Workspace  # noqa: E402
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
 from ragstream.orchestration.checkpoint import memory_checkpointer  # noqa: E402
 from ragstream.services import Services  # noqa: E402
@@ -111,13 +112,13 @@ def checks(sp: SuperPrompt, tokens: list[str], expect: str) -> dict[str, Any]:
 
 
 def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bool) -> dict[str, Any]:
-    ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
+    ctl = RunSession(Workspace(settings, Services(settings)), checkpointer=memory_checkpointer())
     ctl.select_project(project)
     events: list[dict[str, Any]] = []
     ctl.on_event = events.append
     tokens: list[str] = []
     started = time.monotonic()
-    sp = ctl.run_full_pipeline(prompt, pause_after="none", send=send, on_token=tokens.append)
+    sp = ctl.run_full_pipeline(prompt, pause_after="none", send=send, on_token=tokens.append).state
     wall = time.monotonic() - started
     per_stage: dict[str, dict[str, Any]] = defaultdict(
         lambda: {

@@ -245,11 +245,12 @@ def ragstream(data: Path, *args: str) -> None:
 
 
 def gui_session(data: Path) -> Any:
-    """The session object the GUI holds, on `data` (at ba47471: AppController)."""
-    from ragstream.app.controller import AppController
+    """The session object the GUI holds, on `data` (at ba47471: AppController; since issue #39: RunSession)."""
+    from ragstream.app.session import RunSession
+    from ragstream.app.workspace import Workspace
     from ragstream.settings import load_settings
 
-    return AppController(load_settings(overrides={"data_dir": str(data)}))
+    return RunSession(Workspace(load_settings(overrides={"data_dir": str(data)})))
 
 
 def cli_run(data: Path) -> None:

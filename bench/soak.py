@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.retrieval_eval import DEFAULT_DATA, read_jsonl, write_corpus  # noqa: E402
-from ragstream.app.controller import AppController  # noqa: E402
+from ragstream.app.session import RunSession  # noqa: E402
+from ragstream.app.workspace import Workspace  # noqa: E402
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
 from ragstream.orchestration.checkpoint import sqlite_checkpointer  # noqa: E402
 from ragstream.services import Services  # noqa: E402
@@ -72,7 +73,7 @@ def main() -> None:
     stage_ms: dict[str, list[float]] = {}
     profiler = cProfile.Profile() if args.profile else None
     for run in range(1, args.runs + 1):
-        ctl = AppController(settings, services=services, checkpointer=checkpointer, thread_id=uuid.uuid4().hex)
+        ctl = RunSession(Workspace(settings, services), checkpointer=checkpointer, thread_id=uuid.uuid4().hex)
         ctl.select_project("scifact")
         if profiler and run > args.warmup:
             ctl.on_event = lambda e: (

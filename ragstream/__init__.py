@@ -8,6 +8,8 @@ from ragstream.errors import RagstreamError
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
+    from ragstream.app.session import RunResult, RunSession
+    from ragstream.app.workspace import Workspace
     from ragstream.embedding.embedder import RagstreamEmbeddings
     from ragstream.orchestration.graph import build_graph
     from ragstream.rendering.styles import export_prompt
@@ -20,13 +22,19 @@ __all__ = [
     "RagstreamEmbeddings",
     "RagstreamError",
     "RagstreamRetriever",
+    "RunResult",
+    "RunSession",
     "Stage",
     "SuperPrompt",
+    "Workspace",
     "build_graph",
     "export_prompt",
 ]
 _LAZY = {
     "AppController": "ragstream.app.controller",
+    "RunResult": "ragstream.app.session",
+    "RunSession": "ragstream.app.session",
+    "Workspace": "ragstream.app.workspace",
     "build_graph": "ragstream.orchestration.graph",
     "export_prompt": "ragstream.rendering.styles",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
@@ -38,8 +46,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The controller, graph and LangChain parts import LangGraph, LangChain and the models, the state its
-    pydantic models: load on first use (`ragstream --help` needs none of them)."""
+    """The session, workspace, graph and LangChain parts import LangGraph, LangChain and models, the state its
+    pydantic models: load on use (`ragstream --help` needs none of them)."""
     if name in _LAZY:
         import importlib
 

@@ -76,7 +76,7 @@ def test_a_local_run_imports_no_unused_runtime(tmp_path: Path) -> None:
 
 def test_a_deferred_package_is_whole_when_used(tmp_path: Path) -> None:
     code = (
-        "import ragstream.app.controller, sys\n"
+        "import ragstream.app.session, sys\n"
         "assert 'langgraph_sdk.auth.types' in sys.modules and 'langgraph_sdk.client' not in sys.modules\n"
         "import langgraph_sdk\n"
         "from langsmith.types import Run\n"

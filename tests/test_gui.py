@@ -43,9 +43,9 @@ def test_full_manual_run(indexed: Settings, monkeypatch) -> None:
         _button(at, f"stage_{stage}").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert any(s.value == f"SuperPrompt - stage: {Stage(stage).value}" for s in at.subheader)
-    ctl = at.session_state["controller"]
-    assert ctl.sp.stage.value == "built"
-    assert _prompt_view(at) == ctl.sp.prompt_ready.rstrip("\n")
+    ctl = at.session_state["session"]
+    assert ctl.current().state.stage.value == "built"
+    assert _prompt_view(at) == ctl.current().state.prompt_ready.rstrip("\n")
     assert '~~~~excerpt source="' in _prompt_view(at)
     assert at.get("download_button")
 
@@ -54,14 +54,14 @@ def test_run_all_pauses_for_review_and_the_edit_reaches_the_prompt(indexed: Sett
     at = _app(indexed.data_dir, monkeypatch)
     at.text_area(key="prompt").input(PROMPT).run()
     _button(at, "run_all").click().run()
-    ctl = at.session_state["controller"]
-    assert ctl.sp.stage.value == "a4" and ctl.paused_before == ["review"]
+    ctl = at.session_state["session"]
+    assert ctl.current().state.stage.value == "a4" and ctl.current().paused_before == ["review"]
     assert not _button(at, "continue").disabled
-    original = ctl.sp.s_ctx_md
+    original = ctl.current().state.s_ctx_md
     at.text_area(key="sctx_edit").input("### Facts\n- EDITED IN THE GUI").run()
     _button(at, "continue").click().run()
     assert not at.exception
-    assert ctl.sp.stage.value == "built"
+    assert ctl.current().state.stage.value == "built"
     assert "EDITED IN THE GUI" in _prompt_view(at) and original not in _prompt_view(at)
 
 
@@ -69,8 +69,8 @@ def test_the_review_form_unticks_a_chunk_and_sets_a_label(indexed: Settings, mon
     at = _app(indexed.data_dir, monkeypatch)
     at.text_area(key="prompt").input(PROMPT).run()
     _button(at, "run_all").click().run()
-    ctl = at.session_state["controller"]
-    chunks = ctl.waiting["chunks"]
+    ctl = at.session_state["session"]
+    chunks = ctl.current().waiting["chunks"]
     boxes = [at.checkbox(key=f"keep_{c['id']}") for c in chunks]
     assert boxes and all(
         box.value for box in boxes
@@ -81,10 +81,10 @@ def test_the_review_form_unticks_a_chunk_and_sets_a_label(indexed: Settings, mon
     assert "formal" in tone.options
     tone.select("formal").run()
     _button(at, "continue").click().run()
-    assert not at.exception and ctl.sp.stage.value == "built"
+    assert not at.exception and ctl.current().state.stage.value == "built"
     final = _prompt_view(at)
     assert f'chunk="{dropped}"' not in final and final.count("excerpt source=") == len(chunks) - 1
-    assert "- Tone: formal" in final and ctl.waiting is None
+    assert "- Tone: formal" in final and ctl.current().waiting is None
 
 
 def test_strict_toggle_asks_about_an_unknown_header_and_the_choice_applies(indexed: Settings, monkeypatch) -> None:
@@ -93,15 +93,15 @@ def test_strict_toggle_asks_about_an_unknown_header_and_the_choice_applies(index
     header = f"Gizmo {uuid.uuid4().hex[:6]}"
     at.text_area(key="prompt").input(f"# Task\nHow are chunks fenced?\n# {header}\nQUUXLINE tildes.\n").run()
     _button(at, "run_all").click().run()
-    ctl = at.session_state["controller"]
-    assert ctl.waiting["kind"] == "headers" and ctl.sp.stage.value == "preprocessed"
+    ctl = at.session_state["session"]
+    assert ctl.current().waiting["kind"] == "headers" and ctl.current().state.stage.value == "preprocessed"
     at.selectbox(key="decide_0").select("CONTEXT").run()
     _button(at, "decide").click().run()
-    assert not at.exception and ctl.waiting["kind"] == "review"  # decided, the run went on to the review
-    assert "## Context\nQUUXLINE" in ctl.sp.prompt_ready
+    assert not at.exception and ctl.current().waiting["kind"] == "review"  # decided, the run went on to the review
+    assert "## Context\nQUUXLINE" in ctl.current().state.prompt_ready
 
 
-def test_illegal_stage_buttons_are_disabled_and_the_controller_still_refuses(indexed: Settings, monkeypatch) -> None:
+def test_illegal_stage_buttons_are_disabled_and_the_session_still_refuses(indexed: Settings, monkeypatch) -> None:
     at = _app(indexed.data_dir, monkeypatch)
     assert _button(at, "stage_preprocess").disabled  # no prompt yet
     at.text_area(key="prompt").input(PROMPT).run()
@@ -111,9 +111,9 @@ def test_illegal_stage_buttons_are_disabled_and_the_controller_still_refuses(ind
     _button(at, "stage_preprocess").click().run()
     assert not _button(at, "stage_a2").disabled and not _button(at, "stage_retrieval").disabled
     assert _button(at, "stage_a4").disabled and _button(at, "continue").disabled
-    ctl = at.session_state["controller"]
+    ctl = at.session_state["session"]
     with pytest.raises(Exception, match="cannot run now"):
-        ctl.run_a4()  # the gate is the controller's, not only the button's
+        ctl.run_a4()  # the gate is the session's, not only the button's
     at.run()
     assert "cannot run now" in at.error[0].value  # last_error is shown plainly
 

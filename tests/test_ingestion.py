@@ -275,7 +275,7 @@ def test_a_folder_with_nothing_to_ingest_is_a_clear_error_that_writes_nothing(
     kind: str, settings: Settings, tmp_path: Path
 ) -> None:
     """Through the controller, as the GUI and MCP ingest: a ProjectError naming why, and no project made."""
-    from ragstream.app.controller import AppController
+    from ragstream.app.workspace import Workspace
     from ragstream.tenancy.projects import list_projects
 
     folder = tmp_path / "docs"
@@ -283,11 +283,10 @@ def test_a_folder_with_nothing_to_ingest_is_a_clear_error_that_writes_nothing(
         folder.mkdir()
     else:
         _refused_files(folder)
-    ctl = AppController(settings)
     message = "has no files" if kind == "empty" else "none of its 4 files can be indexed (.env: holds secrets"
-    with pytest.raises(ProjectError, match=re.escape(message)):
-        ctl.ingest_docs("e1", source=folder)
-    assert "nothing to ingest" in ctl.last_error
+    with pytest.raises(ProjectError, match=re.escape(message)) as info:
+        Workspace(settings).ingest_docs("e1", source=folder)
+    assert "nothing to ingest" in str(info.value)
     assert list_projects(settings) == [] and not project_paths(settings, "e1").store_dir.exists()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragstream.errors import ConfigError, EmptyPromptError, PromptTooLargeError, RagstreamError
-from ragstream.preprocessing import UnmappedHeader, preprocess
+from ragstream.preprocessing import UnmappedHeader, preprocess, validate_prompt
 from ragstream.preprocessing.schema import PromptSchema, load_prompt_schema, normalize_header
 from ragstream.settings import Settings
 from ragstream.state import Stage
@@ -149,15 +149,15 @@ def test_mapper_not_called_when_everything_maps(settings: Settings, chunker: Chu
 
 
 @pytest.mark.parametrize("prompt", ["", "   ", "\n\t\r\n"])
-def test_empty_prompt_is_a_typed_error(prompt: str, settings: Settings, chunker: Chunker) -> None:
+def test_empty_prompt_is_a_typed_error(prompt: str, settings: Settings) -> None:
     with pytest.raises(EmptyPromptError):
-        _run(prompt, settings, chunker)
+        validate_prompt(prompt, settings)
 
 
-def test_oversized_prompt_is_a_typed_error(settings: Settings, chunker: Chunker) -> None:
+def test_oversized_prompt_is_a_typed_error(settings: Settings) -> None:
     small = settings.model_copy(update={"max_prompt_chars": 10})
     with pytest.raises(PromptTooLargeError) as info:
-        _run("x" * 11, small, chunker)
+        validate_prompt("x" * 11, small)
     assert isinstance(info.value, RagstreamError)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import ragstream
 from ragstream import stages
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunSession
 from ragstream.orchestration import graph
 from ragstream.stages import REGISTRY, SPECS, STAGES, stage_module
 from ragstream.stages.spec import SELECTION
@@ -59,7 +59,7 @@ def test_every_stage_reads_by_all_its_names() -> None:
 def test_every_manual_stage_has_its_controller_method() -> None:
     assert SPECS["preprocess"].method == "preprocess"
     for spec in REGISTRY:
-        assert callable(getattr(AppController, spec.method)), spec.method
+        assert callable(getattr(RunSession, spec.method)), spec.method
 
 
 def test_each_graph_node_is_a_function_of_its_stage_name_that_calls_its_stage_run() -> None:

@@ -1,4 +1,5 @@
-"""The doors onto the pipeline: the CLI, the controller the GUI holds, the MCP server.
+"""The doors onto the pipeline: the CLI, the GUI, the MCP server, over the RunSession (one thread)
+and the Workspace (projects, documents, agents, models, users) they hold.
 
 A command imports LangGraph, which imports parts of packages whose `__init__` a local run never
 uses (see `deferred_imports`): deferred here, before any door imports LangGraph.

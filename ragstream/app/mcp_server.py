@@ -75,7 +75,7 @@ def build_server(settings: Settings) -> MCPServer:
     @_tool(server)
     def list_projects() -> list[dict[str, Any]]:
         """The projects under the data root: files and chunks indexed, and how many secrets were redacted."""
-        from ragstream.app.controller import AppController
+        from ragstream.app.workspace import Workspace
 
         return [
             {
@@ -85,7 +85,7 @@ def build_server(settings: Settings) -> MCPServer:
                 "chunks": project["chunks"],
                 "secrets_redacted": len(project["secrets"]),
             }
-            for project in AppController(settings).projects()
+            for project in Workspace(settings).projects()
         ]
 
     @_tool(server)
@@ -104,12 +104,13 @@ def build_server(settings: Settings) -> MCPServer:
     def build_superprompt(prompt: str, project: str, style: str = "markdown") -> dict[str, Any]:
         """Run the whole pipeline on a prompt over a project and return the final prompt (style: markdown,
         xml, json or plain), the excerpts it holds, its checkpoint thread and any secrets redacted from the prompt."""
-        from ragstream.app.controller import AppController
+        from ragstream.app.session import RunSession
+        from ragstream.app.workspace import Workspace
         from ragstream.rendering.parts import prompt_parts
         from ragstream.rendering.styles import export_prompt
 
-        ctl = AppController(settings)
-        sp = ctl.run_full_pipeline(prompt, project=project, pause_after="none")
+        ctl = RunSession(Workspace(settings))
+        sp = ctl.run_full_pipeline(prompt, project=project, pause_after="none").state
         parts = prompt_parts(sp)
         return {
             "prompt": export_prompt(sp, style),

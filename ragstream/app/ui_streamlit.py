@@ -1,7 +1,8 @@
-"""Streamlit GUI: one AppController in the session, one button per stage, Run all, the review as a form.
+"""Streamlit GUI: one RunSession in the browser session, one button per stage, Run all, the review as a form.
 
-Run with `ragstream gui`. Everything the pipeline does happens in the controller; this file only
-draws widgets and forwards clicks.
+Run with `ragstream gui`. Everything the pipeline does happens in the session and its workspace; this file
+only draws widgets and forwards clicks. Each render reads the thread once (`RunSession.current`) and
+draws every panel from that RunResult.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from ragstream.app.controller import AppController
+from ragstream.app.session import RunResult, RunSession
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
 from ragstream.orchestration.metadata import summary_lines
@@ -24,14 +25,14 @@ STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
 UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)
 
 
-def controller() -> AppController:
-    if "controller" not in st.session_state:
-        st.session_state.controller = AppController()
-    return st.session_state.controller
+def session() -> RunSession:
+    if "session" not in st.session_state:
+        st.session_state.session = RunSession()
+    return st.session_state.session
 
 
 def attempt(action, *args, **kwargs) -> bool:
-    """Run a controller call; a typed error is shown (the controller also keeps it in last_error)."""
+    """Run a session or workspace call; a typed error is shown (a session call also keeps it in last_error)."""
     try:
         action(*args, **kwargs)
         return True
@@ -40,22 +41,23 @@ def attempt(action, *args, **kwargs) -> bool:
         return False
 
 
-def sidebar(ctl: AppController) -> None:
+def sidebar(ctl: RunSession) -> None:
     strict = st.sidebar.toggle(
         "Strict mode", key="strict", help="Headers PreProcessing cannot map wait for your decision before retrieval."
     )
     ctl.options = RunOptions(strict=strict)  # what the widgets choose: the runs, steps and resumes of this session
     st.sidebar.header("Project")
-    projects = ctl.project_names()
+    workspace = ctl.workspace
+    projects = workspace.project_names()
     if projects:
-        recent = ctl.most_recent_project() or projects[0]
+        recent = workspace.most_recent_project() or projects[0]
         current = ctl.active_project if ctl.active_project in projects else recent
         choice = st.sidebar.selectbox("Active project", projects, index=projects.index(current), key="project")
         if choice != ctl.active_project:
             ctl.select_project(choice)
     new_name = st.sidebar.text_input("New project name", key="new_project")
     if st.sidebar.button("Create project", key="create_project") and new_name:
-        if attempt(ctl.create_project, new_name):
+        if attempt(lambda: ctl.select_project(workspace.create_project(new_name))):
             st.rerun()
     if not ctl.active_project:
         st.sidebar.info("Create a project, upload documents, then ingest.")
@@ -63,7 +65,7 @@ def sidebar(ctl: AppController) -> None:
     uploads = st.sidebar.file_uploader("Add documents", type=UPLOAD_TYPES, accept_multiple_files=True, key="uploads")
     for upload in uploads or []:
         try:
-            ctl.save_document(upload.name, upload.getvalue())
+            workspace.save_document(upload.name, upload.getvalue(), ctl.active_project)
         except RagstreamError as exc:
             st.sidebar.warning(str(exc))
     if st.sidebar.button("Ingest", key="ingest"):
@@ -73,7 +75,7 @@ def sidebar(ctl: AppController) -> None:
             bar.progress(done / max(total, 1), text=f"{phase} {done}/{total}")
 
         try:
-            stats = ctl.ingest_docs(ctl.active_project, progress=progress)
+            stats = workspace.ingest_docs(ctl.active_project, progress=progress)
             st.session_state.ingest_summary = stats.summary()
             st.session_state.ingest_skipped = stats.skipped
         except RagstreamError as exc:
@@ -82,7 +84,7 @@ def sidebar(ctl: AppController) -> None:
         st.sidebar.success(st.session_state.ingest_summary)
         for path, reason in st.session_state.get("ingest_skipped", {}).items():
             st.sidebar.caption(f"skipped {path}: {reason}")
-    project = ctl.project_overview(ctl.active_project)
+    project = workspace.project_overview(ctl.active_project)
     files = project["files"]
     if files:
         st.sidebar.dataframe(
@@ -108,9 +110,9 @@ def plain(text: str) -> str:
     return MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
-def waiting_for(ctl: AppController, kind: str) -> dict | None:
+def waiting_for(now: RunResult, kind: str) -> dict | None:
     """The interrupt the thread waits on, when it is of `kind` ("review" or strict mode's "headers")."""
-    waiting = ctl.waiting
+    waiting = now.waiting
     return waiting if waiting is not None and waiting.get("kind") == kind else None
 
 
@@ -129,8 +131,8 @@ def why_disabled(stage: Stage, prompt: str, legal: set[Stage]) -> str | None:
 ORDER = [stage for stage, _ in STAGE_BUTTONS]
 
 
-def stage_buttons(ctl: AppController, prompt: str) -> None:
-    legal = set(ctl.allowed_stages())
+def stage_buttons(ctl: RunSession, now: RunResult, prompt: str) -> None:
+    legal = set(ctl.allowed_stages(now.state))
     if not prompt.strip():
         st.caption(
             "Type a prompt above to enable PreProcessing and Run all; each later stage opens when its turn comes."
@@ -151,9 +153,9 @@ def stage_buttons(ctl: AppController, prompt: str) -> None:
         attempt(ctl.run_full_pipeline, prompt)
         st.session_state.auto_run = True
         st.rerun()
-    review = waiting_for(ctl, "review")
+    review = waiting_for(now, "review")
     if right.button("Continue", key="continue", disabled=review is None) and review is not None:
-        if attempt(ctl.resume, review_answer(ctl, review) or None):
+        if attempt(ctl.resume, review_answer(review) or None):
             for key in [k for k in st.session_state if str(k).startswith(REVIEW_KEYS)]:
                 del st.session_state[key]
         st.rerun()
@@ -163,7 +165,7 @@ REVIEW_KEYS = ("sctx_edit", "keep_", "label_", "format_edit")
 LABELS_PER_ROW = 3  # wide enough for a label a person typed, such as an audience of several words
 
 
-def review_answer(ctl: AppController, review: dict) -> dict:
+def review_answer(review: dict) -> dict:
     """The review's answer from the form: only what the person changed (empty: accept as is)."""
     state = st.session_state
     answer: dict = {}
@@ -182,9 +184,9 @@ def review_answer(ctl: AppController, review: dict) -> dict:
     return answer
 
 
-def review_panel(ctl: AppController) -> None:
+def review_panel(ctl: RunSession, now: RunResult) -> None:
     """The review interrupt as a form: keep boxes per chunk, the condensed context, the labels, the format."""
-    review = waiting_for(ctl, "review")
+    review = waiting_for(now, "review")
     if review is None:
         return
     st.subheader(f"Review after {review['after']}")
@@ -196,7 +198,7 @@ def review_panel(ctl: AppController) -> None:
         st.caption(plain(chunk["preview"]))
     if review["S_CTX_MD"]:
         st.text_area("Condensed context (editable)", review["S_CTX_MD"], height=260, key="sctx_edit")
-    options = ctl.label_choices()
+    options = ctl.workspace.label_choices()
     labels = list(review["labels"].items())
     columns = [c for start in range(0, len(labels), LABELS_PER_ROW) for c in st.columns(LABELS_PER_ROW)]
     for column, (name, value) in zip(columns, labels, strict=False):
@@ -206,9 +208,9 @@ def review_panel(ctl: AppController) -> None:
     st.caption("Press Continue to apply these edits (as the review's answer) and run on.")
 
 
-def headers_panel(ctl: AppController) -> None:
+def headers_panel(ctl: RunSession, now: RunResult) -> None:
     """Strict mode: one choice per header PreProcessing could not map."""
-    question = waiting_for(ctl, "headers")
+    question = waiting_for(now, "headers")
     if question is None:
         return
     st.subheader("Strict mode: what are these sections?")
@@ -232,7 +234,7 @@ def headers_panel(ctl: AppController) -> None:
         st.rerun()
 
 
-def send_panel(ctl: AppController) -> None:
+def send_panel(ctl: RunSession, now: RunResult) -> None:
     """Send the built prompt to the configured LLM; the answer appears as it streams, then the critic's verdict."""
     offline = ctl.services.offline
     clicked = st.button(
@@ -252,7 +254,7 @@ def send_panel(ctl: AppController) -> None:
 
         attempt(ctl.send, on_token=show)
         st.rerun()
-    answer = ctl.sp.answer
+    answer = now.state.answer
     if answer is not None:
         st.subheader("Answer")
         st.markdown(answer.text)
@@ -263,9 +265,9 @@ def send_panel(ctl: AppController) -> None:
         )
 
 
-def metadata_panel(ctl: AppController) -> None:
+def metadata_panel(now: RunResult) -> None:
     """The run's plan and metadata record: what was decided (intent, retrieval, budgets) and spent."""
-    meta = ctl.sp.run_metadata
+    meta = now.state.run_metadata
     if meta.stage == "raw":
         return
     st.caption("\n".join(f"- {plain(line)}" for line in summary_lines(meta)[1:]))
@@ -273,7 +275,7 @@ def metadata_panel(ctl: AppController) -> None:
         st.json(meta.model_dump(mode="json"))
 
 
-def telemetry_panel(ctl: AppController) -> None:
+def telemetry_panel(ctl: RunSession) -> None:
     summary = ctl.trace_summary()
     if not summary["stages"]:
         return
@@ -292,9 +294,9 @@ def telemetry_panel(ctl: AppController) -> None:
         st.caption(f"LLM: none (offline: {summary['offline_steps']} deterministic agent steps, no model, no cost)")
 
 
-def tokens_panel(ctl: AppController) -> None:
+def tokens_panel(ctl: RunSession, now: RunResult) -> None:
     """The built prompt's tokens per section and per excerpt, and what counted them."""
-    report = ctl.token_breakdown()
+    report = ctl.token_breakdown(now.state)
     st.subheader(f"Tokens: {report['total']}")
     st.caption(report["label"])
     rows = [{"part": s["section"], "tokens": s["tokens"]} for s in report["sections"] if s["section"] != "excerpts"]
@@ -302,7 +304,7 @@ def tokens_panel(ctl: AppController) -> None:
     st.bar_chart(pd.DataFrame(rows).set_index("part")["tokens"], horizontal=True, sort=False)  # prompt order
 
 
-def eval_panel(ctl: AppController) -> None:
+def eval_panel(ctl: RunSession) -> None:
     """A run saved by `ragstream eval --save NAME`, shown as the report page the CLI writes (in its own frame)."""
     from streamlit.components.v1 import html
 
@@ -329,11 +331,12 @@ def eval_panel(ctl: AppController) -> None:
 
 def main() -> None:
     st.set_page_config(page_title="RAGstream", layout="wide")
-    ctl = controller()
+    ctl = session()
     st.title("RAGstream")
     sidebar(ctl)
     prompt = st.text_area("Prompt", height=180, key="prompt", placeholder="# Task\nWhat should the LLM do?")
-    stage_buttons(ctl, prompt)
+    now = ctl.current()  # every panel below draws this one read of the thread; a click re-runs the page
+    stage_buttons(ctl, now, prompt)
     flash = st.session_state.pop("flash", None)
     if flash or ctl.last_error:
         st.error(flash or ctl.last_error)
@@ -342,23 +345,23 @@ def main() -> None:
             f"Your prompt holds secrets: {describe(ctl.prompt_secrets)}. Each was replaced by "
             "[REDACTED: <type>] before anything was stored or sent."
         )
-    headers_panel(ctl)
-    review_panel(ctl)
-    sp = ctl.sp
+    headers_panel(ctl, now)
+    review_panel(ctl, now)
+    sp = now.state
     st.subheader(f"SuperPrompt - stage: {sp.stage.value}")
     st.code(sp.prompt_ready or "(run PreProcessing to see the prompt)", language="markdown", wrap_lines=True)
     if sp.stage is Stage.BUILD:
         style = st.selectbox("Download style", STYLES, key="download_style")
         st.download_button(
             "Download prompt",
-            ctl.export_prompt(style),
+            ctl.export_prompt(style, sp),
             file_name=f"superprompt{SUFFIXES[style]}",
             mime=MEDIA_TYPES[style],
             key="download",
         )
-        tokens_panel(ctl)
-        send_panel(ctl)
-    metadata_panel(ctl)
+        tokens_panel(ctl, now)
+        send_panel(ctl, now)
+    metadata_panel(now)
     telemetry_panel(ctl)
     eval_panel(ctl)
 

@@ -154,7 +154,7 @@ def write_beir_corpus(suite: Suite, folder: Path) -> None:
 
 def run_suite(
     suite: Suite,
-    ctl: Any,
+    session: Any,
     project: str,
     options: RunOptions,
     limit: int = 0,
@@ -162,18 +162,18 @@ def run_suite(
 ) -> EvalRun:
     """Ingest the corpus into `project` (only changed files re-embed) and run every case (the first `limit`).
 
-    `ctl` is the AppController the surface opened (on a throwaway checkpointer): the runs go through the same
+    `session` is the RunSession the surface opened (on a throwaway checkpointer): the runs go through the same
     door as every other run, and this package stays below the surfaces that call it."""
     from ragstream.tenancy.projects import project_paths
 
-    settings: Settings = ctl.settings
-    services = ctl.services
+    settings: Settings = session.settings
+    services = session.services
     if suite.documents:
         folder = project_paths(settings, project).raw_dir
         write_beir_corpus(suite, folder)
-        stats = ctl.ingest_docs(project, source=folder)
+        stats = session.workspace.ingest_docs(project, source=folder)
     else:
-        stats = ctl.ingest_docs(project, source=suite.corpus)
+        stats = session.workspace.ingest_docs(project, source=suite.corpus)
     name, check = support_check(services)
     run = EvalRun(
         suite=suite.name,
@@ -189,7 +189,7 @@ def run_suite(
     cues = _format_cues(services)
     cases = suite.cases[:limit] if limit else suite.cases
     for number, case in enumerate(cases, start=1):
-        run.cases.append(run_case(ctl, case, project, options, cues, check))
+        run.cases.append(run_case(session, case, project, options, cues, check))
         if progress:
             progress(number, len(cases), case.name)
     return run
@@ -203,7 +203,7 @@ def _format_cues(services: Any) -> dict[str, list[str]]:
 
 
 def run_case(
-    ctl: Any, case: Case, project: str, options: RunOptions, cues: dict[str, list[str]], check: Support
+    session: Any, case: Case, project: str, options: RunOptions, cues: dict[str, list[str]], check: Support
 ) -> dict[str, Any]:
     """One case on a fresh thread: the final prompt, its checks, each stage's list judged, tokens and latency."""
     latency: dict[str, float] = {}
@@ -212,23 +212,22 @@ def run_case(
         if event.get("event") == "stage_finish":
             latency[event["stage"]] = event["duration_ms"]
 
-    ctl.thread_id = uuid.uuid4().hex[:12]
-    ctl.on_event = on_event
-    ctl.select_project(project)
+    session.thread_id = uuid.uuid4().hex[:12]
+    session.on_event = on_event
+    session.select_project(project)
     result: dict[str, Any] = {"name": case.name, "kind": case.fields.get("kind", ""), "prompt": case.prompt}
     started = time.perf_counter()
     try:
-        ctl.run_full_pipeline(case.prompt, options, project=project, pause_after="none")
+        sp: SuperPrompt = session.run_full_pipeline(case.prompt, options, project=project, pause_after="none").state
     except Exception as exc:  # noqa: BLE001 - one case that cannot run is reported, the others still run
         log.info("case %s could not run", case.name, exc_info=exc)  # the traceback with -v
         first = str(exc).splitlines()[0] if str(exc) else ""
         result.update(error=f"{type(exc).__name__}: {first}", checks=[], passed=False, score=0.0, final_prompt="")
         return result
     latency["total"] = (time.perf_counter() - started) * 1000
-    sp: SuperPrompt = ctl.sp
     checks = judge(case, sp, cues, check)
     hard = [c for c in checks if not c.soft]
-    budget = ctl.services.budget
+    budget = session.services.budget
     result.update(
         error=None,
         final_prompt=sp.prompt_ready,
@@ -240,15 +239,15 @@ def run_case(
     )
     if case.relevant:
         result["retrieval"] = {
-            stage: rank_metrics(ranking, case.relevant) for stage, ranking in _rankings(ctl, sp, project).items()
+            stage: rank_metrics(ranking, case.relevant) for stage, ranking in _rankings(session, sp, project).items()
         }
     return result
 
 
-def _rankings(ctl: Any, sp: SuperPrompt, project: str) -> dict[str, list[Ranked]]:
+def _rankings(session: Any, sp: SuperPrompt, project: str) -> dict[str, list[Ranked]]:
     """Each stage's ranked list. A stage that did not run (skipped, or no retrieval planned) ranks what the stage
     before it left, as the pipeline itself does."""
-    searcher = ctl.services.searcher(project)
+    searcher = session.services.searcher(project)
     snapshot = searcher.snapshot()
 
     def ranked(ids: list[str]) -> list[Ranked]:

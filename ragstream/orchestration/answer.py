@@ -1,7 +1,7 @@
 """The answer and critic nodes: the built prompt sent to the model, streamed, then judged.
 
 They run after the Prompt Builder only when the run asks to send (`context={"send": true}`,
-`ragstream run --send`, the GUI's Send button, `AppController.send`). `answer` streams the model's
+`ragstream run --send`, the GUI's Send button, `RunSession.send`). `answer` streams the model's
 tokens through LangChain's callbacks, so LangGraph's `messages` stream mode carries them to
 `graph.stream`, the SDK's SSE and Studio; `critic` judges the answer (grounded, complete, follows the
 format) and, on a rejection, the graph loops back to `answer` with the critique, at most

@@ -25,6 +25,7 @@ from langgraph.channels import LastValue
 
 from ragstream.errors import InputError
 from ragstream.orchestration.metadata import describe, usage_of, with_usage
+from ragstream.preprocessing import validate_prompt
 from ragstream.rendering.view import render_prompt
 from ragstream.stages import REGISTRY, Stage, stage_module
 from ragstream.stages.io import StageEnv, StageOutput
@@ -102,7 +103,7 @@ def to_channels(sp: SuperPrompt, updates: dict[str, Any]) -> dict[str, Any]:
 
     The graph's state channels take only marked values (`SettledValue`), so a raw `update_state` from a
     client (`{"stage": "built", "prompt_ready": "FORGED"}`) is refused instead of kept as written: edits go
-    through the review's `Command(resume=...)` or `AppController.edit`, both of which end here.
+    through the review's `Command(resume=...)` or `RunSession.edit`, both of which end here.
     """
     plain = sp.model_copy(update=updates).model_dump(mode="json", include=set(updates), by_alias=False)
     return {name: {SETTLED: value} for name, value in plain.items()}
@@ -116,7 +117,7 @@ class SettledValue(LastValue):
             if not (isinstance(value, dict) and set(value) == {SETTLED}):
                 raise InputError(
                     f"{self.key} cannot be written directly: the state is written by its stages and by the review "
-                    "(resume the review interrupt with Command(resume={...}), or use AppController.edit)"
+                    "(resume the review interrupt with Command(resume={...}), or use RunSession.edit)"
                 )
         return super().update([value[SETTLED] for value in values])
 
@@ -212,6 +213,8 @@ def run_alone(sp: SuperPrompt, stage: Stage, env: StageEnv) -> SuperPrompt:
     """
     if stage is not Stage.PREPROCESS:
         check_stage_allowed(sp, stage)
+    else:
+        validate_prompt(env.prompt if env.prompt is not None else sp.raw_prompt, env.services.settings)
     with collect_llm_calls() as calls:
         output = stage_module(stage).run(sp, env)
     return sp.model_copy(update=apply_output(sp, stage, output, usage_of(calls)))

@@ -75,14 +75,14 @@ def preflight(
 
     `user` is a served run's authenticated user: refused on a project they may not use, whether or
     not it exists."""
-    if stage is Stage.PREPROCESS:
+    if stage is not Stage.PREPROCESS:
+        check_stage_allowed(sp, stage)
+        check_decided(sp, stage)
+    elif not ctx.prompt_admitted:  # a RunSession's run had its prompt checked here, once, before it began
         text = prompt if prompt is not None else sp.raw_prompt
         if prompt is None and not text:
             raise EmptyPromptError('no prompt: start the run with the input {"prompt": "<your prompt>"}')
         validate_prompt(text, services.settings, served=user is not None)
-    else:
-        check_stage_allowed(sp, stage)
-        check_decided(sp, stage)
     project = ctx.project or sp.extras.project
     for name in (project, *ctx.projects):
         require_project(services.settings, user, name)

@@ -62,8 +62,8 @@ def preprocess(
     """Turn raw text into the canonical body, the segment table and the query pieces.
 
     `decisions` (normalized header -> canon, `keep` or `drop`) are a person's answers for headers
-    nothing else could map (strict mode); they apply before Agent 00 is asked."""
-    validate_prompt(user_text, settings)
+    nothing else could map (strict mode); they apply before Agent 00 is asked. The text is one `validate_prompt`
+    passed (the graph's preflight, or `run_alone`): it is not checked again here."""
     schema = schema or load_prompt_schema(settings.prompt_schema_path)
     chunker = chunker or Chunker.from_settings(settings)
     undecided = settings.preprocessing.include_undecided if include_undecided is None else include_undecided

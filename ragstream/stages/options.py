@@ -73,6 +73,7 @@ class RunOptions(BaseModel):
         False, description="Headers PreProcessing cannot map interrupt the run until a person decides them."
     )
     _services: Services | None = PrivateAttr(None)
+    _admitted: bool = PrivateAttr(False)
 
     def __init__(self, services: Services | None = None, **values: Any) -> None:
         try:
@@ -84,6 +85,18 @@ class RunOptions(BaseModel):
     @property
     def services(self) -> Services | None:
         return self._services
+
+    @property
+    def prompt_admitted(self) -> bool:
+        """The run's prompt was validated and its secrets redacted before the run started (by a RunSession, through
+        the graph's preflight), so PreProcessing does not check it again. Never set from a client's JSON."""
+        return self._admitted
+
+    def admitted(self) -> RunOptions:
+        """These options for a run whose prompt is admitted (see `prompt_admitted`)."""
+        copy = self.model_copy()
+        copy._admitted = True
+        return copy
 
     @field_validator("strategy", mode="before")
     @classmethod

@@ -35,7 +35,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[PreprocessReport]:
 
     services, ctx = env.services, env.context
     text = env.prompt if env.prompt is not None else sp.raw_prompt
-    if isinstance(text, str):  # a door that did not redact (the LangGraph server): redacted before anything else
+    if isinstance(text, str) and not ctx.prompt_admitted:  # a door that did not redact (the LangGraph server)
         text = scan_prompt(text, services.settings.secrets).text
     done = preprocess(
         text,

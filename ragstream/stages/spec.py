@@ -23,7 +23,7 @@ class StageSpec:
     reads: frozenset[str]
     writes: frozenset[str]
     fields: tuple[str, ...] = ()  # SuperPrompt fields holding its output, reset when it is invalid
-    method: str = ""  # the AppController method that runs it by hand (names from the controller spec)
+    method: str = ""  # the RunSession method that runs it by hand (names from the controller spec)
 
 
 def stage_spec(

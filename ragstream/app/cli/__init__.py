@@ -1,4 +1,4 @@
-"""The `ragstream` command. Each subcommand is a thin door onto the AppController the GUI uses."""
+"""The `ragstream` command. Each subcommand is a thin door onto the RunSession and Workspace the GUI uses."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What every command shares: the once-only option, the prompt it reads, the controller it drives and prints."""
+"""What every command shares: the once-only option, the prompt it reads, the session or workspace it drives."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import InputError
 from ragstream.settings import Settings
-from ragstream.state import Answer, SuperPrompt
+from ragstream.state import Answer
 
 if TYPE_CHECKING:
-    from ragstream.app.controller import AppController
+    from ragstream.app.session import RunResult, RunSession
+    from ragstream.app.workspace import Workspace
 
 
 class Once(argparse.Action):
@@ -84,27 +85,36 @@ def print_progress(event: dict[str, Any]) -> None:
     # a stage_error is not printed here: main() prints the failure once, on one line, after "> stage ..."
 
 
-def open_controller(settings: Settings, thread: str | None = None, project: str | None = None) -> AppController:
-    """The controller on a thread (a new one when None), on `project` or else the project the thread ran on,
+def open_session(settings: Settings, thread: str | None = None, project: str | None = None) -> RunSession:
+    """The session on a thread (a new one when None), on `project` or else the project the thread ran on,
     printing its progress to stderr. Imported here, not above: `ragstream --help` stays quick."""
-    from ragstream.app.controller import AppController
+    from ragstream.app.session import RunSession
+    from ragstream.app.workspace import Workspace
 
-    ctl = AppController(settings, thread_id=thread)
-    ctl.on_event = print_progress
-    project = project or ctl.sp.extras.project
+    session = RunSession(Workspace(settings), thread_id=thread)
+    session.on_event = print_progress
+    project = project or (session.current().state.extras.project if thread else None)
     if project:
-        ctl.select_project(project)
-    return ctl
+        session.select_project(project)
+    return session
 
 
-def report(ctl: AppController, sp: SuperPrompt) -> None:
+def open_workspace(settings: Settings) -> Workspace:
+    """The data root's projects, documents, agents and models, with no thread (and no checkpointer) opened."""
+    from ragstream.app.workspace import Workspace
+
+    return Workspace(settings)
+
+
+def report(session: RunSession, result: RunResult) -> None:
     """Where the thread stands and what to do next (stderr), and its prompt as it is now (stdout)."""
+    ctl, sp = session, result.state
     print(
         f"thread {ctl.thread_id}: stage {sp.stage.value}"
-        + (f", paused before {ctl.paused_before}" if ctl.paused_before else ""),
+        + (f", paused before {result.paused_before}" if result.paused_before else ""),
         file=sys.stderr,
     )
-    waiting = (ctl.waiting or {}).get("kind")
+    waiting = (result.waiting or {}).get("kind")
     if waiting == "review":
         print(
             f"the review waits: `ragstream resume --thread {ctl.thread_id}` accepts it and builds the final prompt",

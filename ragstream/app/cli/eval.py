@@ -78,7 +78,8 @@ def thresholds(items: list[str] | None) -> dict[str, float]:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from ragstream.app.controller import AppController
+    from ragstream.app.session import RunSession
+    from ragstream.app.workspace import Workspace
     from ragstream.evaluation.html import render_html
     from ragstream.evaluation.report import metric_values, summarize, terminal
     from ragstream.evaluation.runner import check_own_project, corpus_fingerprint, default_project, run_suite
@@ -100,8 +101,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     project = validate_project_name(args.project or default_project(suite))
     check_own_project(settings, project, suite)
     options = RunOptions(strategy=args.strategy, skip=args.skip or [])
-    ctl = AppController(settings, checkpointer=memory_checkpointer())
-    run = run_suite(suite, ctl, project, options, args.limit, _progress())
+    session = RunSession(Workspace(settings), checkpointer=memory_checkpointer())
+    run = run_suite(suite, session, project, options, args.limit, _progress())
     result = run.as_dict()
     summary = summarize(result)
     compared = compare(before, result, args.compare) if before is not None else None

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ragstream.app.cli.common import open_controller
+from ragstream.app.cli.common import open_workspace
 from ragstream.errors import InputError
 from ragstream.settings import Settings
 
@@ -31,20 +31,20 @@ def register(sub: Any) -> None:
 
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     """Build the embedding model's ONNX graph now, instead of on the first run that embeds."""
-    for variant, path in open_controller(settings).prepare_models(args.variants):
+    for variant, path in open_workspace(settings).prepare_models(args.variants):
         print(f"{variant}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
 def cmd_agents(args: argparse.Namespace, settings: Settings) -> int:
-    ctl = open_controller(settings)
+    workspace = open_workspace(settings)
     if args.action == "list":
-        for name, version, cfg in ctl.agent_configs():
+        for name, version, cfg in workspace.agent_configs():
             print(f"{name:6s} {version:4s} {cfg.mode:9s} {cfg.model_name:14s} {cfg.description}")
         return 0
     if not args.name:
         raise InputError("agents show needs an agent name, e.g. `ragstream agents show A2`")
-    path, cfg = ctl.agent_config(args.name, args.version)
+    path, cfg = workspace.agent_config(args.name, args.version)
     print(f"# {path} (valid)")
     print(json.dumps(cfg.model_dump(), indent=2, ensure_ascii=False))
     return 0

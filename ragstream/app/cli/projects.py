@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragstream.app.cli.common import open_controller
+from ragstream.app.cli.common import open_workspace
 from ragstream.settings import Settings
 
 
@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_projects(args: argparse.Namespace, settings: Settings) -> int:
-    projects = open_controller(settings).projects()
+    projects = open_workspace(settings).projects()
     if not projects:
         print(f"no projects under {settings.data_dir} (put files in {settings.data_dir / 'doc_raw' / '<project>'})")
     for project in projects:
@@ -56,7 +56,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         bars[phase].update(done - bars[phase].n)
 
     try:
-        stats = open_controller(settings).ingest_docs(
+        stats = open_workspace(settings).ingest_docs(
             args.project,
             progress,
             source=Path(args.path) if args.path else None,

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragstream.app.cli.common import Once, open_controller, print_token, read_prompt, report, report_answer
+from ragstream.app.cli.common import Once, open_session, print_token, read_prompt, report, report_answer
 from ragstream.errors import InputError
 from ragstream.settings import Settings
 from ragstream.stages import SKIPPABLE, Stage
@@ -21,7 +21,7 @@ from ragstream.state import SuperPrompt
 from ragstream.strategies import Strategy, strategy_name
 
 if TYPE_CHECKING:
-    from ragstream.app.controller import AppController
+    from ragstream.app.session import RunResult, RunSession
 
 
 def register(sub: Any) -> None:
@@ -145,10 +145,10 @@ def _warm_up(settings: Settings, project: str | None) -> None:
     threading.Thread(target=load, name="ragstream-warm-up", daemon=True).start()
 
 
-def _decide_headers(ctl: AppController, args: argparse.Namespace) -> bool:
+def _decide_headers(ctl: RunSession, result: RunResult, args: argparse.Namespace) -> bool:
     """Strict mode: answer the question about headers PreProcessing could not map, from `--decide HEADER=CHOICE`
     or, on a terminal, by asking; False when nothing waits."""
-    waiting = ctl.waiting or {}
+    waiting = result.waiting or {}
     if waiting.get("kind") != "headers":
         return False
     given: dict[str, str] = {}
@@ -174,28 +174,29 @@ def _decide_headers(ctl: AppController, args: argparse.Namespace) -> bool:
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     _warm_up(settings, args.project)
-    return _run(open_controller(settings, args.thread, args.project), args)
+    return _run(open_session(settings, args.thread, args.project), args)
 
 
-def _run(ctl: AppController, args: argparse.Namespace) -> int:
+def _run(ctl: RunSession, args: argparse.Namespace) -> int:
     options = run_options(args)
     send = getattr(args, "send", False)
     as_json = getattr(args, "json", False)
     on_token = None if as_json else print_token  # JSON output: the answer is in the object, not streamed
-    sp = ctl.run_full_pipeline(read_prompt(args), options, on_token=on_token)
-    if _decide_headers(ctl, args):
-        sp = ctl.resume()
-    if args.review and ctl.paused_before:
+    result = ctl.run_full_pipeline(read_prompt(args), options, on_token=on_token)
+    if _decide_headers(ctl, result, args):
+        result = ctl.resume()
+    sp = result.state
+    if args.review and result.paused_before:
         print(f"== paused after A4 (thread {ctl.thread_id}); condensed context:\n{sp.s_ctx_md}\n", file=sys.stderr)
         edited = _edit_condensed(sp.s_ctx_md, args)
         if edited is not None and edited != sp.s_ctx_md:
             ctl.edit(s_ctx_md=edited)
-        sp = ctl.resume()
+        result = ctl.resume()
         if send:
-            ctl.send(on_token=on_token)
-            sp = ctl.sp
+            result = ctl.send(on_token=on_token)
+        sp = result.state
     if as_json:
-        print(json.dumps(run_json(ctl, sp), indent=2, ensure_ascii=False))
+        print(json.dumps(run_json(ctl, result), indent=2, ensure_ascii=False))
         return 0
     if args.tokens and sp.stage is Stage.BUILD:
         from ragstream.orchestration.token_report import format_breakdown
@@ -206,13 +207,13 @@ def _run(ctl: AppController, args: argparse.Namespace) -> int:
         report_answer(sp.answer)
         return 0
     if args.style == "markdown" and not args.output:
-        report(ctl, sp)
+        report(ctl, result)
         return 0
     _export(ctl, sp, args.style, args.output)
     return 0
 
 
-def _export(ctl: AppController, sp: SuperPrompt, style: str, output: str | None) -> None:
+def _export(ctl: RunSession, sp: SuperPrompt, style: str, output: str | None) -> None:
     """The built prompt in a style, to a file or stdout (a paused run has no built prompt: a clear error)."""
     text = ctl.export_prompt(style, sp)
     print(f"thread {ctl.thread_id}: stage {sp.stage.value}", file=sys.stderr)
@@ -226,12 +227,13 @@ def _export(ctl: AppController, sp: SuperPrompt, style: str, output: str | None)
     print(f"wrote the prompt ({style}) to {output}", file=sys.stderr)
 
 
-def run_json(ctl: AppController, sp: SuperPrompt) -> dict[str, Any]:
+def run_json(ctl: RunSession, result: RunResult) -> dict[str, Any]:
     """What `run --json` prints: the thread, where it stands, the final prompt, the answer and the run's metadata."""
+    sp = result.state
     return {
         "thread_id": ctl.thread_id,
         "stage": sp.stage.value,
-        "paused_before": ctl.paused_before,
+        "paused_before": result.paused_before,
         "prompt_ready": sp.prompt_ready,
         "answer": sp.answer.text if sp.answer is not None else None,
         "run_metadata": sp.run_metadata.model_dump(mode="json"),
@@ -243,8 +245,8 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from ragstream.settings import resource_dir
 
     examples = resource_dir("examples")
-    ctl = open_controller(settings, args.thread)
-    stats = ctl.ingest_docs("sample", source=examples / "sample_project")
+    ctl = open_session(settings, args.thread)
+    stats = ctl.workspace.ingest_docs("sample", source=examples / "sample_project")
     print(stats.summary(), file=sys.stderr)
     _warm_up(settings, "sample")
     args.file, args.prompt, args.project = str(examples / "prompt.md"), None, "sample"
@@ -253,7 +255,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_resume(args: argparse.Namespace, settings: Settings) -> int:
     """Like `run`, straight to the final prompt unless `--review` asks to stop at the review after A4."""
-    ctl = open_controller(settings, args.thread)
-    _decide_headers(ctl, args)
+    ctl = open_session(settings, args.thread)
+    _decide_headers(ctl, ctl.current(), args)
     report(ctl, ctl.resume(pause_after="a4" if args.review else "none"))
     return 0

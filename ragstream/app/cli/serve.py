@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragstream.app.cli.common import open_controller
+from ragstream.app.cli.common import open_workspace
 from ragstream.settings import Settings
 
 
@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
 
 def cmd_users(args: argparse.Namespace, settings: Settings) -> int:
     """Users of a shared LangGraph server; the new user's token is the last line printed."""
-    registry = open_controller(settings).users()
+    registry = open_workspace(settings).users()
     if args.action == "add":
         token = registry.add(args.name, args.project or [])
         print(

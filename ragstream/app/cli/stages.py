@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragstream.app.cli.common import Once, open_controller, read_prompt, report
+from ragstream.app.cli.common import Once, open_session, open_workspace, read_prompt, report
 from ragstream.errors import InputError
 from ragstream.settings import Settings
 from ragstream.stages import Stage
@@ -71,8 +71,8 @@ def format_segment_table(sp: SuperPrompt) -> str:
 
 
 def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
-    ctl = open_controller(settings)
-    sp = ctl.run_alone(Stage.PREPROCESS, prompt=read_prompt(args), include_undecided=args.include_undecided or None)
+    undecided = args.include_undecided or None
+    sp = open_workspace(settings).run_alone(Stage.PREPROCESS, prompt=read_prompt(args), include_undecided=undecided)
     if args.json:
         print(sp.model_dump_json(indent=2))
     else:
@@ -96,7 +96,7 @@ def _read_sp(source: str) -> SuperPrompt:
 
 
 def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
-    sp = open_controller(settings).run_alone(Stage.A2, _read_sp(args.sp))
+    sp = open_workspace(settings).run_alone(Stage.A2, _read_sp(args.sp))
     if args.json:
         print(sp.model_dump_json(indent=2))
     else:
@@ -109,8 +109,8 @@ def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
-    ctl = open_controller(settings, args.thread, args.project)
+    session = open_session(settings, args.thread, args.project)
     stage = stage_named(args.stage)
     text = read_prompt(args) if stage is Stage.PREPROCESS else None
-    report(ctl, ctl.run_stage(stage, text))
+    report(session, session.run_stage(stage, text))
     return 0

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragstream.app.cli.common import Once, open_controller, print_token, report, report_answer
+from ragstream.app.cli.common import Once, open_session, open_workspace, print_token, report, report_answer
 from ragstream.errors import InputError
 from ragstream.settings import Settings
 
@@ -42,11 +42,11 @@ def register(sub: Any) -> None:
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    ctl = open_controller(settings, args.thread)
+    session = open_session(settings, args.thread)
     if args.restart:
-        report(ctl, ctl.restart_from(args.restart))
+        report(session, session.restart_from(args.restart))
         return 0
-    for row in ctl.history():
+    for row in session.history():
         print(
             f"{row['checkpoint_id']}  step {row['step']!s:>3}  stage {row['stage']:12s} next {row['next']}  "
             f"{row['created_at']}"
@@ -55,29 +55,30 @@ def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_send(args: argparse.Namespace, settings: Settings) -> int:
-    ctl = open_controller(settings, args.thread)
-    answer = ctl.send(on_token=print_token)
+    answer = open_session(settings, args.thread).send(on_token=print_token).state.answer
+    assert answer is not None  # a send that returns has its answer
     print()
     report_answer(answer)
     return 0
 
 
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
-    ctl = open_controller(settings, args.thread)
-    events = ctl.trace()
+    session = open_session(settings, args.thread)
+    events = session.trace()
     if not events:
         raise InputError(f"no trace for thread {args.thread!r}")
     if args.json:
         print(json.dumps(events, indent=1, ensure_ascii=False))
         return 0
+    metadata = session.current().state.run_metadata
     if args.metadata:
-        print(ctl.sp.run_metadata.model_dump_json(indent=2))
+        print(metadata.model_dump_json(indent=2))
         return 0
     from ragstream.orchestration.metadata import summary_lines
 
-    for line in summary_lines(ctl.sp.run_metadata):
+    for line in summary_lines(metadata):
         print(line)
-    summary = ctl.trace_summary()
+    summary = session.trace_summary()
     for stage, info in summary["stages"].items():
         print(
             f"{stage:12s} {info['duration_ms']:9.1f} ms  {info['counts']}  ~{info['prompt_tokens']} tokens"
@@ -102,15 +103,16 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
     """The local user's memory, or with --server the memory of the user whose token is in RAGSTREAM_TOKEN."""
-    ctl = open_controller(settings, args.thread if args.action == "record" else None, args.project)
     if args.action == "record":
         answer = Path(args.answer_file).read_text(encoding="utf-8") if args.answer_file else sys.stdin.read()
-        ctl.record_answer(answer)
+        open_session(settings, args.thread, args.project).record_answer(answer)
         print("answer recorded")
         return 0
     if args.server and not (os.environ.get("RAGSTREAM_USER") and os.environ.get("RAGSTREAM_TOKEN")):
         raise InputError("--server needs RAGSTREAM_USER and RAGSTREAM_TOKEN (from `ragstream users add`)")
-    memory = ctl.memory_of(os.environ.get("RAGSTREAM_USER"), args.server, os.environ.get("RAGSTREAM_TOKEN", ""))
+    workspace = open_workspace(settings)
+    workspace.project_summary(args.project)  # a name that is no project's is refused before the memory is touched
+    memory = workspace.memory_of(os.environ.get("RAGSTREAM_USER"), args.server, os.environ.get("RAGSTREAM_TOKEN", ""))
     if args.action == "clear":
         memory.clear(args.project)
         print(f"conversation history of '{args.project}' cleared for user '{memory.user}'")
