@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import RagstreamError
+from ragstream.state import Chunk, Stage, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
@@ -14,7 +15,6 @@ if TYPE_CHECKING:
     from ragstream.orchestration.graph import build_graph
     from ragstream.rendering.styles import export_prompt
     from ragstream.retrieval.langchain_retriever import RagstreamRetriever
-    from ragstream.state import Chunk, Stage, SuperPrompt
 
 __all__ = [
     "AppController",
@@ -39,15 +39,11 @@ _LAZY = {
     "export_prompt": "ragstream.rendering.styles",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
     "RagstreamEmbeddings": "ragstream.embedding.embedder",
-    "Chunk": "ragstream.state",
-    "Stage": "ragstream.state",
-    "SuperPrompt": "ragstream.state",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The session, workspace, graph and LangChain parts import LangGraph, LangChain and models, the state its
-    pydantic models: load on use (`ragstream --help` needs none of them)."""
+    """The session, workspace, graph and LangChain parts import LangGraph, LangChain and models: load on use."""
     if name in _LAZY:
         import importlib
 

@@ -88,19 +88,3 @@ def test_a_deferred_package_is_whole_when_used(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "whole"
-
-
-def test_the_state_package_loads_each_name_on_first_use(tmp_path: Path) -> None:
-    """`Stage` alone costs no pydantic model; every name of `ragstream.state.__all__` still resolves to its home's."""
-    code = (
-        "import sys\n"
-        "from ragstream.state import Stage\n"
-        "assert 'pydantic' not in sys.modules, 'the stage order imported pydantic'\n"
-        "import ragstream.state as state, ragstream.state.superprompt as home\n"
-        "assert all(getattr(state, name) is getattr(sys.modules[state._HOMES[name]], name) for name in state.__all__)\n"
-        "assert state.SuperPrompt is home.SuperPrompt and 'SuperPrompt' in vars(state)\n"
-        "print('resolved')\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "resolved"
