@@ -15,7 +15,7 @@ copy pays). `python -c pass` is the interpreter's own start, the floor of `--hel
 
 Also lists which modules `ragstream run` imported that a local run does not use (none should be), and
 whether it imported LangSmith: LangGraph imports LangChain Core's tracers, which import the LangSmith SDK
-at module level (see README, "Capacity").
+at module level (see docs/capacity.md, "Cold start and LLM concurrency").
 
 The first stage event is the first "stage ... done" line `ragstream -v run` logs (PreProcessing's); its CPU
 time is read from /proc at that moment.

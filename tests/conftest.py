@@ -18,6 +18,15 @@ os.environ.setdefault("RAGSTREAM_MODELS_DIR", str(Path(__file__).resolve().paren
 os.environ.setdefault("RAGSTREAM_STRUCTURED_OUTPUT", "json_schema")
 
 
+@pytest.fixture(autouse=True)
+def fresh_endpoint_gates() -> None:
+    """Every test meets the LLM endpoints as a fresh process would: the gates (rate limit, first-call
+    deadline) are per process and keyed by URL, and a later test's local server may reuse a port."""
+    from ragstream.llm.providers import endpoint_gate
+
+    endpoint_gate._GATES.clear()
+
+
 @pytest.fixture(scope="session")
 def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     data = tmp_path_factory.mktemp("data")

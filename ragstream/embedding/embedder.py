@@ -10,7 +10,7 @@ no torch) except `torch`:
 - `torch`: sentence-transformers on the fp32 weights (the `[torch]` extra; what `onnx` is checked against).
 - `provider: openai`: OpenAI (or compatible) embeddings through langchain-openai.
 The default is the fastest variant within 0.005 SciFact nDCG@10 of fp32
-(`bench/retrieval_eval.py --backends`; README, Capacity).
+(`bench/retrieval_eval.py --backends`; docs/capacity.md, "The embedder variants").
 
 Nothing downloads at run time. Each embedder is thread-safe and loaded once per process.
 """

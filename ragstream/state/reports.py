@@ -138,7 +138,7 @@ class CriticSummary(Report):
 
 
 class RunMetadata(Report):
-    """One typed record of what a run decided and spent: the contract clients read (README, "Run metadata").
+    """One typed record of what a run decided and spent: the contract clients read (docs/send.md, "Run metadata").
 
     Derived from the valid stage reports each time the state settles, so it never describes a stage
     output that is no longer valid; `usage` holds, per stage that is still valid, the LLM calls it made.
