@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -134,7 +134,7 @@ class RunSession:
         *,
         goto: str | None = None,
         prompt: Any = None,
-        accepted: Callable[[], None] | None = None,
+        accepted: RunOptions | None = None,
         on_token: Callable[[str], None] | None = None,
     ) -> None:
         """Admit the call, then run the graph from `goto` (None: a new run from its input) through its stream.
@@ -150,8 +150,10 @@ class RunSession:
         if prompt is not None:
             prompt = self._guard_prompt(prompt)
             context = context.admitted()
-        if accepted:
-            accepted()
+        if accepted is not None:  # an auto run's options become the session's, its project the active one
+            self.options = accepted.model_copy(update={"project": None})
+            if accepted.project:
+                self.select_project(accepted.project)
         if start.paused_before:  # a pending review or a failed stage: the state decides where to go now
             self.graph.update_state(self._cfg, None, as_node=END)
         update = None if prompt is None else {"prompt": prompt}
@@ -167,41 +169,34 @@ class RunSession:
     ) -> None:
         events: list[dict[str, Any]] = []
         with self.spans.run(self.thread_id, label) if self.spans else nullcontext():
-            self._stream_events(graph_input, context, label, events, on_token, stop_after)
-
-    def _stream_events(
-        self,
-        graph_input: Any,
-        context: RunOptions,
-        label: str,
-        events: list[dict[str, Any]],
-        on_token: Callable[[str], None] | None,
-        stop_after: list[str] | None,
-    ) -> None:
-        try:
-            stream = self.graph.stream(
-                graph_input, self._cfg, context=context, interrupt_after=stop_after, stream_mode=["custom", "messages"]
-            )
-            # With a list of modes LangGraph yields (mode, data) pairs; its annotation does not say so.
-            for mode, data in cast("Iterator[tuple[str, Any]]", stream):
-                if mode == "messages":
-                    chunk, metadata = data
-                    if (
-                        on_token
-                        and metadata.get("langgraph_node") == ANSWER
-                        and isinstance(chunk.content, str)
-                        and chunk.content
-                    ):
-                        on_token(chunk.content)
-                    continue
-                event = {**data, "call": label}
-                events.append(event)
-                if self.spans:
-                    self.spans.record(event)
-                if self.on_event:
-                    self.on_event(event)
-        finally:
-            self.traces.append(self.thread_id, events)
+            try:
+                stream = self.graph.stream(
+                    graph_input,
+                    self._cfg,
+                    context=context,
+                    interrupt_after=stop_after,
+                    stream_mode=["custom", "messages"],
+                )
+                # With a list of modes LangGraph yields (mode, data) pairs; its annotation does not say so.
+                for mode, data in cast("Iterator[tuple[str, Any]]", stream):
+                    if mode == "messages":
+                        chunk, metadata = data
+                        if (
+                            on_token
+                            and metadata.get("langgraph_node") == ANSWER
+                            and isinstance(chunk.content, str)
+                            and chunk.content
+                        ):
+                            on_token(chunk.content)
+                        continue
+                    event = {**data, "call": label}
+                    events.append(event)
+                    if self.spans:
+                        self.spans.record(event)
+                    if self.on_event:
+                        self.on_event(event)
+            finally:
+                self.traces.append(self.thread_id, events)
 
     def trace(self) -> list[dict[str, Any]]:
         """Every event recorded for this thread (stages, LLM calls, errors), oldest first."""
@@ -211,10 +206,11 @@ class RunSession:
         """The thread's trace summed up: time and counts per stage, LLM calls, tokens and cost, errors."""
         return summarize(self.trace())
 
-    def _execute(self, label: str, run: Callable[[], None]) -> RunResult:
-        started = time.perf_counter()
+    @contextmanager
+    def _recording(self, label: str) -> Iterator[None]:
+        """A call's failure, typed, in the session's errors and the thread's trace; raised to the caller."""
         try:
-            run()
+            yield
         except RagstreamError as exc:
             self.last_error = f"{label}: {exc}"
             self.errors.append({"stage": label, "error": type(exc).__name__, "message": str(exc)})
@@ -225,6 +221,9 @@ class RunSession:
             log.info("stage %s failed: %s", label, exc)  # raised to the caller, who reports it once
             raise
         self.last_error = None
+
+    def _finished(self, label: str, started: float) -> RunResult:
+        """The call's result, from the one read of the thread at its end."""
         result = self.current()
         sp = result.state
         if sp.stage is Stage.BUILD and label != "send":  # what the built prompt holds, by section and excerpt
@@ -245,7 +244,8 @@ class RunSession:
     def preprocess(self, user_text: str, restart: bool = True) -> RunResult:
         """PreProcessing on a new prompt (a new run on this thread; `restart=False` refuses once preprocessed)."""
 
-        def run() -> None:
+        started = time.perf_counter()
+        with self._recording("preprocess"):
             start = self.current()
             if not restart and start.state.stage is not Stage.RAW:
                 raise StageOrderError(
@@ -257,8 +257,7 @@ class RunSession:
             self._run_graph(
                 start, Stage.PREPROCESS, context, "preprocess", goto=Stage.PREPROCESS.node, prompt=user_text
             )
-
-        return self._execute("preprocess", run)
+        return self._finished("preprocess", started)
 
     def token_breakdown(self, sp: SuperPrompt | None = None, ask_server: bool = False) -> dict[str, Any]:
         """Tokens of the built prompt (a call's `state`; by default the thread's) per section and excerpt, naming
@@ -281,10 +280,10 @@ class RunSession:
         return scanned.text
 
     def _step(self, stage: Stage) -> RunResult:
-        def run() -> None:
+        started = time.perf_counter()
+        with self._recording(stage.node):
             self._run_graph(self.current(), stage, self._context(manual=True), stage.node, goto=stage.node)
-
-        return self._execute(stage.node, run)
+        return self._finished(stage.node, started)
 
     # The manual stage methods the controller spec names; each runs its stage by hand on this thread, and is
     # refused, changing nothing, when the stage may not run yet.
@@ -334,27 +333,20 @@ class RunSession:
         its critic (tokens reach `on_token`).
         """
 
-        def run() -> None:
+        started = time.perf_counter()
+        with self._recording("run_full_pipeline"):
             base = self.options if options is None else RunOptions.coerce(options)
             opts = RunOptions(**{**base.model_dump(), **changes}) if changes else base
-
-            def accepted() -> None:
-                self.options = opts.model_copy(update={"project": None})
-                if opts.project:
-                    self.select_project(opts.project)
-
-            context = self._context(manual=False, options=opts)
             self._run_graph(
                 self.current(),
                 Stage.PREPROCESS,
-                context,
+                self._context(manual=False, options=opts),
                 "run_full_pipeline",
                 prompt=user_text,
-                accepted=accepted,
+                accepted=opts,
                 on_token=on_token,
             )
-
-        return self._execute("run_full_pipeline", run)
+        return self._finished("run_full_pipeline", started)
 
     def resume(self, answer: dict[str, Any] | None = None, **changes: Any) -> RunResult:
         """Continue an auto run: answer the pending review (`{"accept": True}` unless `answer` says
@@ -368,10 +360,10 @@ class RunSession:
             raise InputError(NO_ANSWER)
         start = self.current()
         if start.waiting is not None:
-            start = self._execute(
-                "resume",
-                lambda: self._stream(Command(resume={"accept": True} if answer is None else answer), context, "resume"),
-            )
+            started = time.perf_counter()
+            with self._recording("resume"):
+                self._stream(Command(resume={"accept": True} if answer is None else answer), context, "resume")
+            start = self._finished("resume", started)
             if start.paused_before or next_stage(start.state.stage, set(context.skip)) is None:
                 return start
             # Only a checkpoint from before each stage had its own review ends here, unfinished: a `review`
@@ -383,10 +375,10 @@ class RunSession:
         if target is None:
             raise InputError("nothing to resume: the run is finished or has not started")
 
-        def run() -> None:
+        started = time.perf_counter()
+        with self._recording("resume"):
             self._run_graph(start, target, context, "resume", goto=target.node)
-
-        return self._execute("resume", run)
+        return self._finished("resume", started)
 
     def edit(self, **fields: Any) -> RunResult:
         """A person's edits, recorded as the output of the stage that owns them (e.g. A4's, at the pause).
@@ -399,7 +391,8 @@ class RunSession:
         prompt.
         """
 
-        def run() -> None:
+        started = time.perf_counter()
+        with self._recording("edit"):
             typed = {
                 name: self._guard_prompt(value) if isinstance(value, str) else value for name, value in fields.items()
             }
@@ -407,24 +400,23 @@ class RunSession:
             if (start.waiting or {}).get("kind") == "review":
                 pending = start.paused_before  # the review node that waits (`review` after A4)
                 self._stream(Command(resume=typed), self._context(manual=False), "edit", stop_after=pending)
-                return
-            updates, frontier = apply_edit(start.state, typed)
-            self.graph.update_state(self._cfg, to_channels(start.state, updates), as_node=frontier.node)
-
-        return self._execute("edit", run)
+            else:
+                updates, frontier = apply_edit(start.state, typed)
+                self.graph.update_state(self._cfg, to_channels(start.state, updates), as_node=frontier.node)
+        return self._finished("edit", started)
 
     def decide(self, decisions: dict[str, str]) -> RunResult:
         """Strict mode: answer the question about headers PreProcessing could not map (header -> canonical
         name, "keep" or "drop"), and stop right after; `resume()` goes on. A refused answer keeps it waiting."""
 
-        def run() -> None:
+        started = time.perf_counter()
+        with self._recording("decide"):
             if (self.current().waiting or {}).get("kind") != "headers":
                 raise InputError("no header waits for a decision on this thread")
             self._stream(
                 Command(resume={"decisions": decisions}), self._context(manual=False), "decide", stop_after=[DECIDE]
             )
-
-        return self._execute("decide", run)
+        return self._finished("decide", started)
 
     def allowed_stages(self, sp: SuperPrompt | None = None) -> list[Stage]:
         """The stages that may run next on a call's `state` (by default the thread's), in order (the GUI enables
@@ -445,13 +437,13 @@ class RunSession:
         and `memory.persist`) in conversation memory.
         """
 
-        def run() -> None:
+        started = time.perf_counter()
+        with self._recording("send"):
             start = self.current()
             check_sendable(start.state, self.services)
             context = RunOptions(project=self.active_project, send=True, manual=True, services=self.services)
             self._run_graph(start, None, context, "send", goto=ANSWER, on_token=on_token)
-
-        result = self._execute("send", run)
+        result = self._finished("send", started)
         assert result.state.answer is not None
         return result
 

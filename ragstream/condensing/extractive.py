@@ -2,19 +2,27 @@
 
 Sentences are cut from each selected chunk on its own (never joined across chunks), so every line is
 a contiguous span of the one chunk it cites. A sentence cut by a chunk edge is left out (the
-neighbouring chunk, when selected, holds it whole). Candidate sentences are scored by cosine
-similarity to the prompt's query pieces; maximal marginal relevance picks the most relevant ones that do not repeat
-each other, up to `condenser.max_lines`, and nothing under `condenser.min_relevance`. Each line is
+neighbouring chunk, when selected, holds it whole). What answers is not always a plain sentence, so the
+candidates are also: a list's lead-in with its items (or with the command it introduces), a sentence that
+leans on the one before it ("However, it is not encrypted.") with that one, a whole statement in bold, a
+recommendation with the value in code it quotes on the next line, a comment in a code block with the lines
+of code it describes ("# Save state to file" and its command), and each body row of a table. Candidates are
+scored by the evidence A3 uses (see `condense_extractively`) and picked answer first, not repeating each
+other, up to `condenser.max_lines`, and nothing under `condenser.min_relevance`. Each line is
 filed by documented cues (`condenser.*_cues`): Open issues are questions and undecided points,
 decisions are Facts, Constraints are normative sentences, Facts the rest. Source code contributes no
 sentences: a code chunk offers references to the definitions it holds (kind, name, `path:first-last`
-and the first line of its doc comment, all from the chunk's ingestion metadata), scored and picked
-like sentences and filed under Facts; code indexed without definitions offers nothing.
+and the first line of its doc comment, all from the chunk's ingestion metadata), each also with one
+paragraph or field of its Python docstring that the chunk holds (":param wrap_width: ..."), scored and
+picked like sentences and filed under Facts, each definition once; code indexed without definitions
+offers nothing.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -51,7 +59,18 @@ _SHORT_CODE = re.compile(
     r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(`{3,}|~{3,})[\w+.-]*[ \t]*\n"
     r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,3}?[ \t]*\1[ \t]*(?=\n|$)"
 )
+# A longer block after a lead-in that opens with a shell prompt ("$ cargo test -- --show-output", then its
+# output): the command is what the lead-in introduces, so it comes with it (the output stays in the excerpt).
+_COMMAND_FIRST = re.compile(r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*\n[ \t]*[$>] [^\n]{1,120}(?=\n)")
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|<?https?://\S+>?")
+# A piece that is only a value in code ("> `X-Content-Type-Options: nosniff`"): the setting the sentence before
+# it recommends, so it goes with that sentence.
+_CODE_VALUE = re.compile(r"^(?:>[ \t]*)?`[^`\n]+`[.;]?$")
+# A comment line in a code block ("# Save state to file", "// Mock the API"), then the code it describes.
+_COMMENT = re.compile(r"^[ \t]*(?:#|//)[ \t]+(?P<words>[^\n]*\w[^\n]*)$")
+_TABLE_ROW = re.compile(r"^[ \t]*\|(?P<cells>.*\S.*)\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?)?[ \t]*$")
+MAX_COMMAND_LINES = 3
 _HEADER_END = re.compile(r"\s*(?::|\{|=>)\s*(?:#.*|//.*)?$")  # where a definition's header ends and its body starts
 _HEADER_LINES = 4
 MAX_SIGNATURE = 160
@@ -65,6 +84,7 @@ class Sentence:
     start: int  # span within chunk.text
     end: int
     listed: bool = False  # a lead-in with the list or short code block it introduces: the items carry it
+    code: bool = False  # a code block's comment with the lines it describes ("# Save state to file", its command)
 
     @property
     def text(self) -> str:
@@ -77,6 +97,7 @@ class Reference:
 
     chunk: Chunk
     symbol: Symbol
+    detail: tuple[int, int] | None = None  # a paragraph of its docstring (a span of the chunk) said too
 
     @property
     def start(self) -> int:
@@ -84,10 +105,14 @@ class Reference:
 
     @property
     def text(self) -> str:
-        """What the definition does: its signature (or name), where it lives, its doc comment's first sentence."""
+        """What the definition does: its signature (or name), where it lives, its doc comment's first sentence
+        (and the paragraph of its docstring that `detail` names: a parameter's, an example's)."""
         s = self.symbol
         where = f"{self.chunk.source_path}:{s.first}" + (f"-{s.last}" if s.last != s.first else "")
-        doc = f": {s.doc}" if s.doc else ""
+        if self.detail is not None:
+            doc = ": " + " ".join(f"{s.doc} {self.chunk.text[self.detail[0] : self.detail[1]]}".split())
+        else:
+            doc = f": {s.doc}" if s.doc else ""
         signature = self.signature()
         owner = s.name.rsplit(".", 1)[0] + "." if "." in s.name else ""  # Store.Get's "Store."
         name = owner + signature if signature else s.name
@@ -153,6 +178,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
     consumed = literal = 0
+    previous = -1  # the piece the last sentence found ends in
     for index, (a, b) in enumerate(pieces):
         raw = text[a:b]
         lead = len(raw) - len(raw.lstrip())
@@ -172,28 +198,94 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         label = _LABEL.match(raw)
         if label and label.end() < len(raw):
             a, raw = a + label.end(), raw[label.end() :]  # the sentence after the label stands alone
-        elif label:
+        elif label and raw.strip("*_").endswith(":"):
             raw = raw.strip("*_")  # a label alone leads in to a list, or is left out
-            if not raw.endswith(":"):
-                continue
+        elif label and len(_LINK.sub("", raw).split()) < MIN_WORDS:
+            continue  # a bold heading ("**Recommendation**"); a whole sentence in bold is a sentence
+        if _CODE_VALUE.match(raw):
+            if found and previous == index - 1 and not found[-1].listed:
+                found[-1] = Sentence(chunk, found[-1].start, a + len(raw))
+                previous = index
+            continue
         if raw.endswith(":"):
             items = _with_items(chunk, a, b)
             if items is not None:
                 found.append(items)
                 consumed = items.end
+                previous = index
             continue
         if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
         found.append(Sentence(chunk, a, a + len(raw)))
+        previous = index
+    return [*found, *_commented_code(chunk, fenced), *_table_rows(chunk)]
+
+
+def _lines(text: str, first: int = 0, last: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each line of text[first:last], its line break left out."""
+    found, at = [], first
+    for line in text[first:last].splitlines(keepends=True):
+        found.append((at, at + len(line.rstrip("\r\n"))))
+        at += len(line)
+    return found
+
+
+def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentence]:
+    """In each fenced block, a comment of a few words (its lines, when it runs over several) with the lines of
+    code right after it (up to `MAX_COMMAND_LINES`, to the next blank or comment line): "# Save state to file"
+    and its command."""
+    text = chunk.text
+    found: list[Sentence] = []
+    for first, last in fenced:
+        lines = _lines(text, first, last)[1:]  # the opening fence line out
+        for k, (x, y) in enumerate(lines):
+            comment = _COMMENT.match(text[x:y])
+            if comment is None or len(comment.group("words").split()) < 2:
+                continue
+            if k and _COMMENT.match(text[lines[k - 1][0] : lines[k - 1][1]]):
+                continue  # the rest of the comment above: it goes with that one
+            code = k + 1  # the first line after the comment's last
+            while code < len(lines) and _COMMENT.match(text[lines[code][0] : lines[code][1]]):
+                code += 1
+            body: list[tuple[int, int]] = []
+            for u, v in lines[code : code + MAX_COMMAND_LINES]:
+                line = text[u:v]
+                if not re.search(r"\w", line) or _COMMENT.match(line) or FENCE_LINE.match(line):
+                    break  # a blank line, a bare comment mark, the next comment or the fence ends what it describes
+                if len(line) > MAX_SIGNATURE:
+                    break
+                body.append((u, v))
+            if body and not re.search(r"[:({\[,\\]\s*$", text[body[-1][0] : body[-1][1]]):  # not a block's opening
+                start = x + len(text[x:y]) - len(text[x:y].lstrip())
+                found.append(Sentence(chunk, start, body[-1][1], code=True))
+    return found
+
+
+def _table_rows(chunk: Chunk) -> list[Sentence]:
+    """The body rows of each Markdown table the chunk holds from its header on, each as one line of its
+    cells ("`X-Frame-Options: DENY` | Header to ..."): a row is a record, the table's answer."""
+    text = chunk.text
+    found: list[Sentence] = []
+    body = False
+    for x, y in _lines(text):
+        line = text[x:y]
+        row = _TABLE_ROW.match(line)
+        if _TABLE_RULE.match(line):
+            body = True
+        elif row is None:
+            body = False
+        elif body and len(_LINK.sub("", row.group("cells")).replace("|", " ").split()) >= MIN_WORDS:
+            found.append(Sentence(chunk, x + row.start("cells"), x + row.end("cells")))
     return found
 
 
 def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
     """The lead-in at `start` with the list that follows it, when a whole list of prose items does, or with
-    the short code block (a command, a setting) that follows it, when the chunk holds all of it."""
+    the short code block (a command, a setting) that follows it, when the chunk holds all of it, or with the
+    command a longer shell session opens with."""
     text = chunk.text
     rest = text[lead_end:]
-    code = _SHORT_CODE.match(rest)
+    code = _SHORT_CODE.match(rest) or _COMMAND_FIRST.match(rest)
     if code:
         return Sentence(chunk, start, lead_end + code.end(), listed=True)
     if not re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", rest):
@@ -256,20 +348,136 @@ def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSet
 Evidence = Callable[[str, list[str], np.ndarray, np.ndarray], tuple[list[float], list[bool]]]
 
 
+_DOCSTRING = re.compile(r'[rRuU]?("""|\'\'\')(.*?)(?:\1|$(?![\s\S]))', re.S)  # to the chunk's end when cut
+# Where a docstring's paragraph starts besides after a blank line: a field ("  :param width: ..."), or an
+# argument of a Google- or NumPy-style section ("    width (int): ...").
+_DOC_FIELD = re.compile(
+    r"\n(?=[ \t]*(?::(?:param|parameter|arg|argument|key|keyword|type|raises?|except|returns?|rtype|var|ivar|cvar)"
+    r"\b[^:\n]*:|[*\w]+(?:[ \t]*\([^)\n]*\))?:[ \t]+\S))"
+)
+_BLANK = re.compile(r"\n[ \t]*\n")
+MAX_DOC_WORDS = 80
+
+
+def _docstring(reference: Reference) -> tuple[int, int, bool] | None:
+    """The span of the definition's docstring body in its chunk, and whether it is the whole docstring: right
+    after its header, or, when the chunk starts past the header, from the chunk's start to the closing quotes
+    alone on their line (the chunk holds the docstring's end)."""
+    chunk, symbol = reference.chunk, reference.symbol
+    start = chunk.metadata.get("line_start")
+    if not isinstance(start, int) or chunk.metadata.get("language") != "python":
+        return None
+    lines = _lines(chunk.text)
+    first = symbol.first - start
+    if first < 0:
+        close = re.search(r"^[ \t]*(?:\"\"\"|\'\'\')[ \t]*$", chunk.text, re.M)
+        if close is not None and not re.search(r"\"\"\"|\'\'\'", chunk.text[: close.start()]):
+            return 0, close.start(), False
+        if close is None and _inside_string(chunk):
+            return 0, len(chunk.text), False
+        return None
+    if first >= len(lines):
+        return None
+    reach = lines[min(first + 2 * _HEADER_LINES, len(lines) - 1)][1]  # it opens right after the header
+    found = _DOCSTRING.search(chunk.text, lines[first][0])
+    if found is None or found.start() > reach:
+        return None
+    return found.start(2), found.end(2), True
+
+
+# A line that reads as a Python statement: a comment, a keyword that opens one, an assignment or a call.
+_STATEMENT = (
+    r"^[ \t]*(?:#|(?:if|elif|else|for|while|with|try|except|finally)\b[^\n]*:[ \t]*$|(?:def|class)[ \t]+\w+[ \t]*[(:]"
+    r"|import[ \t]+\w|from[ \t]+\S+[ \t]+import\b|[\w.\[\]]+[ \t]*[-+*/|&]?=[^=]|[\w.]+\()"
+)
+
+
+def _inside_string(chunk: Chunk) -> bool:
+    """A Python chunk cut from the middle of a long docstring: no quotes of its own, no line that reads as a
+    statement, and not code (it does not parse, where code cut at a statement's start does)."""
+    if re.search(r"\"\"\"|\'\'\'|" + _STATEMENT, chunk.text, re.M):
+        return False
+    try:
+        ast.parse(textwrap.dedent(chunk.text))
+    except (SyntaxError, ValueError):
+        return True
+    return False
+
+
+def _doc_paragraphs(reference: Reference) -> list[tuple[int, int]]:
+    """The spans of the paragraphs and fields of the definition's docstring the chunk holds, past its first
+    (the line that names the definition says that one): the parameter that sets a width, the path an example
+    shows. A paragraph ending in ':' comes with the one after it (its example or list). Python's docstrings;
+    other languages' doc comments are left to the first sentence their symbol records."""
+    found = _docstring(reference)
+    if found is None:
+        return []
+    begin, end, whole = found
+    text = reference.chunk.text
+    blocks: list[tuple[int, int]] = []
+    at = begin
+    for gap in _BLANK.finditer(text, begin, end):
+        blocks.append((at, gap.start()))
+        at = gap.end()
+    blocks.append((at, end))
+    joined: list[tuple[int, int]] = []
+    for x, y in blocks:
+        if joined and text[joined[-1][0] : joined[-1][1]].rstrip().endswith(":"):
+            joined[-1] = (joined[-1][0], y)  # a lead-in with what it introduces
+        else:
+            joined.append((x, y))
+    spans: list[tuple[int, int]] = []
+    for x, y in joined:
+        cuts = [x, *(m.start() + 1 for m in _DOC_FIELD.finditer(text, x, y)), y]
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            part = text[a:b]
+            if MIN_WORDS <= len(part.split()) <= MAX_DOC_WORDS:
+                spans.append((a + len(part) - len(part.lstrip()), a + len(part.rstrip())))
+    return spans[1:] if whole else spans  # a whole docstring's first paragraph is the definition's own line
+
+
+def references_of(chunk: Chunk) -> list[Reference]:
+    """The lines a code chunk offers: each definition it holds, and each with one paragraph or field of its
+    docstring that the chunk holds (`_doc_paragraphs`)."""
+    plain = [Reference(chunk, symbol) for symbol in symbols_of(chunk)]
+    return plain + [Reference(chunk, r.symbol, span) for r in plain for span in _doc_paragraphs(r)]
+
+
+def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
+    """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
+    "This response must ...") with that sentence, when it is right before it in the same paragraph and
+    stands alone itself: the two read as one statement."""
+    kept: list[Sentence] = []
+    for k, s in enumerate(found):
+        if s.listed or stands_alone(s.text, settings):
+            kept.append(s)
+            continue
+        before = found[k - 1] if k else None
+        if (
+            before is not None
+            and not (before.listed or before.code or s.code)
+            and before.end <= s.start
+            and not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", s.chunk.text[before.end : s.start])
+            and stands_alone(before.text, settings)
+            and not _cue(s.text, settings.narration_cues)
+        ):
+            kept.append(Sentence(s.chunk, before.start, s.end))
+    return kept
+
+
 def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Sentence | Reference]:
     """Each chunk's standalone sentences and the definitions it holds, each text once; a definition named
     twice (an overload stub, then the function) once, with its doc comment when one of them has it."""
-    found: list[Sentence | Reference] = [
-        s for chunk in chunks for s in sentences_of(chunk) if s.listed or stands_alone(s.text, settings)
-    ]
+    found: list[Sentence | Reference] = [s for chunk in chunks for s in _standalone(sentences_of(chunk), settings)]
     definitions: dict[tuple[str, str], Reference] = {}
     for chunk in chunks:
         for symbol in symbols_of(chunk):
             key = (chunk.source_path, symbol.name)
             if key not in definitions or (symbol.doc and not definitions[key].symbol.doc):
                 definitions[key] = Reference(chunk, symbol)
+    details = [r for chunk in chunks for r in references_of(chunk) if r.detail is not None]
     unique: dict[str, Sentence | Reference] = {}
-    for s in [*found, *definitions.values()]:
+    for s in [*found, *definitions.values(), *details]:
         unique.setdefault(s.text.lower(), s)
     return list(unique.values())
 
@@ -290,9 +498,10 @@ def condense_extractively(
     (A3's absolute evidence, so a line answers a clause by the rule a chunk is kept for it; the cosine
     against `condenser.min_relevance` without one). For each part, its `condenser.per_part` best-evidenced
     candidates come first (not repeating a line already chosen); the remaining lines, up to
-    `condenser.max_lines`, are those most relevant per word (relevance: the best cosine to any of `asks`,
-    the prompt's query pieces and clauses), so short answering sentences beat long ones that merely fit.
-    Each line is marked `core` (answers a part) or not (filler by relevance), for the token budget.
+    `condenser.max_lines`, are those with the most evidence for any of `asks` (the prompt's query pieces) or
+    `parts`, so a sentence holding the ask's rare words beats one that only shares its drift. A line repeats
+    a chosen one when it is as close in meaning (`condenser.max_similarity`), overlaps it in its chunk, or
+    names the same definition. Each line is marked `core` (answers a part) or not (filler), for the budget.
     """
     candidates = _candidates(chunks, settings)
     asks = [a for a in asks if a.strip()]
@@ -307,29 +516,47 @@ def condense_extractively(
     similarity = sentence_vectors @ sentence_vectors.T
     scores = np.zeros((len(candidates), len(parts)))
     enough = np.zeros((len(candidates), len(parts)), dtype=bool)
-    for p, part in enumerate(parts):
+    weight: dict[str, np.ndarray] = {}  # each query's evidence for every candidate
+    for query in queries:
         if evidence is None:
-            scores[:, p] = sentence_vectors @ queries[part]
-            enough[:, p] = scores[:, p] >= settings.min_relevance
+            found = sentence_vectors @ queries[query]
+            weight[query], sufficient = found, found >= settings.min_relevance
         else:
-            found, kept = evidence(part, texts, sentence_vectors, queries[part])
-            scores[:, p], enough[:, p] = found, kept
+            listed, decided = evidence(query, texts, sentence_vectors, queries[query])
+            weight[query], sufficient = np.asarray(listed), np.asarray(decided, dtype=bool)
+        if query in parts:
+            scores[:, parts.index(query)], enough[:, parts.index(query)] = weight[query], sufficient
+    strength = np.max([weight[q] for q in queries], axis=0)  # the best evidence for any piece or part
+
+    def fresh(i: int, chosen: list[int]) -> bool:
+        """Not a repeat of a chosen line: not as close in meaning, not overlapping it in its chunk."""
+        return all(float(similarity[i, j]) < settings.max_similarity and not overlap(i, j) for j in chosen)
+
+    def overlap(i: int, j: int) -> bool:
+        """Two spans of one chunk that overlap, or two lines naming one definition (it is named once)."""
+        a, b = candidates[i], candidates[j]
+        if isinstance(a, Reference) or isinstance(b, Reference):
+            return (
+                isinstance(a, Reference)
+                and isinstance(b, Reference)
+                and (a.chunk.source_path, a.symbol.name) == (b.chunk.source_path, b.symbol.name)
+            )
+        return a.chunk.id == b.chunk.id and a.start < b.end and b.start < a.end
+
     chosen: list[int] = []
-    core: set[int] = set()
-
-    def fresh(i: int) -> bool:
-        return all(float(similarity[i, j]) < settings.max_similarity for j in chosen)
-
     for p in range(len(parts)):
-        answering = sorted((i for i in range(len(candidates)) if enough[i, p]), key=lambda i: -scores[i, p])
-        for i in [i for i in answering if i not in chosen][: settings.per_part]:
-            if fresh(i) and len(chosen) < settings.max_lines:
+        taken = 0
+        for i in sorted((i for i in range(len(candidates)) if enough[i, p]), key=lambda i: -scores[i, p]):
+            if taken == settings.per_part or len(chosen) == settings.max_lines:
+                break
+            if fresh(i, chosen):
                 chosen.append(i)
-                core.add(i)
-    for i in sorted(range(len(candidates)), key=lambda i: (-relevance[i], i)):
+                taken += 1
+    core = set(chosen)
+    for i in sorted(range(len(candidates)), key=lambda i: (-strength[i], i)):
         if len(chosen) >= settings.max_lines:
             break
-        if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i):
+        if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i, chosen):
             chosen.append(i)
     order = {c.id: i for i, c in enumerate(chunks)}
     part_of = {i: int(np.argmax(scores[i])) for i in chosen}
@@ -340,6 +567,6 @@ def condense_extractively(
             ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
         )
         lines.append(
-            Line(section, texts[i], candidates[i].chunk.id, round(float(relevance[i]), 4), cue, part_of[i], i in core)
+            Line(section, texts[i], candidates[i].chunk.id, round(float(strength[i]), 4), cue, part_of[i], i in core)
         )
     return lines

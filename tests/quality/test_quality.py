@@ -15,9 +15,8 @@ import pytest
 import yaml
 
 from ragstream.app.controller import AppController
-from ragstream.code.symbols import symbols_of
 from ragstream.condensing.condenser import SECTIONS, render_sctx
-from ragstream.condensing.extractive import Reference
+from ragstream.condensing.extractive import references_of
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import memory_checkpointer
@@ -107,7 +106,7 @@ def _invariants(sp: SuperPrompt) -> None:
             text = " ".join(CITATION.sub("", line[2:]).split())
             chunk = chunks[cited[0]]
             if "language" in chunk.metadata:  # code: a reference to a definition the chunk holds
-                references = {" ".join(Reference(chunk, s).text.split()) for s in symbols_of(chunk)}
+                references = {" ".join(r.text.split()) for r in references_of(chunk)}  # a docstring field too
                 assert text in references, f"a condensed line names no definition of the chunk it cites: {line}"
             else:
                 assert text in " ".join(chunk.text.split()), (
