@@ -2,13 +2,20 @@
 first stage event and to the end), and `ragstream demo` (an unchanged re-ingest of the sample, then the
 same run), beside the floor no RAGstream code can go below: a bare `import langgraph.graph`.
 
-Each figure is the wall time of a fresh process (the median of several), with the local provider and
-the embedding model already exported (as after the first run or `ragstream models prepare`), and its
-CPU time (user + system, the median): on a shared machine the wall time mostly measures the wait for
-a core, the CPU time what the command itself costs. Also lists which modules `ragstream run` imported
-that a local run does not use (none should be), and whether it imported LangSmith: LangGraph imports
-LangChain Core's tracers, which import the LangSmith SDK at module level (see docs/capacity.md, "Cold start
-and LLM concurrency").
+Each figure is the wall time of a fresh process (the median of several, taken round by round: each
+round runs every command once, so a change of the machine's load touches every row alike), with the
+local provider and the embedding model already exported (as after the first run or `ragstream models
+prepare`), and its CPU time (user + system, the median): on a shared machine the wall time mostly
+measures the wait for a core, the CPU time what the command itself costs. Each row is also given as a
+ratio to the floor.
+Bytecode is cached as after `pip install` (which compiles every module): the commands run with
+PYTHONPYCACHEPREFIX under the work folder even where PYTHONDONTWRITEBYTECODE is set, which would
+otherwise make every run compile RAGstream's own sources again (about 0.2 s of CPU that no installed
+copy pays). `python -c pass` is the interpreter's own start, the floor of `--help`.
+
+Also lists which modules `ragstream run` imported that a local run does not use (none should be), and
+whether it imported LangSmith: LangGraph imports LangChain Core's tracers, which import the LangSmith SDK
+at module level (see docs/capacity.md, "Cold start and LLM concurrency").
 
 The first stage event is the first "stage ... done" line `ragstream -v run` logs (PreProcessing's); its CPU
 time is read from /proc at that moment.
@@ -25,6 +32,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,25 +100,36 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--work", type=Path, default=Path("data/bench-cold"))
     args = parser.parse_args()
-    env = {**os.environ, "RAGSTREAM_LLM_PROVIDER": "local"}
+    env = {**os.environ, "RAGSTREAM_LLM_PROVIDER": "local", "PYTHONPYCACHEPREFIX": str(args.work.resolve() / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     cli = [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(args.work)]
     timed([*cli, "demo"], env)  # ingest the sample project and export the model once
     run = [*cli, "run", "--project", "sample", "--file", str(ROOT / "examples" / "prompt.md")]
-    floors = [timed([sys.executable, "-c", "import langgraph.graph"], env) for _ in range(args.runs)]
-    helps = [timed([*cli, "--help"], env) for _ in range(args.runs)]
     verbose = [sys.executable, "-m", "ragstream.app.cli", "-v", *run[3:]]
-    firsts = [to_first_stage(verbose, env) for _ in range(args.runs)]
-    runs = [timed(run, env) for _ in range(args.runs)]
-    demos = [timed([*cli, "demo"], env) for _ in range(args.runs)]
+    commands: dict[str, Callable[[], tuple[float, float, object]]] = {
+        "python -c pass (the interpreter)": partial(timed, [sys.executable, "-c", "pass"], env),
+        "import langgraph.graph (the floor)": partial(timed, [sys.executable, "-c", "import langgraph.graph"], env),
+        "ragstream --help": partial(timed, [*cli, "--help"], env),
+        "ragstream run to its first stage event": partial(to_first_stage, verbose, env),
+        "ragstream run (ingested project, local provider)": partial(timed, run, env),
+        "ragstream demo (sample already ingested)": partial(timed, [*cli, "demo"], env),
+    }
+    samples: dict[str, list[tuple[float, float, object]]] = {name: [] for name in commands}
+    for _ in range(args.runs):  # round by round: a change of the machine's load touches every row alike
+        for name, command in commands.items():
+            samples[name].append(command())
+    starts, floors, helps, firsts, runs, demos = samples.values()
     _, _, probe = timed([sys.executable, "-c", PROBE, "--data-dir", str(args.work), *run[5:]], env)
     lines = probe.stderr.strip().splitlines()
+    print(figure("python -c pass (the interpreter)", starts))
     print(figure("import langgraph.graph (the floor)", floors))
     print(figure("ragstream --help", helps))
     print(figure("ragstream run to its first stage event", firsts))
     print(figure("ragstream run (ingested project, local provider)", runs))
     floor = statistics.median(s[1] for s in floors)
     for name, samples in (("--help", helps), ("run, first stage", firsts), ("run, to the end", runs)):
-        print(f"above the floor, {name}: {statistics.median(s[1] for s in samples) - floor:.2f} s CPU")
+        cpu = statistics.median(s[1] for s in samples)
+        print(f"above the floor, {name}: {cpu - floor:+.2f} s CPU, {cpu / floor:.2f}x the floor")
     print(figure("ragstream demo (sample already ingested)", demos))
     print(f"unused modules imported by run: {lines[-2].removeprefix('heavy: ')}; {lines[-1]}")
 

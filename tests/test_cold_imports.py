@@ -1,7 +1,10 @@
 """A command imports only what it uses: `ragstream --help` no pipeline at all, a local `run` no model
-runtime it does not run, no vector database and no HTTP client (see `ragstream.app.deferred_imports`).
+runtime it does not run, no vector database and no HTTP client (see `ragstream.app.deferred_imports`),
+not the `onnx` package that only builds the embedding graph (the graph is on disk after the first run),
+and no per-core embedding sessions its few hundred tokens would not repay (`SPREAD_MIN_TOKENS`).
 
-Each check runs the real command in a fresh interpreter and reads its `sys.modules` at the end.
+Each check runs the real command in a fresh interpreter and reads its `sys.modules` (and the threads
+left running) at the end.
 """
 
 from __future__ import annotations
@@ -22,10 +25,21 @@ PROBE = (
     "sys.argv = ['ragstream'] + sys.argv[1:]\n"
     "try:\n    runpy.run_module('ragstream.app.cli', run_name='__main__')\n"
     "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+    "import threading\n"
+    "print(json.dumps(sorted({t.name.rsplit('_', 1)[0] for t in threading.enumerate()})), file=sys.stderr)\n"
     "print(json.dumps(sorted(m for m in watched if m in sys.modules)), file=sys.stderr)\n"
 )
 NEVER = ["torch", "sentence_transformers", "transformers", "chromadb", "streamlit", "langchain_openai"]
-UNUSED_BY_RUN = ["langgraph_sdk.client", "httpx", "rich", "click", "websockets", "langsmith.types.run"]
+UNUSED_BY_RUN = [
+    "langgraph_sdk.client",
+    "httpx",
+    "rich",
+    "click",
+    "websockets",
+    "langsmith.types.run",
+    "onnx",
+    "google.protobuf",
+]
 
 
 def imported(args: list[str], watched: list[str], cwd: Path) -> tuple[list[str], subprocess.CompletedProcess[str]]:
@@ -33,6 +47,11 @@ def imported(args: list[str], watched: list[str], cwd: Path) -> tuple[list[str],
     done = subprocess.run(env_args, capture_output=True, text=True, cwd=cwd, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stderr.strip().splitlines()[-1]), done
+
+
+def threads_left(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The names of the threads still alive when the command returned (a pool's workers stay)."""
+    return list(json.loads(done.stderr.strip().splitlines()[-2]))
 
 
 def test_help_imports_no_pipeline(tmp_path: Path) -> None:
@@ -52,6 +71,7 @@ def test_a_local_run_imports_no_unused_runtime(tmp_path: Path) -> None:
     found, done = imported(args, [*NEVER, *UNUSED_BY_RUN, "langgraph"], tmp_path)
     assert done.stdout.startswith("## System") and "## Condensed context" in done.stdout
     assert found == ["langgraph"]
+    assert "ragstream-embed" not in threads_left(done)  # the one session embedded everything
 
 
 def test_a_deferred_package_is_whole_when_used(tmp_path: Path) -> None:

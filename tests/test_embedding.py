@@ -16,7 +16,15 @@ import numpy as np
 import pytest
 
 from ragstream.embedding.bert_graph import IR_VERSION, OPSET, ORT_LOWER_BOUND, ORT_MAX_IR_VERSION
-from ragstream.embedding.embedder import MemoEmbedder, OnnxEmbedder, TorchEmbedder, get_embedder, query_embedder
+from ragstream.embedding.embedder import (
+    SPREAD_MIN_TOKENS,
+    MemoEmbedder,
+    OnnxEmbedder,
+    TorchEmbedder,
+    backend_variant,
+    get_embedder,
+    query_embedder,
+)
 from ragstream.embedding.model_files import resolve_model_dir, weights_source
 from ragstream.embedding.onnx_model import ensure_model, model_path
 from ragstream.errors import ConfigError
@@ -81,6 +89,20 @@ def test_the_query_memo_gives_the_embedders_vectors_and_forgets_the_oldest(base_
     assert counting.texts == 6
     assert memo.embed([]).shape == (0, real.dimension)
     assert isinstance(query_embedder(base_settings.embedding, base_settings.models_dir), MemoEmbedder)
+
+
+def test_a_small_call_stays_on_the_loaded_session_and_gets_the_same_vectors(base_settings: Settings) -> None:
+    """The per-core sessions cost a load each (a one-off `run` never repays it): they load for the first
+    call large enough, and a text's vector is the same whichever session embeds it."""
+    variant = backend_variant(base_settings.embedding.backend)
+    path = ensure_model(weights_source(base_settings.embedding, variant), base_settings.models_dir, variant)
+    onnx = OnnxEmbedder(resolve_model_dir(base_settings.embedding), path, 1, 256, threads=2)
+    small = onnx.embed(SAMPLE)
+    assert onnx._pool is None  # five texts, five batches: all on the one session
+    many = SAMPLE * (SPREAD_MIN_TOKENS // 50)
+    assert np.array_equal(onnx.embed(many)[: len(SAMPLE)], small)
+    assert onnx._pool is not None
+    assert np.array_equal(onnx.embed(SAMPLE), small)  # now spread over the per-core sessions
 
 
 @pytest.mark.slow  # two processes build the graph

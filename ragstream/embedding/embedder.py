@@ -44,6 +44,11 @@ RANKING_BATCH = 32  # texts per run when vectors are only compared within one ca
 # Attention holds batch x width^2 scores per head: a batch of long texts is cut so that one run never
 # needs more working memory than 32 texts of 64 tokens (a long-lived process keeps its peak).
 MAX_ATTENTION_CELLS = 32 * 64 * 64
+# A per-core session costs about 0.05 s of CPU to load, what embedding some 350 tokens costs. They load
+# for the first call of at least this many tokens (an ingest's step of chunks), and serve every call of
+# more than one batch from then on; before that, a query's pieces and a prompt's sentences (hundreds of
+# tokens) run on the session already loaded, which gives the same vectors.
+SPREAD_MIN_TOKENS = 4096
 
 
 class Embedder(Protocol):
@@ -63,9 +68,11 @@ class OnnxEmbedder:
     """MiniLM through onnxruntime: the tokenizer without padding, batches sorted by length.
 
     A call with one batch runs on one session using `threads` cores (a query's latency); a call with
-    more (an ingest's chunks, a prompt's pieces) spreads its batches over `threads` single-threaded
-    sessions, one per core: a text of 200 tokens is too small a matrix for two threads to share well,
-    while two texts at once keep both cores busy. The extra sessions load on the first such call.
+    more (an ingest's chunks) spreads its batches over `threads` single-threaded sessions, one per core:
+    a text of 200 tokens is too small a matrix for two threads to share well, while two texts at once
+    keep both cores busy. The extra sessions load on the first call large enough to repay their loading
+    (`SPREAD_MIN_TOKENS`); until then smaller calls run on the one session, which gives a text the same
+    vector (tests/test_embedding.py), so a one-off `ragstream run` never loads them.
     """
 
     def __init__(self, model_dir: Path, onnx_path: Path, batch_size: int, max_tokens: int, threads: int) -> None:
@@ -136,7 +143,8 @@ class OnnxEmbedder:
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             out[rows] = session.run(None, feed)[0]
 
-        if len(batches) == 1 or self.threads == 1:
+        small = self._pool is None and sum(len(e.ids) for e in encoded) < SPREAD_MIN_TOKENS
+        if len(batches) == 1 or self.threads == 1 or small:
             for rows in batches:
                 run(self.session, rows)
             return out

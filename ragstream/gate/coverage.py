@@ -46,20 +46,27 @@ def uncovered_parts(
     settings: GateSettings,
     rarity: dict[str, float],
     absent: set[str],
+    model_kept: frozenset[str] = frozenset(),
     leaning: list[str] | tuple[str, ...] = (),
 ) -> list[str]:
     """The parts of the ask (its asking sentences) no kept chunk covers, judged like a candidate; then,
-    in covered parts and in the clauses that lean on the rest of their sentence ("can it export to PDF?",
-    never judged whole), the names no document contains (`absent_names`)."""
+    in covered parts and in the clauses that lean on the rest of their sentence ("... before it is sent",
+    never judged whole), the names no document contains (`absent_names`).
+
+    A chunk in `model_kept` (the model read it against the ask and kept it) covers a part whose evidence
+    reaches `gate.weak_evidence`, the band where the model's word decides: a clause the fenced excerpt
+    answers is not named as uncovered beside it. Under that band the model's keep counts for nothing."""
     if not kept:
         return [*parts, *(name for clause in leaning for name in absent_names(clause, settings, absent, parts))]
     texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
     cosine = part_vectors @ kept_vectors.T
+    banded = settings.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
+    judged_with = [banded if c.id in model_kept else settings for c in kept]
     missing: list[str] = []
     for p, part in enumerate(parts):
         terms = stemmed_terms(part, settings)
         if not any(
-            judge(float(cosine[p, k]), word_share(terms, texts[k], rarity), settings)[0] for k in range(len(kept))
+            judge(float(cosine[p, k]), word_share(terms, texts[k], rarity), judged_with[k])[0] for k in range(len(kept))
         ):
             missing.append(part)
             continue
