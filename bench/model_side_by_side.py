@@ -139,6 +139,7 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
         "a2": {
             "label_lines": label_lines,
             "model_dropped": {k: v for k, v in decisions.items() if "the model chose" in v},
+            "decisions": decisions,
         },
         "a3": {
             "kept": len(sp.final_selection_ids),
@@ -153,8 +154,12 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
             "verbatim_lines": len(verbatim),
             "other_lines": other,
             "withheld": list(a4.withheld_lines) + list(a4.unsupported_lines) if a4 else [],
+            "reasons": dict(a4.reasons) if a4 else {},
+            "agent": a4.agent if a4 else "",
             "llm": a4.llm.model_dump() if a4 and a4.llm else None,
         },
+        "condensed": sp.s_ctx_md,
+        "prompt": prompt,
     }
 
 

@@ -170,6 +170,10 @@ class SupportSettings(BaseModel):
     min_similarity: float = Field(ge=-1.0, le=1.0)  # cosine of the line to its best cited passage
     margin: float = Field(ge=0.0, le=1.0)  # passages this close to the best may agree with the line instead
     restates_prompt: float = Field(ge=-1.0, le=1.0)  # cosine to a sentence of the ask that makes it the ask's words
+    # the share of a line's word weight (each content word by its rarity) its cited excerpt may lack
+    max_new_words: float = Field(default=1.0, ge=0.0, le=1.0)
+    # the count of new words from which that share applies (fewer may be a synonym or another form: kept/keeps)
+    min_new_words: int = Field(default=1, ge=1)
     negation_cues: list[str]
     obligation_cues: list[str]
     permission_cues: list[str]

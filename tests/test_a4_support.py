@@ -2,8 +2,9 @@
 
 The model is the small OpenAI-protocol server on 127.0.0.1 (tests/openai_server.py), scripted to write the
 lines a small model was seen writing: a flag described as doing what its excerpt says it disables, a tool the
-excerpt never names, a setting renamed, the user's own question filed as a Fact, a rule turned around. Each is
-withheld and the A4 report lists it with the reason; the supported paraphrases beside them stay.
+excerpt never names, a setting renamed, the user's own question filed as a Fact, a rule turned around, rare words
+the excerpt never says. Each is withheld and the A4 report lists it with the reason; the supported paraphrases
+beside them stay.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from ragstream.condensing.support import SupportCheck, identifiers, names
+from ragstream.gate.evidence import stemmed_terms
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
@@ -49,6 +51,8 @@ UNSUPPORTED = {
     "Set uv_keyring_provider to subprocess to read credentials from the keyring.": "names 'uv_keyring_provider'",
     "How do I stop uv sync from updating my lockfile in CI?": "restates the prompt",
     "Credentials found in the keyring are written to the lockfile.": "negation differs",
+    # rare words the excerpt never says, on a sentence it does say (issue 40: "... and it is stateless")
+    "uv sync --locked verifies the checksum of every downloaded wheel.": "which the cited excerpt does not hold",
 }
 SUPPORTED = [
     "With --locked, uv exits with an error rather than updating an out-of-date lockfile.",
@@ -66,7 +70,11 @@ def about_the_keyring(line: str) -> bool:
 @pytest.fixture(scope="module")
 def check(tmp_path_factory: pytest.TempPathFactory) -> SupportCheck:
     settings = load_settings(overrides={"data_dir": str(tmp_path_factory.mktemp("support")), "llm.provider": "local"})
-    return SupportCheck(settings.condenser.support, Services(settings).embedder.embed_together)
+    return SupportCheck(
+        settings.condenser.support,
+        Services(settings).embedder.embed_together,
+        lambda text: dict.fromkeys(stemmed_terms(text, settings.gate), 1.0),  # every content word weighs the same
+    )
 
 
 def test_names_identifiers_and_numbers_of_a_line() -> None:
@@ -106,12 +114,45 @@ def test_a_number_the_excerpt_does_not_hold_and_a_rule_turned_around_fail(check:
     lines = [
         ("The controller must not lower the threshold when too few results pass.", ["r.md@0000000000#0"]),
         ("At most 20 lines are kept.", ["r.md@0000000000#0"]),
-        ("At most 12 lines are kept.", ["r.md@0000000000#0"]),
+        ("The controller keeps at most 12 lines.", ["r.md@0000000000#0"]),
         ("If too few results pass the similarity threshold, the controller lowers it.", ["r.md@0000000000#0"]),
     ]
     found = check.check(lines, given, ["When is the threshold lowered?"])
     assert "negation differs" in found[0].reason and "names '20'" in found[1].reason
     assert found[2].supported and found[3].supported
+
+
+def test_a_line_cut_off_or_resting_on_a_sentence_the_chunks_edge_cuts_fails(check: SupportCheck) -> None:
+    """Issue 40: a small model copied "If the token contains sensitive information (like session IDs or" and
+    wrote "the existing password hashes should be replaced with" from a chunk that ends there."""
+    text = "Expiring the passwords of many users may cause issues for support staff. These hashes should be replaced by"
+    given = {"h.md@0000000000#0": one_chunk("h.md", text)}
+    lines = [
+        ("These hashes should be replaced by", ["h.md@0000000000#0"]),
+        ("These hashes should be replaced.", ["h.md@0000000000#0"]),
+        ("Expiring the passwords of many users may cause issues for support staff.", ["h.md@0000000000#0"]),
+    ]
+    found = check.check(lines, given, ["How do I move off an old password hash?"])
+    assert "cut off" in found[0].reason
+    assert not found[1].supported and "no cited sentence says it" in found[1].reason, found[1]
+    assert found[2].supported
+
+
+def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportCheck) -> None:
+    """Issue 40: "__Don't__ create a middleware ..." came back as "create a middleware ...": the bold hid the
+    negation from the check."""
+    text = (
+        "Nonces go in the header.\n\n__Don't__ create a middleware that replaces all script tags with nonces, because "
+        "attacker-injected scripts will then get the nonces as well."
+    )
+    given = {"n.md@0000000000#0": one_chunk("n.md", text)}
+    lines = [
+        ("Create a middleware that replaces all script tags with nonces.", ["n.md@0000000000#0"]),
+        ("Don't create a middleware that replaces all script tags with nonces.", ["n.md@0000000000#0"]),
+    ]
+    found = check.check(lines, given, ["How do I add nonces to my pages?"])
+    assert "negation differs" in found[0].reason, found[0]
+    assert found[1].supported, found[1]
 
 
 @pytest.fixture(scope="module")
@@ -161,8 +202,9 @@ def test_a4_withholds_a_models_unsupported_lines_with_the_reason_and_keeps_the_s
         (listed,) = [u for u in report.unsupported_lines if u.startswith(line)]
         assert why in report.reasons[listed], (line, report.reasons[listed])
         assert line not in sp.s_ctx_md
-    for line in SUPPORTED:
-        assert line in sp.s_ctx_md, [r for u, r in report.reasons.items() if u.startswith(line)]
+    for line in SUPPORTED:  # kept, or left out as said already by an offline line beside them (issue 40)
+        assert not any(u.startswith(line) for u in report.unsupported_lines), report.reasons
+    assert SUPPORTED[0] in sp.s_ctx_md
 
 
 def test_a_chunk_that_begins_inside_a_code_block_is_judged_by_its_prose_clause_by_clause(check: SupportCheck) -> None:

@@ -122,9 +122,30 @@ def test_a_model_calling_every_ask_research_does_not_widen_a_one_part_ask(openai
     server.responder = planner
     one = _run(settings, "How do I keep the index small?").extras.retrieval.plan
     two = _run(settings, "How is the index kept small, and what does the nightly job rebuild?").extras.retrieval.plan
-    assert (one.source, one.intent, two.intent) == ("llm", "research", "research")
-    assert one.candidates == settings.retrieval.max_candidates  # the intent alone widens nothing
+    guess = _run(settings, "Index size").extras.retrieval.plan  # no rule states an intent: the model decides
+    assert (one.source, one.intent, two.intent) == ("rules", "factual", "factual")  # a question states it
+    assert "the model chose research: 'a docs question'; the prompt's words decide" in one.reason
+    assert (guess.source, guess.intent) == ("llm", "research")
+    assert one.candidates == guess.candidates == settings.retrieval.max_candidates  # the intent alone widens nothing
     assert two.candidates == settings.retrieval.max_candidates + settings.plan.candidates_per_part
+
+
+def test_a_model_does_not_plan_retrieval_for_text_the_prompt_gives_to_rewrite(openai_on_indexed) -> None:
+    """Issue 40 (OWASP c09): the model planned a lookup for "Shorten this to two sentences ...: <text>", and the
+    prompt said the documents do not cover the paragraph."""
+
+    def planner(request: dict) -> str:
+        schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "intent" in schema.get("properties", {}):
+            return json.dumps({"intent": "factual", "confidence": 0.9, "reason": "a request about the service"})
+        return schema_responder(request)
+
+    server, settings = openai_on_indexed()
+    server.responder = planner
+    sp = _run(settings, 'Shorten this to one sentence: "The nightly job rebuilds the index and then restarts."')
+    plan = sp.extras.retrieval.plan
+    assert (plan.source, plan.intent, plan.retrieve) == ("rules", "transform", False)
+    assert "the model chose factual" in plan.reason and "do not cover" not in sp.prompt_ready
 
 
 @pytest.mark.parametrize("forced", ["KEYWORD", "SEMANTIC"])  # SEMANTIC: the seed's name for KEYWORD

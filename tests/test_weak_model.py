@@ -108,15 +108,17 @@ def test_a3_judges_candidates_in_a_few_batched_calls(openai_on_indexed) -> None:
 
 def test_a3_model_decides_only_within_the_evidence_band(openai_on_indexed) -> None:
     """The model calls everything irrelevant: candidates with strong evidence are kept without asking it,
-    those with weak evidence keep the offline decision unasked, and only the band between is its call."""
+    those with weak evidence keep the offline decision unasked, and only the band between is its call (where
+    the offline evidence keeps some of those it dropped them all: the stated rule keeps those, issue 40)."""
     server, settings = openai_on_indexed()
     drop = verdicts(lambda p: ("drop_irrelevant", "Not about the question."))
     sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v2": [drop]}), server, TWO_PART_ASK)
     report = sp.extras.a3
     strong = [cid for cid, by in report.judged_by.items() if by == "evidence (strong)"]
     model = [cid for cid, by in report.judged_by.items() if by == "model"]
+    ruled = [cid for cid, by in report.judged_by.items() if by == "model, overruled by rule"]
     weak = [cid for cid, by in report.judged_by.items() if by == "evidence (weak)"]
-    assert strong and model and weak
+    assert strong and model and weak and ruled  # strong evidence kept some: the rule still holds for the band
     assert all(report.decisions[cid].decision == "keep" for cid in strong) and set(strong) <= set(
         sp.final_selection_ids
     )
@@ -125,8 +127,9 @@ def test_a3_model_decides_only_within_the_evidence_band(openai_on_indexed) -> No
     assert any(report.decisions[cid].decision == "keep" for cid in weak)  # kept by reference offline: that stands
     sent = {p["passage"] for r in server.requests if agent_of(r) == "A3_v2" for p in passages_of(r)}
     chunks = sp.chunk_by_id()
-    assert sent == {chunks[cid].text for cid in model}  # neither strong nor weak evidence reached the model
-    assert report.overruled == ""
+    assert sent == {chunks[cid].text for cid in model + ruled}  # neither strong nor weak evidence reached it
+    assert all(report.decisions[cid].decision == "keep" for cid in ruled)
+    assert ("the model dropped all" in report.overruled) == bool(ruled)
 
 
 def test_a3_dropping_every_relevant_candidate_is_overruled_by_a_stated_rule(openai_on_indexed) -> None:
@@ -142,6 +145,28 @@ def test_a3_dropping_every_relevant_candidate_is_overruled_by_a_stated_rule(open
     )
     assert sp.final_selection_ids and set(sp.final_selection_ids) <= set(kept)
     assert any(f'chunk="{cid}"' in sp.prompt_ready for cid in kept)  # the grounding reaches the prompt, fenced
+
+
+def test_a3_keeping_only_what_the_evidence_drops_is_overruled_too(openai_on_indexed) -> None:
+    """Issue 40 (OWASP c05): the model called every answering passage irrelevant and kept one off-topic passage,
+    so the rule, which waited for nothing at all to be kept, let the prompt lose its grounding."""
+    server, settings = openai_on_indexed(**EVERY_CANDIDATE_IN_THE_BAND)
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    ctl = AppController(offline, checkpointer=memory_checkpointer(), services=Services(offline))
+    ctl.select_project("demo")
+    alone = ctl.run_full_pipeline(PROMPT, pause_after="none")
+    chunks = alone.chunk_by_id()
+    relevant = [cid for cid, d in alone.extras.a3.decisions.items() if d.decision == "keep"]
+    assert relevant and len(relevant) < len(alone.extras.a3.decisions)
+    wanted = {chunks[cid].text for cid in relevant}
+    contrary = verdicts(lambda p: ("drop_irrelevant", "Off topic.") if p in wanted else ("keep", "It answers."))
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v2": [contrary]}), server)
+    report = sp.extras.a3
+    assert "the model dropped all" in report.overruled
+    assert all(report.judged_by[cid] == "model, overruled by rule" for cid in relevant)
+    assert set(relevant) <= set(sp.final_selection_ids)
+    added = [cid for cid, by in report.judged_by.items() if by == "model" and report.decisions[cid].decision == "keep"]
+    assert added  # what the model chose in the band stays beside the evidence's choice
 
 
 def test_a3_records_the_models_reason_and_mends_or_falls_back_per_passage(openai_on_indexed) -> None:
@@ -209,6 +234,34 @@ def test_a4_cites_only_given_chunks_and_falls_back_when_no_line_rests_on_one(ope
         sp.extras.a4.agent == "offline extraction (no model)"
         and "- none found" not in sp.s_ctx_md.split("### Constraints")[0]
     )
+
+
+def test_a4_the_offline_lines_stand_beside_the_models(openai_on_indexed) -> None:
+    """Issue 40 (OWASP c01): a 0.5B model's three supported lines about session expiry took the place of the
+    sentence giving the 4-8 hour range the ask wanted. The offline extraction's lines stand; the model's add
+    to them, and one that says a standing line's sentence again is not said twice."""
+    server, settings = openai_on_indexed()
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    ctl = AppController(offline, checkpointer=memory_checkpointer(), services=Services(offline))
+    ctl.select_project("demo")
+    answer = "lets the next run re-embed only changed files"
+    (standing,) = [
+        line for line in ctl.run_full_pipeline(PROMPT, pause_after="none").s_ctx_md.splitlines() if answer in line
+    ]
+    again = "The next run re-embeds only changed files from a manifest of path, sha256, size and modification time."
+    added = "Binary files and files that are not UTF-8 are skipped with a reason."
+
+    def beside(request: dict[str, Any]) -> str:
+        (cid,) = [i for i in given_ids(request) if i.startswith("ingestion.md@")]
+        return json.dumps({"facts": [f"{added} [{cid}]", f"{again} [{cid}]"], "constraints": [], "open_issues": []})
+
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [beside]}), server)
+    report = sp.extras.a4
+    assert report.agent == "A4/v1" and "lines of the offline extraction stand" in report.llm.notes[-1]
+    assert standing in sp.s_ctx_md.splitlines()  # the answer's sentence, verbatim, as offline
+    assert added in sp.s_ctx_md  # what the model adds
+    assert again not in sp.s_ctx_md  # supported, but said already:
+    assert not any(line.startswith(again) for line in report.unsupported_lines), report.reasons
 
 
 def test_a4_is_not_called_without_excerpts(openai_on_indexed) -> None:
@@ -363,3 +416,23 @@ def test_with_a_model_the_prompt_still_names_the_half_of_the_ask_the_documents_d
     assert any("Kubernetes" in part for part in sp.extras.a3.uncovered)
     assert "The documents do not cover: How does RAGstream rate-limit requests to Kubernetes" in sp.prompt_ready
     assert "re-embedded" not in " ".join(sp.extras.a3.uncovered)
+
+
+def test_a_clause_an_excerpt_the_model_kept_answers_is_not_named_as_uncovered(openai_on_indexed) -> None:
+    """Issue 40: "how do we keep the cache small?" was named not covered beside an excerpt the model kept that
+    answers it. A chunk the model kept covers a clause its evidence reaches the band for (`gate.weak_evidence`);
+    the floor here is raised so the re-embedding clause's evidence sits in the band, under the offline floor."""
+    floor = {"gate.min_evidence": 0.79, "gate.weak_evidence": 0.45, "gate.strong_evidence": 0.8}
+    prompt = "# Task\nHow does RAGstream rate-limit requests to Kubernetes, and how are changed documents re-embedded?"
+    server, settings = openai_on_indexed(**floor)
+    keep = verdicts(lambda p: ("keep", "Relevant."))
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v2": [keep]}), server, prompt)
+    report = sp.extras.a3
+    assert "model" in report.judged_by.values()
+    assert any("Kubernetes" in part for part in report.uncovered)  # no excerpt names it: still said
+    assert "re-embedded" not in " ".join(report.uncovered)
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    ctl = AppController(offline, checkpointer=memory_checkpointer(), services=Services(offline))
+    ctl.select_project("demo")
+    alone = ctl.run_full_pipeline(prompt, pause_after="none")
+    assert "re-embedded" in " ".join(alone.extras.a3.uncovered)  # under the offline floor, nobody vouches for it

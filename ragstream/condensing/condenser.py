@@ -29,7 +29,7 @@ from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import CondenserSettings, GateSettings
 from ragstream.state import A4Report, BudgetReport, Chunk, LineEvidence, LLMOutcomes, Span, SuperPrompt
 from ragstream.text.chunk_ids import citations, uncite
-from ragstream.tokens.budget import ContextBudget
+from ragstream.tokens.budget import ContextBudget, TrimReport
 
 AGENT = "A4"
 SECTIONS = (("facts", "Facts"), ("constraints", "Constraints"), ("open_issues", "Open issues"))
@@ -119,6 +119,27 @@ def _sort_in(
         unsupported.append(text)
 
 
+def beside(
+    standing: Sequence[tuple[str, str, list[str]]],
+    sections: dict[str, list[tuple[str, list[str]]]],
+    kept: set[str],
+    words: Callable[[str], set[str]],
+) -> tuple[dict[str, list[tuple[str, list[str]]]], int]:
+    """The `standing` lines (section, text, cited ids) first in their sections, then the model's lines that
+    say something a standing line does not (a line whose words are all one standing line's says it again); a
+    standing line citing an excerpt the model was not given is left out. Also how many lines stood."""
+    stood = [(key, text, ids) for key, text, ids in standing if set(ids) <= kept]
+    merged: dict[str, list[tuple[str, list[str]]]] = {}
+    for key, text, ids in stood:
+        merged.setdefault(key, []).append((text, ids))
+    said = [words(text) for _, text, _ in stood]
+    for key, found in sections.items():
+        for text, ids in found:
+            if not any(words(text) <= line for line in said):
+                merged.setdefault(key, []).append((text, ids))
+    return merged, len(stood)
+
+
 def condense(
     ask: str,
     selection: list[Chunk],
@@ -129,6 +150,7 @@ def condense(
     asks: Sequence[str] = (),
     version: str = "v1",
     uncovered: Sequence[str] = (),
+    standing: Sequence[tuple[str, str, list[str]]] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -136,6 +158,9 @@ def condense(
     must say what they say and not restate `asks` (the prompt's sentences and clauses; `check`, see
     a4_support): a line that fails is withheld and the report lists it
     with the reason. When its reply stays invalid, or none of its lines passes, `offline(why)` condenses instead.
+    The `standing` lines (the offline extraction's, verbatim and cited) stand beside the model's, so its
+    lines add to what the extraction says and never take its place: on the OWASP suite a 0.5B model's three
+    lines about session expiry replaced the sentence giving the 4-8 hour range the ask wanted.
     """
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
     if not kept:
@@ -180,6 +205,10 @@ def condense(
             "used offline extraction"
         )
         return text, ids, report.model_copy(update={"unsupported_lines": unsupported, "reasons": reasons})
+    sections, stood = beside(standing, sections, {c.id for c in kept}, check.words)
+    outcomes = LLMOutcomes.of([call])
+    if stood:
+        outcomes.notes.append(f"{stood} lines of the offline extraction stand beside the model's")
     report = A4Report(
         agent=f"{AGENT}/{version}",
         provider=call.reply.provider,
@@ -189,7 +218,7 @@ def condense(
         withheld_lines=withheld,
         reasons=reasons,
         uncovered=list(uncovered),
-        llm=LLMOutcomes.of([call]),
+        llm=outcomes,
     )
     return render_sctx(sections, uncovered), [c.id for c in kept], report
 
@@ -236,6 +265,22 @@ def a3_evidence(settings: GateSettings, rarity: dict[str, float]) -> Evidence:
     return evidence
 
 
+def extracted(
+    pieces: list[str],
+    selection: list[Chunk],
+    embedder: Embedder,
+    budget: ContextBudget,
+    settings: CondenserSettings,
+    parts: Sequence[str] = (),
+    evidence: Evidence | None = None,
+) -> tuple[list[Line], list[Chunk], TrimReport]:
+    """The offline extraction's lines within their share, the chunks that fit the budget, and what was trimmed."""
+    reserve = budget.count("\n".join(pieces))
+    kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
+    lines = condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence)
+    return within_share(lines, kept, budget, settings), kept, trim
+
+
 def condense_offline(
     pieces: list[str],
     selection: list[Chunk],
@@ -248,14 +293,11 @@ def condense_offline(
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
     relevant to the prompt's query pieces (see `extractive`)."""
-    reserve = budget.count("\n".join(pieces))
-    kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
+    lines, kept, trim = extracted(pieces, selection, embedder, budget, settings, parts, evidence)
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     recorded: list[LineEvidence] = []
-    for line in within_share(
-        condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence), kept, budget, settings
-    ):
+    for line in lines:
         _sort_in(sections, line.section, line.text, [line.chunk_id], withheld, [])
         if line.text not in withheld:
             recorded.append(

@@ -5,11 +5,21 @@ the excerpt says it disables, a tool the excerpt never names, a setting renamed,
 around, the user's own question filed as a Fact. Word overlap alone does not see these, so each line
 is checked against the sentences of the chunks it cites, in this order:
 
+0. it ends as a sentence does (a line cut by the token cap, or copied from a sentence a chunk's edge cuts,
+   says nothing whole), and it rests on whole sentences (see `_passages`);
 1. it does not restate the prompt: its cosine to a sentence or clause of the ask reaches
    `support.restates_prompt` and beats its best cited sentence;
 2. every name, identifier and number it holds occurs in a cited chunk: identifiers (code spans,
    flags, dotted or snake_case names, CamelCase) verbatim, names (a capitalized word inside the
-   sentence) and numbers as words;
+   sentence) and numbers as words; and the content words no cited chunk holds carry at most
+   `support.max_new_words` of its word weight (each word weighed by its rarity in the project), counted
+   from `support.min_new_words` of them. "Session ID guessing and brute force detection should be
+   implemented to minimize ..." on a sentence that says expiration timeouts minimize it, "... and it is
+   stateless" on a sentence that never says so, "validated" for "invalidate": a small model's new
+   words carry its errors. The configuration allows none (0.0 from one word): the offline extraction's
+   lines stand beside a model's (a4_condenser.condense), so a model's line only adds, and is worth
+   adding when the excerpt says it in its own words; a looser share lets paraphrases through, and
+   their errors with them (on the OWASP suite 0.25 from two words caught 4 of 5);
 3. its best-matching cited passages (one sentence, or two adjacent ones; those that hold the line's
    identifiers when it has any, so a flag is judged by what is said about it) reach
    `support.min_similarity` cosine (the product's own embedder);
@@ -28,8 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragstream.condensing.extractive import is_prose
+from ragstream.condensing.extractive import _TERMINAL, is_prose
 from ragstream.gate.coverage import _NAME
+from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import SupportSettings
 from ragstream.state import Chunk
 from ragstream.text.phrases import any_phrase
@@ -48,6 +59,8 @@ _CLAUSE = re.compile(r"[,;:]\s+")
 MIN_CLAUSE_WORDS = 4
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
+_MIN_STEM = 3  # a stem that begins another counts as it from this length
+_EMPHASIS = re.compile(r"(?<!\w)[*_]{1,3}|[*_]{1,3}(?!\w)")  # **bold**, __bold__, _em_ marks around words
 
 
 @dataclass(frozen=True)
@@ -81,26 +94,42 @@ def _occurs(word: str, text: str, exact: bool) -> bool:
 
 
 def _passages(chunk: Chunk) -> list[str]:
-    """A chunk's prose sentences (no heading, code or markup line: a chunk may begin inside a code block, so
-    its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
-    and each two adjacent sentences (a line may join them)."""
-    sentences = [s for s in split(chunk.text, MARKDOWN) if not s.lstrip().startswith("#") and is_prose(s)]
+    """A chunk's whole prose sentences (no heading, code or markup line: a chunk may begin inside a code block,
+    so its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
+    and each two adjacent sentences (a line may join them). As in the offline extraction, a sentence the
+    chunk's edge may cut is none of them: the first of a chunk that does not open its document, and a last
+    one without its closing mark ("These hashes should be replaced with" says nothing a line may rest on)."""
+    pieces = split(chunk.text, MARKDOWN)
+    if pieces and chunk.span.start > 0:
+        pieces = pieces[1:]
+    if pieces and not _TERMINAL.search(pieces[-1].strip()):
+        pieces = pieces[:-1]
+    sentences = [s for s in pieces if not s.lstrip().startswith("#") and is_prose(s)]
     clauses = [c for s in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS]
     return sentences + clauses + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
 
 
 def _polar(text: str, cues: re.Pattern[str]) -> bool:
-    """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name)."""
-    plain = re.sub(r"\w+(?:-\w+)+", " ", _CODE_SPAN.sub(" ", text))
+    """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name), its
+    Markdown emphasis read as words ("__Don't__ create a middleware" is negated)."""
+    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", _CODE_SPAN.sub(" ", text)))
     return cues.search(plain) is not None
 
 
 class SupportCheck:
     """Checks a model's lines against the chunks they cite (see the module docstring)."""
 
-    def __init__(self, settings: SupportSettings, embed: Callable[[list[str]], np.ndarray]) -> None:
+    def __init__(
+        self,
+        settings: SupportSettings,
+        embed: Callable[[list[str]], np.ndarray],
+        weigh: Callable[[str], dict[str, float]] | None = None,
+    ) -> None:
+        """`weigh(text)` gives the text's content words (as the index stems them) with their rarity in the
+        project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only)."""
         self.settings = settings
         self.embed = embed
+        self.weigh = weigh
         self.negation = any_phrase(settings.negation_cues)
         self.obligation = any_phrase(settings.obligation_cues)
         self.permission = any_phrase(settings.permission_cues)
@@ -151,6 +180,8 @@ class SupportCheck:
     ) -> Verdict:
         s = self.settings
         whole = "\n".join(c.text for c in cited)
+        if not _TERMINAL.search(text.strip()):
+            return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
         if not passages:
             return Verdict(False, "the cited excerpt has no sentence to check it against", 0.0, "")
         scores = {p: float(pool_vectors[index[p]] @ vector) for p in passages}
@@ -164,6 +195,16 @@ class SupportCheck:
         if missing:
             quoted = ", ".join(f"'{w}'" for w in missing)
             return Verdict(False, f"names {quoted}, which the cited excerpt does not contain", scores[best], best)
+        new, share = self._new_words(text, whole)
+        if share > s.max_new_words and len(new) >= s.min_new_words:
+            quoted = ", ".join(f"'{w}'" for w in new)
+            return Verdict(
+                False,
+                f"says {quoted}, which the cited excerpt does not hold ({share:.2f} of its word weight, over "
+                f"{s.max_new_words:g})",
+                scores[best],
+                best,
+            )
         about = [p for p in passages if any(w in p for w in code)] or passages
         best = max(about, key=lambda p: scores[p])
         if scores[best] < s.min_similarity:
@@ -186,6 +227,28 @@ class SupportCheck:
                 best,
             )
         return Verdict(True, "", scores[best], best)
+
+    def words(self, text: str) -> set[str]:
+        """The text's content words as the index stems them (with `weigh`, its function words left out)."""
+        return set(self.weigh(text)) if self.weigh is not None else set(bm25_tokens([text])[0])
+
+    def _new_words(self, text: str, cited: str) -> tuple[list[str], float]:
+        """The line's content words the cited text does not hold (rarest first), and their share of its weight."""
+        if self.weigh is None:
+            return [], 0.0
+        weights = self.weigh(text)
+        total = sum(weights.values())
+        held = set(bm25_tokens([_EMPHASIS.sub(" ", cited)])[0])
+        new = sorted((w for w in weights if not _held(w, held)), key=lambda w: -weights[w])
+        return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
+
+
+def _held(word: str, held: set[str]) -> bool:
+    """The stem is the excerpt's, or one stem begins the other (the stemmer cuts "embeds" to "emb" and
+    "embedded" to "embed"); a stem of fewer than `_MIN_STEM` letters matches only itself."""
+    return word in held or any(
+        min(len(word), len(h)) >= _MIN_STEM and (word.startswith(h) or h.startswith(word)) for h in held
+    )
 
 
 def _short(text: str, words: int = 24) -> str:

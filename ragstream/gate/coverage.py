@@ -46,19 +46,26 @@ def uncovered_parts(
     settings: GateSettings,
     rarity: dict[str, float],
     absent: set[str],
+    model_kept: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The parts of the ask (its asking sentences) no kept chunk covers, judged like a candidate; then,
     in covered parts, names (capitalized inside a sentence, as the user wrote them) no document contains, and
-    identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains."""
+    identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains.
+
+    A chunk in `model_kept` (the model read it against the ask and kept it) covers a part whose evidence
+    reaches `gate.weak_evidence`, the band where the model's word decides: a clause the fenced excerpt
+    answers is not named as uncovered beside it. Under that band the model's keep counts for nothing."""
     if not kept:
         return list(parts)
     texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
     cosine = part_vectors @ kept_vectors.T
+    banded = settings.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
+    judged_with = [banded if c.id in model_kept else settings for c in kept]
     missing: list[str] = []
     for p, part in enumerate(parts):
         terms = stemmed_terms(part, settings)
         if not any(
-            judge(float(cosine[p, k]), word_share(terms, texts[k], rarity), settings)[0] for k in range(len(kept))
+            judge(float(cosine[p, k]), word_share(terms, texts[k], rarity), judged_with[k])[0] for k in range(len(kept))
         ):
             missing.append(part)
             continue

@@ -46,10 +46,12 @@ def gate(
     sent to the model: a small model's word never outweighs strong evidence either way. The others go to the
     A3 agent `gate.model_batch` at a time (one call per batch, a verdict per numbered passage with its
     reason); a passage the reply gives no verdict for, or a batch whose reply stays invalid, takes the
-    offline decision. One stated rule overrules the model, and the report says so: when no candidate is
-    kept and the offline evidence kept some, those are kept (the prompt is never left without grounding on
-    the model's word alone). `judged_by` records who decided each candidate. Kept ids come in the offline
-    order (best evidence first), then the model's additions in retrieval order.
+    offline decision. One stated rule overrules the model, and the report says so: when it drops every
+    candidate it was asked about that the offline evidence keeps, those are kept beside whatever it chose
+    (a small model that calls every answering passage irrelevant, and keeps an off-topic one or leaves
+    only what strong evidence or a fallback kept, is not a second opinion on them). `judged_by`
+    records who decided each candidate. Kept ids come in the offline order (best evidence first), then the
+    model's additions in retrieval order.
     """
     evidence = weighed.report
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
@@ -104,11 +106,11 @@ def gate(
                 reason=f"{reason} ({call.source}; offline evidence: {offline.reason})",
             )
     overruled = ""
-    relevant = [c.id for c in judged if evidence.decisions[c.id].decision == "keep"]
-    if relevant and all(decisions[c.id].decision != "keep" for c in candidates):
+    relevant = [c.id for c in judged if evidence.decisions[c.id].decision == "keep" and judged_by[c.id] == "model"]
+    if relevant and all(decisions[cid].decision != "keep" for cid in relevant):
         overruled = (
-            f"the model dropped all {len(relevant)} candidates the offline evidence rates relevant; "
-            "rule: those are kept, so the prompt is not left without grounding on the model's word alone"
+            f"the model dropped all {len(relevant)} candidates it was asked about that the offline evidence rates "
+            "relevant; rule: those are kept, so the prompt is not left without grounding on the model's word alone"
         )
         for cid in relevant:
             judged_by[cid] = "model, overruled by rule"

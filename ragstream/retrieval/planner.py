@@ -171,7 +171,13 @@ def by_rules(sp: SuperPrompt, settings: Settings, forced: str | None = None) -> 
 
 def by_model(sp: SuperPrompt, settings: Settings, runner: AgentRunner, forced: str | None = None) -> Plan:
     """The plan for `sp` by the PLAN agent; escalated when unsure. A reply that stays invalid falls back to
-    the rules' decision, recorded as theirs."""
+    the rules' decision, recorded as theirs.
+
+    The model does not overrule what the prompt's words state: when the rules decide on stated evidence
+    (at least `plan.min_confidence`: text given to rewrite, only thanks, a research cue, a question) and the
+    model names another intent, the rules' decision stands and its reason says what the model chose (a 0.5B
+    model planned retrieval for "Shorten this to two sentences: ..." and the prompt then said the documents
+    do not cover the paragraph). Where the rules only guess, the model decides."""
     intent, confidence, reason, evidence = classify(sp, settings)
     payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
     ruled = {"intent": intent, "confidence": confidence, "reason": reason}
@@ -179,6 +185,9 @@ def by_model(sp: SuperPrompt, settings: Settings, runner: AgentRunner, forced: s
     if call.outcome == FELL_BACK:
         return plan_for(sp, settings, intent, confidence, reason, evidence, "rules", forced)
     output = call.output
+    if confidence >= settings.plan.min_confidence and output["intent"] != intent:
+        reason += f" (the model chose {output['intent']}: '{output['reason']}'; the prompt's words decide)"
+        return plan_for(sp, settings, intent, confidence, reason, evidence, "rules", forced)
     return plan_for(sp, settings, output["intent"], float(output["confidence"]), output["reason"], [], "llm", forced)
 
 

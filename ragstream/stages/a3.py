@@ -2,7 +2,8 @@
 
 Both paths weigh the same evidence first (`weigh`); offline it decides, with a model the A3 agent decides
 within its band (`run` chooses once). What the documents do not cover is then measured on what was kept,
-whoever decided it: a model's keep is no evidence that every part of the ask is answered.
+whoever decided it: a model's keep is no evidence that every part of the ask is answered, only within the
+band where its word decides.
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
         evidence.settings,
         evidence.rarity,
         unmentioned(evidence.frequency, evidence.snapshot),
+        frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
     )
     return report
 

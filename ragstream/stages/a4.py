@@ -7,11 +7,15 @@ stands in when its reply stays invalid or none of its lines holds (`run` chooses
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragstream.stages.a3 import ask_rarity
 from ragstream.stages.io import StageEnv, StageOutput
 from ragstream.stages.spec import CONDENSED, PROMPT, SELECTION, stage_spec
 from ragstream.state import A4Report, Chunk, LLMOutcomes, Stage, SuperPrompt
+
+if TYPE_CHECKING:
+    from ragstream.condensing.extractive import Evidence
 
 SPEC = stage_spec(
     "a4",
@@ -62,12 +66,19 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
 
 
+def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:
+    """A3's evidence for a line and a part of the ask, with the project's rarity of the ask's words."""
+    from ragstream.condensing.condenser import a3_evidence
+
+    _, rarity = ask_rarity([*ask.pieces, *ask.parts], env, env.context.project or sp.extras.project)
+    return a3_evidence(env.services.settings.gate, rarity)
+
+
 def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condensed:
     """Lines extracted from the excerpts; `why` says why a model's reply fell back to them."""
-    from ragstream.condensing.condenser import a3_evidence, condense_offline
+    from ragstream.condensing.condenser import condense_offline
 
     services = env.services
-    _, rarity = ask_rarity([*ask.pieces, *ask.parts], env, env.context.project or sp.extras.project)
     text, kept, report = condense_offline(
         ask.pieces,
         ask.selection,
@@ -76,7 +87,7 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
         services.settings.condenser,
         ask.missing,
         ask.parts,
-        a3_evidence(services.settings.gate, rarity),
+        evidence(sp, env, ask),
     )
     if why:
         report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
@@ -84,14 +95,30 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
 
 
 def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
-    """Lines the A4 agent writes, each checked against the excerpt it cites; the extraction when none holds."""
-    from ragstream.condensing.condenser import condense
+    """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's lines; the
+    extraction alone when none holds."""
+    from ragstream.condensing.condenser import addressed_to_reader, condense, extracted
     from ragstream.condensing.support import SupportCheck
     from ragstream.rendering.ask import normalized_ask
     from ragstream.text.sentences import TYPED, split
 
     services = env.services
-    check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together)
+    project = env.context.project or sp.extras.project
+
+    def weigh(text: str) -> dict[str, float]:
+        return ask_rarity([text], env, project)[1]
+
+    check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together, weigh)
+    lines, _, _ = extracted(
+        ask.pieces,
+        ask.selection,
+        services.embedder,
+        services.budget,
+        services.settings.condenser,
+        ask.parts,
+        evidence(sp, env, ask),
+    )
+    extraction = [(line.section, line.text, [line.chunk_id]) for line in lines if not addressed_to_reader(line.text)]
 
     def fallback(why: str) -> Condensed:
         return offline(sp, env, ask, why)
@@ -105,4 +132,5 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         check,
         split(normalized_ask(sp), TYPED) + ask.parts,
         uncovered=ask.missing,
+        standing=extraction,
     )
