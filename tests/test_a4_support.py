@@ -149,10 +149,12 @@ def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportC
     lines = [
         ("Create a middleware that replaces all script tags with nonces.", ["n.md@0000000000#0"]),
         ("Don't create a middleware that replaces all script tags with nonces.", ["n.md@0000000000#0"]),
+        ("__Don't__ create a middleware that replaces all script tags with nonces.", ["n.md@0000000000#0"]),
     ]
     found = check.check(lines, given, ["How do I add nonces to my pages?"])
     assert "negation differs" in found[0].reason, found[0]
     assert found[1].supported, found[1]
+    assert found[2].supported, found[2]  # its own emphasis is read as words too
 
 
 @pytest.fixture(scope="module")

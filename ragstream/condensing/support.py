@@ -236,7 +236,7 @@ class SupportCheck:
         """The line's content words the cited text does not hold (rarest first), and their share of its weight."""
         if self.weigh is None:
             return [], 0.0
-        weights = self.weigh(text)
+        weights = self.weigh(_EMPHASIS.sub(" ", text))
         total = sum(weights.values())
         held = set(bm25_tokens([_EMPHASIS.sub(" ", cited)])[0])
         new = sorted((w for w in weights if not _held(w, held)), key=lambda w: -weights[w])
