@@ -45,10 +45,11 @@ RANKING_BATCH = 32  # texts per run when vectors are only compared within one ca
 # needs more working memory than 32 texts of 64 tokens (a long-lived process keeps its peak).
 MAX_ATTENTION_CELLS = 32 * 64 * 64
 # A per-core session costs about 0.05 s of CPU to load, what embedding some 350 tokens costs. They load
-# for the first call of at least this many tokens (an ingest's step of chunks), and serve every call of
-# more than one batch from then on; before that, a query's pieces and a prompt's sentences (hundreds of
-# tokens) run on the session already loaded, which gives the same vectors.
-SPREAD_MIN_TOKENS = 4096
+# for the first call of at least this many tokens, and serve every call of more than one batch from then
+# on; before that a call runs on the session already loaded, which gives the same vectors. Measured on the
+# readmes and playwright-skills suites: a run's calls embed at most about 900 tokens, an ingest's steps
+# of 64 chunks 7,000 to 16,000.
+SPREAD_MIN_TOKENS = 2048
 
 
 class Embedder(Protocol):
