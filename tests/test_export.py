@@ -19,7 +19,7 @@ from ragstream.rendering.parts import NOT_COVERED, prompt_parts
 from ragstream.rendering.styles import STYLES, fence_excerpt
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
-from ragstream.text.chunk_ids import citations
+from ragstream.text.chunk_ids import citations, prune_citations
 from tests.fixtures_docs import SAMPLE
 
 HOSTILE_NAME = 'ops "runbook" & <notes>.md'
@@ -200,3 +200,19 @@ def test_a_tiny_budget_leaves_no_condensed_line_citing_an_excerpt_it_dropped(tmp
         elif set(cited) <= dropped:
             assert line not in parts.condensed_context
     assert citations(sp.s_ctx_md) and set(citations(parts.condensed_context)) == set(citations(sp.s_ctx_md)) - dropped
+    shown_lines = parts.condensed_context.split("\n")
+    for i, line in enumerate(shown_lines):  # a section whose every line was withdrawn is left out, heading too
+        if line.startswith("### "):
+            assert any(item.startswith("- ") for item in shown_lines[i + 1 : i + 2]), parts.condensed_context
+
+
+def test_a_section_whose_every_line_is_withdrawn_is_left_out_heading_too() -> None:
+    condensed = (
+        "### Facts\n- Chunks are fused by rank. [retrieval.md@0123456789#0]\n\n"
+        "### Constraints\n- Secrets are never sent. [security.md@abcdef0123#2]"
+    )
+    shown, withdrawn = prune_citations(condensed, {"security.md@abcdef0123#2"})
+    assert withdrawn == ["- Chunks are fused by rank. [retrieval.md@0123456789#0]"]
+    assert "### Facts" not in shown
+    assert "### Constraints\n- Secrets are never sent. [security.md@abcdef0123#2]" in shown
+    assert prune_citations(condensed, {"retrieval.md@0123456789#0", "security.md@abcdef0123#2"})[0] == condensed

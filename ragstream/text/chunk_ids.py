@@ -71,7 +71,8 @@ def uncite(line: str, drop: set[str] | frozenset[str]) -> str:
 
 def prune_citations(text: str, keep: set[str] | frozenset[str] | list[str]) -> tuple[str, list[str]]:
     """`text` with its citations of ids not in `keep` removed, and the lines withdrawn because none was left:
-    a line that cites only what the prompt does not show asserts what nothing in it supports."""
+    a line that cites only what the prompt does not show asserts what nothing in it supports. A section
+    heading left with no line under it goes too (an empty "### Facts" reads as a finding)."""
     kept = set(keep)
     lines: list[str] = []
     withdrawn: list[str] = []
@@ -84,4 +85,18 @@ def prune_citations(text: str, keep: set[str] | frozenset[str] | list[str]) -> t
             withdrawn.append(line)
         else:
             lines.append(uncite(line, set(gone)))
+    if withdrawn:
+        lines = [line for i, line in enumerate(lines) if not _empty_section(lines, i)]
     return "\n".join(lines), withdrawn
+
+
+def _empty_section(lines: list[str], i: int) -> bool:
+    """Whether `lines[i]` is a Markdown heading with nothing but blank lines before the next heading or fence."""
+    if not lines[i].startswith("#"):
+        return False
+    for line in lines[i + 1 :]:
+        if line.startswith("#") or line.startswith("~~~"):
+            return True
+        if line.strip():
+            return False
+    return True
