@@ -48,8 +48,8 @@ def judge(cosine: float, words: float, settings: GateSettings) -> tuple[bool, st
 
 @dataclass(frozen=True)
 class Weighed:
-    """The offline gate's finding: kept ids (in the candidates' order), the report, and per judged candidate its evidence
-    and the cosine to the piece that earned it."""
+    """The offline gate's finding: kept ids (in the candidates' order), the report, and per judged candidate
+    its evidence and the cosine to the piece that earned it."""
 
     kept: list[str]
     report: A3Report
