@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from ragstream.app.controller import AppController
+from ragstream.app.workspace import Workspace
 from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
@@ -28,6 +29,7 @@ from ragstream.services import Services
 from ragstream.settings import load_settings
 from tests.fixtures_docs import make_project
 from tests.servers import free_port, wait_for_http
+from tests.test_gui import _app
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 
@@ -297,3 +299,36 @@ def test_users_and_memory_live_in_postgres(postgres_url: str, tmp_path: Path) ->
     assert done.stdout.strip() == "shared" and not (tmp_path / "other" / "memory").exists()
     UserRegistry.of(one).remove("alice")
     assert UserRegistry.of(other).get("alice") is None
+
+
+def test_a_query_root_lists_the_projects_postgres_holds(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data root that never ingested lists what the worker committed to PostgreSQL, with the worker's file and
+    chunk counts: `ragstream projects`, the Workspace (the MCP server's `list_projects`) and the GUI's list."""
+    roots = {name: tmp_path / name for name in ("worker", "query")}
+    worker, query = (
+        load_settings(overrides={"data_dir": str(root), "database_url": postgres_url, "llm.provider": "local"})
+        for root in roots.values()
+    )
+    IngestionManager(worker).ingest("listed", source=make_project(tmp_path / "docs", awkward=False))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAGSTREAM_DATABASE_URL": postgres_url}
+    printed = {
+        name: subprocess.run(
+            [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(root), "projects"],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        for name, root in roots.items()
+    }
+    overview = Workspace(query).project_overview("listed")
+    line = f"{'listed':24s} {len(overview['files'])} files, {overview['chunks']} chunks"
+    assert overview["ingested"] and overview["chunks"] and line in printed["query"] and line in printed["worker"]
+    assert Workspace(query).projects() == Workspace(worker).projects()
+    assert not (roots["query"] / "chroma_db" / "listed").exists()
+    monkeypatch.setenv("RAGSTREAM_DATABASE_URL", postgres_url)
+    gui = _app(roots["query"], monkeypatch)
+    assert "listed" in gui.selectbox(key="project").options
