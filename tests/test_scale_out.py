@@ -28,7 +28,7 @@ from ragstream.rendering.styles import export_prompt
 from ragstream.services import Services
 from ragstream.settings import load_settings
 from tests.fixtures_docs import make_project
-from tests.servers import free_port, wait_for_http
+from tests.servers import free_port, langgraph_dev, wait_for_http
 from tests.test_gui import _app
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
@@ -209,12 +209,12 @@ def _generation_files(root: Path, generation: int) -> dict[str, bytes]:
     }
 
 
-def _embedded_prompts(tmp_path: Path, docs: Path, prompts: list[str]) -> list[str]:
+def _embedded_prompts(tmp_path: Path, docs: Path, prompts: list[str], project: str = "demo") -> list[str]:
     """The same prompts on the embedded default (one data root, no servers), after the same ingest."""
     settings = load_settings(overrides={"data_dir": str(tmp_path / "embedded"), "llm.provider": "local"})
-    IngestionManager(settings).ingest("demo", source=docs)
+    IngestionManager(settings).ingest(project, source=docs)
     ctl = AppController(settings, checkpointer=open_checkpointer(settings), services=Services(settings))
-    return [export_prompt(ctl.run_full_pipeline(p, project="demo", pause_after="none"), "markdown") for p in prompts]
+    return [export_prompt(ctl.run_full_pipeline(p, project=project, pause_after="none"), "markdown") for p in prompts]
 
 
 def test_a_deployment_shares_no_folder(postgres_url: str, chroma_url: str, tmp_path: Path) -> None:
@@ -332,3 +332,30 @@ def test_a_query_root_lists_the_projects_postgres_holds(
     monkeypatch.setenv("RAGSTREAM_DATABASE_URL", postgres_url)
     gui = _app(roots["query"], monkeypatch)
     assert "listed" in gui.selectbox(key="project").options
+
+
+def test_the_langgraph_server_serves_a_data_root_that_never_ingested(postgres_url: str, tmp_path: Path) -> None:
+    """`langgraph dev` with `RAGSTREAM_DATABASE_URL` on an empty data root: a user added on the worker's root is
+    let in (the users table), and a run on the project the worker ingested (its generation in PostgreSQL) gives
+    the embedded default's final prompt."""
+    from langgraph_sdk import get_sync_client
+
+    from ragstream.tenancy.users import UserRegistry
+
+    docs = make_project(tmp_path / "docs", awkward=False)
+    options = {"database_url": postgres_url, "llm.provider": "local"}
+    worker = load_settings(overrides={"data_dir": str(tmp_path / "worker"), **options})
+    IngestionManager(worker).ingest("served", source=docs)
+    token = UserRegistry.of(worker).add("served-user", ["served"])
+    (expected,) = _embedded_prompts(tmp_path / "embedded", docs, [PROMPT], project="served")
+    root = tmp_path / "served-root"
+    env = {"RAGSTREAM_DATA_DIR": str(root), "RAGSTREAM_LLM_PROVIDER": "local", "RAGSTREAM_DATABASE_URL": postgres_url}
+    (tmp_path / "lgdev").mkdir()
+    with langgraph_dev(tmp_path / "lgdev", env) as (url, _):
+        client = get_sync_client(url=url, headers={"Authorization": f"Bearer {token}"})
+        thread = client.threads.create()["thread_id"]
+        context = {"project": "served", "pause_after": "none"}
+        client.runs.wait(thread, "ragstream", input={"prompt": PROMPT}, context=context)
+        values = client.threads.get_state(thread)["values"]
+    assert values["stage"] == "built" and values["prompt_ready"] == expected
+    assert 'excerpt source="ingestion.md"' in expected and not (root / "users.json").exists()
