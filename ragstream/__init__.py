@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import RagstreamError
-from ragstream.state import Chunk, Stage, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.app.controller import AppController
@@ -15,6 +14,7 @@ if TYPE_CHECKING:
     from ragstream.orchestration.graph import build_graph
     from ragstream.rendering.styles import export_prompt
     from ragstream.retrieval.langchain_retriever import RagstreamRetriever
+    from ragstream.state import Chunk, Stage, SuperPrompt
 
 __all__ = [
     "AppController",
@@ -39,11 +39,15 @@ _LAZY = {
     "export_prompt": "ragstream.rendering.styles",
     "RagstreamRetriever": "ragstream.retrieval.langchain_retriever",
     "RagstreamEmbeddings": "ragstream.embedding.embedder",
+    "Chunk": "ragstream.state",
+    "Stage": "ragstream.state",
+    "SuperPrompt": "ragstream.state",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The session, workspace, graph and LangChain parts import LangGraph, LangChain and models: load on use."""
+    """The session, workspace, graph and LangChain parts import LangGraph, LangChain and models, the state
+    pydantic: load on use (`ragstream --help` imports this package and none of them)."""
     if name in _LAZY:
         import importlib
 

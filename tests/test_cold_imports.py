@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from ragstream.stages import SKIPPABLE
+from ragstream.state.stage import NAMES
+
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,9 +58,30 @@ def threads_left(done: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 def test_help_imports_no_pipeline(tmp_path: Path) -> None:
-    found, done = imported(["--help"], [*NEVER, "langgraph", "langsmith", "langchain_core", "numpy"], tmp_path)
+    """Not even the stage registry: its modules declare the state's pydantic reports, the settings are pydantic
+    too, and building them was two thirds of `--help`'s own time (bench/cold_start.py)."""
+    registry = ["ragstream.stages", *(f"ragstream.stages.{name}" for name in NAMES), "ragstream.state"]
+    watched = [*NEVER, "langgraph", "langsmith", "langchain_core", "numpy", "pydantic", "ragstream.settings", *registry]
+    found, done = imported(["--help"], watched, tmp_path)
     assert "usage: ragstream" in done.stdout
     assert found == []
+
+
+def test_a_command_lists_its_stage_choices_from_the_registry(tmp_path: Path) -> None:
+    """The choices argparse no longer reads while it builds the parser are still the registry's, in the
+    command's own help and in its refusal of a stage it does not know."""
+    found, done = imported(["run", "--help"], ["ragstream.stages"], tmp_path)
+    assert found == ["ragstream.stages"] and f"stages to skip: {', '.join(sorted(SKIPPABLE))}" in done.stdout
+    _, done = imported(["step", "--help"], [], tmp_path)
+    assert f"the stage: {', '.join(NAMES)}" in " ".join(done.stdout.split())
+    refused = subprocess.run(
+        [sys.executable, "-m", "ragstream.app.cli", "run", "--skip", "build", "q"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert refused.returncode == 2 and "invalid choice: 'build'" in refused.stderr
 
 
 def test_a_local_run_imports_no_unused_runtime(tmp_path: Path) -> None:

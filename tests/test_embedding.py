@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tokenizers import Tokenizer
 
 from ragstream.embedding.bert_graph import IR_VERSION, OPSET, ORT_LOWER_BOUND, ORT_MAX_IR_VERSION
 from ragstream.embedding.embedder import (
@@ -29,6 +30,7 @@ from ragstream.embedding.model_files import resolve_model_dir, weights_source
 from ragstream.embedding.onnx_model import ensure_model, model_path
 from ragstream.errors import ConfigError
 from ragstream.settings import Settings
+from ragstream.tokens.counters import HFTokenCounter, token_counter
 
 SAMPLE = [
     "How are documents re-embedded when they change?",
@@ -103,6 +105,35 @@ def test_a_small_call_stays_on_the_loaded_session_and_gets_the_same_vectors(base
     assert np.array_equal(onnx.embed(many)[: len(SAMPLE)], small)
     assert onnx._pool is not None
     assert np.array_equal(onnx.embed(SAMPLE), small)  # now spread over the per-core sessions
+
+
+def test_the_embedder_and_the_token_counter_share_one_tokenizer(base_settings: Settings) -> None:
+    """A run reads tokenizer.json once: the token counter counts with the embedder's tokenizer."""
+    embedder = get_embedder(base_settings.embedding, base_settings.models_dir)
+    counter = token_counter(base_settings.embedding)
+    assert isinstance(embedder, OnnxEmbedder) and isinstance(counter, HFTokenCounter)
+    assert embedder.tokenizer is counter._tok
+
+
+def test_the_shared_tokenizer_cuts_and_counts_as_each_readers_own_did(base_settings: Settings) -> None:
+    """The embedder's tokens are what a tokenizer truncating at its limit gives (so its vectors are), and the
+    counter's counts what an untruncated one gives, well past that limit."""
+    model_dir = resolve_model_dir(base_settings.embedding)
+    variant = backend_variant(base_settings.embedding.backend)
+    path = ensure_model(weights_source(base_settings.embedding, variant), base_settings.models_dir, variant)
+    onnx = OnnxEmbedder(model_dir, path, 1, 256, threads=1)
+    texts = [*SAMPLE, "overlong " * 400, ""]
+    truncating, whole = (Tokenizer.from_file(str(model_dir / "tokenizer.json")) for _ in range(2))
+    truncating.no_padding()
+    truncating.enable_truncation(max_length=256)
+    whole.no_padding()
+    whole.no_truncation()
+    mine, theirs = onnx.encode(texts), truncating.encode_batch(texts)
+    assert [e.ids for e in mine] == [e.ids for e in theirs] and max(len(e.ids) for e in mine) == 256
+    assert [e.type_ids for e in mine] == [e.type_ids for e in theirs]
+    counter = token_counter(base_settings.embedding)
+    counts = [counter.count(text) for text in texts]
+    assert counts == [len(whole.encode(text, add_special_tokens=False).ids) for text in texts] and max(counts) == 800
 
 
 @pytest.mark.slow  # two processes build the graph

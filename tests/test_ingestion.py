@@ -5,14 +5,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+from langchain_core.vectorstores import InMemoryVectorStore
 
+from ragstream.app.controller import AppController
+from ragstream.embedding.embedder import RagstreamEmbeddings
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.index.manifest import Manifest
 from ragstream.index.snapshot import load_snapshot
 from ragstream.index.store import collection_name
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.settings import Settings
+from ragstream.orchestration.checkpoint import open_checkpointer
+from ragstream.services import Services
+from ragstream.settings import Settings, load_settings
 from ragstream.tenancy.projects import project_paths
 from tests.fixtures_docs import make_project, symlink_out
 
@@ -301,3 +307,44 @@ def test_re_ingesting_from_a_folder_with_nothing_to_ingest_keeps_the_committed_i
         manager.ingest("demo", _refused_files(tmp_path / "refused"))
     assert paths.manifest_path.read_bytes() == before and paths.source_dir() == paths.raw_dir
     assert manager.ingest("demo").chunks_total == first.chunks_total
+
+
+def test_another_langchain_vector_store_is_configured_as_the_docs_say(
+    settings: Settings, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/scale-out.md's `my_stores.py`, as written there, named in `ingestion.vector_store`: the ingest stores
+    every chunk with its vector in LangChain's InMemoryVectorStore and none in Chroma, a re-ingest deletes what
+    changed from it, and a run's excerpts are chunks that store holds."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "scale-out.md").read_text(encoding="utf-8")
+    found = re.search(r"^```python\n(# my_stores\.py\n.*?)^```$", page, flags=re.M | re.S)
+    assert found is not None
+    (tmp_path / "my_stores.py").write_text(found.group(1), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    swapped = load_settings(
+        overrides={
+            "data_dir": str(settings.data_dir),
+            "llm.provider": "local",
+            "ingestion.vector_store": "my_stores:in_memory",
+        }
+    )
+    paths = project_paths(swapped, "demo")
+
+    def stored() -> InMemoryVectorStore:
+        return InMemoryVectorStore.load(str(paths.store_dir / "in_memory_store.json"), RagstreamEmbeddings(swapped))
+
+    IngestionManager(swapped).ingest("demo")
+    snapshot = load_snapshot(paths.index_dir, Manifest.load(paths.manifest_path).generation)
+    assert set(stored().store) == Manifest.load(paths.manifest_path).chunk_ids() and not paths.chroma_dir.exists()
+    assert snapshot.vectors is not None
+    vectors = stored().store
+    assert all(np.allclose(vectors[c.id]["vector"], snapshot.vectors[i]) for i, c in enumerate(snapshot.chunks))
+    (project / "retrieval.md").write_text("# Retrieval\n\nCompletely rewritten: only BM25 now.\n", encoding="utf-8")
+    IngestionManager(swapped).ingest("demo")
+    ids = set(stored().store)
+    assert ids == Manifest.load(paths.manifest_path).chunk_ids() and "Completely rewritten" in str(
+        [stored().store[i]["text"] for i in ids if i.startswith("retrieval.md@")]
+    )
+    ctl = AppController(swapped, checkpointer=open_checkpointer(swapped), services=Services(swapped))
+    sp = ctl.run_full_pipeline("# Task\nHow are changed documents re-embedded?", project="demo", pause_after="none")
+    assert sp.final_selection_ids and set(sp.final_selection_ids) <= ids
+    assert 'excerpt source="ingestion.md"' in sp.prompt_ready

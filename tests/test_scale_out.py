@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from ragstream.app.controller import AppController
+from ragstream.app.workspace import Workspace
 from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
@@ -27,7 +28,8 @@ from ragstream.rendering.styles import export_prompt
 from ragstream.services import Services
 from ragstream.settings import load_settings
 from tests.fixtures_docs import make_project
-from tests.servers import free_port, wait_for_http
+from tests.servers import free_port, langgraph_dev, wait_for_http
+from tests.test_gui import _app
 
 pytestmark = pytest.mark.slow  # subprocesses, servers, browsers or kills
 
@@ -207,12 +209,12 @@ def _generation_files(root: Path, generation: int) -> dict[str, bytes]:
     }
 
 
-def _embedded_prompts(tmp_path: Path, docs: Path, prompts: list[str]) -> list[str]:
+def _embedded_prompts(tmp_path: Path, docs: Path, prompts: list[str], project: str = "demo") -> list[str]:
     """The same prompts on the embedded default (one data root, no servers), after the same ingest."""
     settings = load_settings(overrides={"data_dir": str(tmp_path / "embedded"), "llm.provider": "local"})
-    IngestionManager(settings).ingest("demo", source=docs)
+    IngestionManager(settings).ingest(project, source=docs)
     ctl = AppController(settings, checkpointer=open_checkpointer(settings), services=Services(settings))
-    return [export_prompt(ctl.run_full_pipeline(p, project="demo", pause_after="none"), "markdown") for p in prompts]
+    return [export_prompt(ctl.run_full_pipeline(p, project=project, pause_after="none"), "markdown") for p in prompts]
 
 
 def test_a_deployment_shares_no_folder(postgres_url: str, chroma_url: str, tmp_path: Path) -> None:
@@ -297,3 +299,63 @@ def test_users_and_memory_live_in_postgres(postgres_url: str, tmp_path: Path) ->
     assert done.stdout.strip() == "shared" and not (tmp_path / "other" / "memory").exists()
     UserRegistry.of(one).remove("alice")
     assert UserRegistry.of(other).get("alice") is None
+
+
+def test_a_query_root_lists_the_projects_postgres_holds(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data root that never ingested lists what the worker committed to PostgreSQL, with the worker's file and
+    chunk counts: `ragstream projects`, the Workspace (the MCP server's `list_projects`) and the GUI's list."""
+    roots = {name: tmp_path / name for name in ("worker", "query")}
+    worker, query = (
+        load_settings(overrides={"data_dir": str(root), "database_url": postgres_url, "llm.provider": "local"})
+        for root in roots.values()
+    )
+    IngestionManager(worker).ingest("listed", source=make_project(tmp_path / "docs", awkward=False))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAGSTREAM_DATABASE_URL": postgres_url}
+    printed = {
+        name: subprocess.run(
+            [sys.executable, "-m", "ragstream.app.cli", "--data-dir", str(root), "projects"],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        for name, root in roots.items()
+    }
+    overview = Workspace(query).project_overview("listed")
+    line = f"{'listed':24s} {len(overview['files'])} files, {overview['chunks']} chunks"
+    assert overview["ingested"] and overview["chunks"] and line in printed["query"] and line in printed["worker"]
+    assert Workspace(query).projects() == Workspace(worker).projects()
+    assert not (roots["query"] / "chroma_db" / "listed").exists()
+    monkeypatch.setenv("RAGSTREAM_DATABASE_URL", postgres_url)
+    gui = _app(roots["query"], monkeypatch)
+    assert "listed" in gui.selectbox(key="project").options
+
+
+def test_the_langgraph_server_serves_a_data_root_that_never_ingested(postgres_url: str, tmp_path: Path) -> None:
+    """`langgraph dev` with `RAGSTREAM_DATABASE_URL` on an empty data root: a user added on the worker's root is
+    let in (the users table), and a run on the project the worker ingested (its generation in PostgreSQL) gives
+    the embedded default's final prompt."""
+    from langgraph_sdk import get_sync_client
+
+    from ragstream.tenancy.users import UserRegistry
+
+    docs = make_project(tmp_path / "docs", awkward=False)
+    options = {"database_url": postgres_url, "llm.provider": "local"}
+    worker = load_settings(overrides={"data_dir": str(tmp_path / "worker"), **options})
+    IngestionManager(worker).ingest("served", source=docs)
+    token = UserRegistry.of(worker).add("served-user", ["served"])
+    (expected,) = _embedded_prompts(tmp_path / "embedded", docs, [PROMPT], project="served")
+    root = tmp_path / "served-root"
+    env = {"RAGSTREAM_DATA_DIR": str(root), "RAGSTREAM_LLM_PROVIDER": "local", "RAGSTREAM_DATABASE_URL": postgres_url}
+    (tmp_path / "lgdev").mkdir()
+    with langgraph_dev(tmp_path / "lgdev", env) as (url, _):
+        client = get_sync_client(url=url, headers={"Authorization": f"Bearer {token}"})
+        thread = client.threads.create()["thread_id"]
+        context = {"project": "served", "pause_after": "none"}
+        client.runs.wait(thread, "ragstream", input={"prompt": PROMPT}, context=context)
+        values = client.threads.get_state(thread)["values"]
+    assert values["stage"] == "built" and values["prompt_ready"] == expected
+    assert 'excerpt source="ingestion.md"' in expected and not (root / "users.json").exists()

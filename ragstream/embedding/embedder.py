@@ -29,11 +29,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from ragstream.embedding.model_files import resolve_model_dir, weights_source
+from ragstream.embedding.model_files import model_tokenizer, resolve_model_dir, weights_source
 from ragstream.errors import ConfigError
 from ragstream.settings import EmbeddingSettings, Settings
 
 if TYPE_CHECKING:
+    from tokenizers import Encoding
+
     from ragstream.embedding.onnx_model import Variant
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -77,11 +79,9 @@ class OnnxEmbedder:
     """
 
     def __init__(self, model_dir: Path, onnx_path: Path, batch_size: int, max_tokens: int, threads: int) -> None:
-        from tokenizers import Tokenizer
-
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=max_tokens)
+        self.tokenizer = model_tokenizer(model_dir)  # the token counter's too
+        processor = self.tokenizer.post_processor
+        self._text_tokens = max_tokens - (processor.num_special_tokens_to_add(False) if processor else 0)
         self.onnx_path = onnx_path
         self.threads = threads
         self.session = self._session(threads)
@@ -125,11 +125,19 @@ class OnnxEmbedder:
     def embed_together(self, texts: list[str]) -> np.ndarray:
         return self._run(texts, RANKING_BATCH)
 
+    def encode(self, texts: list[str]) -> list[Encoding]:
+        """Each text's tokens, cut to `max_tokens` with the special tokens: what the tokenizer's own truncation
+        gives, done here because the tokenizer is shared and stays without truncation (`model_tokenizer`)."""
+        encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        for encoding in encoded:
+            encoding.truncate(self._text_tokens)
+        return [self.tokenizer.post_process(encoding) for encoding in encoded]
+
     def _run(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        encoded = self.tokenizer.encode_batch(list(texts))
+        encoded = self.encode(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         batches = list(_batches(order, [len(e.ids) for e in encoded], batch_size))
 

@@ -7,8 +7,9 @@ is adding its module to `STAGES` (with its `Stage` member and its `Extras` field
 checks the three agree). The graph gives each stage a node function of the stage's name that calls its
 `run` (`ragstream.orchestration.graph`); the rules over the registry are in `ragstream.stages.rules`.
 
-The stage modules import their algorithms where their functions use them, so the registry is importable
-without them: the CLI's `--help` reads the stage names and rules, and imports no model, index or graph.
+The stage modules import their algorithms where their functions use them, so the registry imports no model,
+index or graph; it does import the state's pydantic reports, which is why the CLI reads it only once a command
+runs or lists its stage choices (`ragstream.app.cli.common.StageChoices`), never for `ragstream --help`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 stage invalidates every later stage that reads what it writes (and everything after that), so
 re-running A2 keeps retrieval through A4 and only invalidates A5 and the build. Edits made by a
 person invalidate the same way. Everything here derives from the registry (`ragstream.stages.REGISTRY`,
-each stage's `SPEC`); the functions are pure and import nothing heavy (the CLI's `--help` imports them).
+each stage's `SPEC`); the functions are pure and import no model, index or graph.
 """
 
 from __future__ import annotations

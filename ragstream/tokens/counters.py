@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from ragstream.embedding.model_files import resolve_model_dir
+from ragstream.embedding.model_files import model_tokenizer, resolve_model_dir
 from ragstream.errors import ConfigError
 from ragstream.settings import EmbeddingSettings
 
@@ -28,13 +28,8 @@ class HFTokenCounter:
     words' counts; caching per word makes a 1 MB prompt cheap to cut.
     """
 
-    def __init__(self, tokenizer_file: Path) -> None:
-        try:
-            self._tok = Tokenizer.from_file(str(tokenizer_file))
-        except Exception as exc:  # the tokenizers library raises plain Exception subclasses
-            raise ConfigError(f"cannot load tokenizer {tokenizer_file}: {exc}") from exc
-        self._tok.no_truncation()
-        self._tok.no_padding()
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self._tok = tokenizer  # the embedder's (`model_tokenizer`): it neither pads nor truncates
         self._word_count = lru_cache(maxsize=1 << 16)(self._count_word)
 
     def _count_word(self, word: str) -> int:
@@ -74,9 +69,8 @@ class CharEstimateCounter:
 @lru_cache(maxsize=4)
 def counter_for_model_dir(model_dir: Path) -> HFTokenCounter | CharEstimateCounter:
     """The model's own tokenizer when its folder has one, else the estimate."""
-    tokenizer_file = model_dir / "tokenizer.json"
-    if tokenizer_file.is_file():
-        return HFTokenCounter(tokenizer_file)
+    if (model_dir / "tokenizer.json").is_file():
+        return HFTokenCounter(model_tokenizer(model_dir))
     return CharEstimateCounter()
 
 

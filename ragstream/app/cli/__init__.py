@@ -7,10 +7,13 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ragstream.app.cli import eval, models, projects, run, serve, stages, threads
 from ragstream.errors import RagstreamError
-from ragstream.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from ragstream.settings import Settings
 
 # The command groups, in the order `ragstream --help` lists their commands.
 GROUPS = (stages, projects, run, eval, threads, serve, models)
@@ -41,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_logging(args.verbose, args.log_errors_only)
     handler: Callable[[argparse.Namespace, Settings], int] = args.handler
+    from ragstream.settings import load_settings  # pydantic: not for `--help`, which exits in parse_args
+
     try:
         overrides = {"data_dir": args.data_dir} if args.data_dir else None
         code = handler(args, load_settings(overrides=overrides))

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Collection, Iterable, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragstream.errors import InputError
-from ragstream.settings import Settings
-from ragstream.state import Answer
 
 if TYPE_CHECKING:
     from ragstream.app.session import RunResult, RunSession
     from ragstream.app.workspace import Workspace
+    from ragstream.settings import Settings
+    from ragstream.state import Answer
 
 
 class Once(argparse.Action):
@@ -29,6 +31,39 @@ class Once(argparse.Action):
         if getattr(namespace, self.dest, None) is not None:
             parser.error(f"{option_string} given twice: give it once")
         setattr(namespace, self.dest, values)
+
+
+class StageChoices(Collection[str]):
+    """Choices drawn from the stage registry when argparse first needs them: checking a value given, or
+    a subcommand's own `--help` listing them (`%(choices)s`).
+
+    The registry's modules declare the state's pydantic reports, so reading it while the parser is built would
+    make `ragstream --help` import them. Give the argument a `metavar`: argparse lists choices in the usage
+    line only when it has none, and would read them as it adds the argument.
+    """
+
+    def __init__(self, names: Callable[[], Iterable[str]]) -> None:
+        self._read = names
+
+    @cached_property
+    def _names(self) -> tuple[str, ...]:
+        return tuple(self._read())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def skippable_stages() -> list[str]:
+    """The stages a run may skip (`--skip`), from the registry."""
+    from ragstream.stages import SKIPPABLE
+
+    return sorted(SKIPPABLE)
 
 
 def read_prompt(args: argparse.Namespace) -> str:

@@ -6,13 +6,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragstream.app.cli.common import Once
+from ragstream.app.cli.common import Once, StageChoices, skippable_stages
 from ragstream.errors import InputError
-from ragstream.settings import Settings
-from ragstream.stages import SKIPPABLE
 from ragstream.strategies import Strategy, strategy_name
+
+if TYPE_CHECKING:
+    from ragstream.settings import Settings
 
 
 def register(sub: Any) -> None:
@@ -34,7 +35,13 @@ def register(sub: Any) -> None:
         type=strategy_name,
         help="force a retrieval strategy for every case (default: chosen per prompt)",
     )
-    ev.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages every case skips")
+    ev.add_argument(
+        "--skip",
+        nargs="*",
+        choices=StageChoices(skippable_stages),
+        metavar="STAGE",
+        help="stages every case skips: %(choices)s",
+    )
     ev.add_argument("--limit", type=int, default=0, help="run only the first N cases (0: all)")
     ev.add_argument("--json", action="store_true", help="print the run (per case) and its summary as JSON")
     ev.add_argument("--html", action=Once, metavar="FILE", help="also write the report as one self-contained HTML page")

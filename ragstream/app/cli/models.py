@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragstream.app.cli.common import open_workspace
 from ragstream.errors import InputError
-from ragstream.settings import Settings
+
+if TYPE_CHECKING:
+    from ragstream.settings import Settings
 
 
 def register(sub: Any) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragstream.app.cli.common import open_workspace
-from ragstream.settings import Settings
+
+if TYPE_CHECKING:
+    from ragstream.settings import Settings
 
 
 def register(sub: Any) -> None:

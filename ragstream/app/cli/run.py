@@ -12,16 +12,24 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragstream.app.cli.common import Once, open_session, print_token, read_prompt, report, report_answer
+from ragstream.app.cli.common import (
+    Once,
+    StageChoices,
+    open_session,
+    print_token,
+    read_prompt,
+    report,
+    report_answer,
+    skippable_stages,
+)
 from ragstream.errors import InputError
-from ragstream.settings import Settings
-from ragstream.stages import SKIPPABLE, Stage
-from ragstream.stages.options import RunOptions
-from ragstream.state import SuperPrompt
 from ragstream.strategies import Strategy, strategy_name
 
 if TYPE_CHECKING:
     from ragstream.app.session import RunResult, RunSession
+    from ragstream.settings import Settings
+    from ragstream.stages.options import RunOptions
+    from ragstream.state import SuperPrompt
 
 
 def register(sub: Any) -> None:
@@ -45,7 +53,9 @@ def register(sub: Any) -> None:
         type=strategy_name,  # the seed's names (SEMANTIC, PRECISE) still read
         help="force a retrieval strategy: KEYWORD (BM25), DENSE (vectors), HYBRID, TEMPORAL, EXPLORATORY",
     )
-    run.add_argument("--skip", nargs="*", choices=sorted(SKIPPABLE), help="stages to skip")
+    run.add_argument(
+        "--skip", nargs="*", choices=StageChoices(skippable_stages), metavar="STAGE", help="stages to skip: %(choices)s"
+    )
     run.add_argument("--history", choices=["none", "recent", "relevant"], help="'relevant': past turns join retrieval")
     run.add_argument(
         "--send", action="store_true", help="then send the prompt to the configured LLM (streamed, with a critic)"
@@ -93,6 +103,8 @@ def register(sub: Any) -> None:
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     """The run's options from `run`'s (or `demo`'s) arguments: the one model the graph's context is."""
+    from ragstream.stages.options import RunOptions
+
     return RunOptions(
         project=args.project,
         pause_after="a4" if args.review else "none",
@@ -198,7 +210,7 @@ def _run(ctl: RunSession, args: argparse.Namespace) -> int:
     if as_json:
         print(json.dumps(run_json(ctl, result), indent=2, ensure_ascii=False))
         return 0
-    if args.tokens and sp.stage is Stage.BUILD:
+    if args.tokens and sp.stage.node == "build":
         from ragstream.orchestration.token_report import format_breakdown
 
         print(format_breakdown(ctl.token_breakdown(sp, ask_server=True)), file=sys.stderr)

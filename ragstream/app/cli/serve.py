@@ -6,10 +6,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragstream.app.cli.common import open_workspace
-from ragstream.settings import Settings
+
+if TYPE_CHECKING:
+    from ragstream.settings import Settings
 
 
 def register(sub: Any) -> None:

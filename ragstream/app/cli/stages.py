@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragstream.app.cli.common import Once, open_session, open_workspace, read_prompt, report
+from ragstream.app.cli.common import Once, StageChoices, open_session, open_workspace, read_prompt, report
 from ragstream.errors import InputError
-from ragstream.settings import Settings
-from ragstream.stages import Stage
-from ragstream.stages.rules import NAMES, stage_named
-from ragstream.state import SuperPrompt
+
+if TYPE_CHECKING:
+    from ragstream.settings import Settings
+    from ragstream.state import SuperPrompt
 
 
 def register(sub: Any) -> None:
@@ -30,12 +30,19 @@ def register(sub: Any) -> None:
     a2.set_defaults(handler=cmd_a2)
 
     step = sub.add_parser("step", help="run one stage on a thread (manual mode)")
-    step.add_argument("stage", choices=list(NAMES))
+    step.add_argument("stage", choices=StageChoices(stage_names), metavar="STAGE", help="the stage: %(choices)s")
     step.add_argument("prompt", nargs="?", help="the prompt text (for preprocess)")
     step.add_argument("--file", help="read the prompt from this UTF-8 file (for preprocess)")
     step.add_argument("--thread", required=True)
     step.add_argument("--project", action=Once)
     step.set_defaults(handler=cmd_step)
+
+
+def stage_names() -> tuple[str, ...]:
+    """The stages `step` may run, by their short names."""
+    from ragstream.state.stage import NAMES
+
+    return NAMES
 
 
 def format_segment_table(sp: SuperPrompt) -> str:
@@ -71,6 +78,8 @@ def format_segment_table(sp: SuperPrompt) -> str:
 
 
 def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.state import Stage
+
     undecided = args.include_undecided or None
     sp = open_workspace(settings).run_alone(Stage.PREPROCESS, prompt=read_prompt(args), include_undecided=undecided)
     if args.json:
@@ -85,6 +94,8 @@ def cmd_preprocess(args: argparse.Namespace, settings: Settings) -> int:
 def _read_sp(source: str) -> SuperPrompt:
     from pydantic import ValidationError
 
+    from ragstream.state import SuperPrompt
+
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -96,6 +107,8 @@ def _read_sp(source: str) -> SuperPrompt:
 
 
 def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.state import Stage
+
     sp = open_workspace(settings).run_alone(Stage.A2, _read_sp(args.sp))
     if args.json:
         print(sp.model_dump_json(indent=2))
@@ -109,6 +122,9 @@ def cmd_a2(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_step(args: argparse.Namespace, settings: Settings) -> int:
+    from ragstream.stages.rules import stage_named
+    from ragstream.state import Stage
+
     session = open_session(settings, args.thread, args.project)
     stage = stage_named(args.stage)
     text = read_prompt(args) if stage is Stage.PREPROCESS else None

@@ -7,11 +7,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragstream.app.cli.common import Once, open_session, open_workspace, print_token, report, report_answer
 from ragstream.errors import InputError
-from ragstream.settings import Settings
+
+if TYPE_CHECKING:
+    from ragstream.settings import Settings
 
 
 def register(sub: Any) -> None:
