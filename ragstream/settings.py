@@ -195,6 +195,9 @@ class CondenserSettings(BaseModel):
     narration_cues: list[str] = Field(default_factory=list)
     dangling_openers: list[str] = Field(default_factory=list)
     example_cues: list[str] = Field(default_factory=list)  # an example is not a Constraint, whatever its "must"
+    # Nouns of numbered exhibits ("Listing 20-2", "Figure 3"): a sentence that opens by pointing at one says
+    # where to look ("Listing 20-2 shows how to ..."), and the exhibit itself is in the excerpt.
+    exhibit_nouns: list[str] = Field(default_factory=list)
     max_share: float = Field(default=1.0, gt=0.0, le=1.0)  # condensed lines' tokens at most this share of the excerpts'
     min_tokens: int = Field(
         default=0, ge=0

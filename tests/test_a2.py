@@ -201,6 +201,7 @@ def test_a2_offline_sets_a_label_only_on_a_keyword_rule(settings: Settings) -> N
         ("Summarize the outage for managers and stakeholders.", {"audience": "Manager"}),
         ("Write it for a non-technical audience, in a friendly tone.", {"tone": "friendly"}),
         ("Give me a detailed explanation of retries.", {"depth": "detailed"}),
+        ("Walk me through it step by step, client side and server side.", {}),  # an order, not a depth
         ("In one sentence: what is a lockfile?", {"depth": "short"}),
         ("Explain like I'm five how DNS works.", {"system": "You are an expert Teacher."}),
     ],

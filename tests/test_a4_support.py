@@ -226,3 +226,54 @@ def test_a_chunk_that_begins_inside_a_code_block_is_judged_by_its_prose_clause_b
     found = check.check(lines, given, ["How does a cache tell versions apart?"])
     assert found[0].supported, found[0]
     assert "negation differs" in found[1].reason
+
+
+SCOPE = """# Bringing paths into scope
+
+<!-- When updating the version of `rand` used, also update the version in the other listings so they match. -->
+Adding `rand` as a dependency in _Cargo.toml_ tells Cargo to download the `rand` package. To bring `rand`
+definitions into the scope of our package, we added a `use` line starting with the name of the crate.
+"""
+UPDATING = """# Updating a crate
+
+When you _do_ want to update a crate, Cargo provides the command `update`, which will ignore the _Cargo.lock_
+file and figure out all the latest versions that fit your specifications in _Cargo.toml_.
+"""
+CARGO_ASK = "How do I bring rand definitions into scope, and how do I get a newer rand than my Cargo.lock file has?"
+
+
+def test_words_only_an_html_comment_holds_support_nothing_and_a_name_in_emphasis_is_held(tmp_path: Path) -> None:
+    """Issue 40 (rust-book): "Cargo can update a crate to bring definitions into the scope of a package." passed on
+    "updating" in a note to the book's editors, and "... ignore the Cargo.lock file ..." was withheld because the
+    excerpt writes _Cargo.lock_ in emphasis."""
+    data = tmp_path / "data"
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "scope.md").write_text(SCOPE, encoding="utf-8")
+    (data / "doc_raw" / "demo" / "updating.md").write_text(UPDATING, encoding="utf-8")
+    made_up = "Cargo can update a crate to bring definitions into the scope of a package."
+    fair = "Cargo can ignore the Cargo.lock file and figure out all the latest versions."
+
+    def a4(request: dict[str, Any]) -> str:
+        ids = given_ids(request)
+        scope, updating = (next(i for i in ids if i.startswith(name)) for name in ("scope.md", "updating.md"))
+        return json.dumps(
+            {"facts": [f"{made_up} [{scope}]", f"{fair} [{updating}]"], "constraints": [], "open_issues": []}
+        )
+
+    with FakeOpenAIServer() as server:
+        settings = load_settings(
+            overrides={
+                "data_dir": str(data),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+            }
+        )
+        server.responder = schema_responder
+        IngestionManager(settings).ingest("demo")
+        sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, f"# Task\n{CARGO_ASK}")
+    report = sp.extras.a4
+    assert report.agent == "A4/v1"
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(made_up)]
+    assert "'updat'" in report.reasons[listed] and made_up not in sp.s_ctx_md
+    assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons

@@ -36,6 +36,10 @@ You can see more details in [Starlette's official docs](https://www.starlette.io
 
 The table below compares the features of each storage mode.
 
+Listing 20-2 shows how to create a raw pointer to an arbitrary location in memory.
+
+In Figure 3, the request goes through the proxy first.
+
 <Listing number="2-2" caption="The output from running cargo build">
 
 - : Browsers compress their messages before sending them over the network.

@@ -107,6 +107,11 @@ def test_folder_suite_is_judged_field_by_field(tmp_path: Path, capsys: pytest.Ca
     assert checks["expected_files"]["passed"] and checks["key_facts"]["passed"], checks
     assert checks["must_not_contain"]["passed"] and checks["user_lines_kept"]["passed"]
     assert json.loads(out)["run"]["project"] == "eval-tea-suite"
+    # the answer in the condensed context itself is counted apart, phrase by phrase, and does not fail a case
+    condensed = checks["key_facts_condensed"]
+    assert condensed["soft"] and condensed["wanted"] == 1
+    assert condensed["passed"] == ("80 degrees" in case["final_prompt"].split("## Source excerpts")[0])
+    assert json.loads(out)["summary"]["phrases"]["key_facts"] == {"found": 1, "of": 1, "rate": 1.0}
 
 
 def test_a_folder_of_cases_runs_over_a_corpus_kept_elsewhere(

@@ -12,12 +12,14 @@ import httpx
 import pytest
 
 from ragstream.app.controller import AppController
+from ragstream.gate.ask_parts import asking_parts
 from ragstream.gate.calibration import NULL_FILE
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
 from ragstream.tenancy.projects import project_paths
 from ragstream.text.chunk_ids import CITATION
+from tests.helpers import preprocessed
 
 ATTRS = Path(__file__).parent / "quality" / "corpora" / "attrs"
 HTTPX = Path(httpx.__file__).parent
@@ -92,3 +94,23 @@ def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answe
     assert any("export the prompt to PDF" in line for line in named), sp.s_ctx_md
     assert not any("human review" in line for line in named), "the answered half is not named as uncovered"
     assert "The documents do not cover all of this ask" in sp.system_md
+
+
+@pytest.mark.parametrize(
+    ("prompt", "judged"),
+    [
+        ("I keep getting this:\n\n```\nerror: run 7f3a is locked\n```\n\nWhat does it mean?", []),
+        ("let v = vec![1]; v.iter().map(f);\n\nExplain why nothing gets printed here.", []),
+        (
+            "How do I generate Python stubs from a .proto file and serve them with a grpcio server?",
+            ["How do I generate Python stubs from a .proto file and serve them with a grpcio server?"],
+        ),
+    ],
+)
+def test_a_question_about_text_the_user_gave_is_not_judged_alone_but_a_whole_ask_is(
+    settings: Settings, prompt: str, judged: list[str]
+) -> None:
+    """ "What does it mean?" under a pasted error asks about the user's own text, not a topic the documents
+    could lack, so it is never named as uncovered; a sentence that names its subject before leaning on it
+    ("... stubs ... serve them") is an ask of its own."""
+    assert asking_parts(preprocessed(prompt, settings), settings, standalone=True) == judged

@@ -322,11 +322,21 @@ def classify(sentence: str, settings: CondenserSettings) -> tuple[str, str]:
     return "facts", ""
 
 
+def points_at_exhibit(sentence: str, settings: CondenserSettings) -> bool:
+    """The sentence opens by pointing at a numbered exhibit ("Listing 20-2 shows ...", "In Figure 3, ...")."""
+    nouns = "|".join(re.escape(noun) for noun in settings.exhibit_nouns)
+    return bool(nouns) and bool(re.match(rf"\W*(?:(?:in|as in|see)\s+)?(?:{nouns})\s+\d[\w.-]*", sentence, re.I))
+
+
 def stands_alone(sentence: str, settings: CondenserSettings) -> bool:
     """Content about the subject: not narration or a cross-reference, not leaning on what came before."""
     opening = re.match(r"\W*([A-Za-z]+)", sentence)
     first = opening.group(1).lower() if opening else ""
-    return first not in settings.dangling_openers and not _cue(sentence, settings.narration_cues)
+    return (
+        first not in settings.dangling_openers
+        and not _cue(sentence, settings.narration_cues)
+        and not points_at_exhibit(sentence, settings)
+    )
 
 
 def select(relevance: np.ndarray, similarity: np.ndarray, settings: CondenserSettings) -> list[int]:

@@ -61,6 +61,8 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
 _MIN_STEM = 3  # a stem that begins another counts as it from this length
 _EMPHASIS = re.compile(r"(?<!\w)[*_]{1,3}|[*_]{1,3}(?!\w)")  # **bold**, __bold__, _em_ marks around words
+# An HTML comment, or the part of one a chunk's edge cuts (it opens before the chunk, or closes after it).
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)|\A(?:(?!<!--).)*?-->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,14 @@ def names(line: str) -> list[str]:
 def _occurs(word: str, text: str, exact: bool) -> bool:
     if exact:
         return word in text
-    return re.search(rf"(?<![\w]){re.escape(word.lower())}(?![\w])", text.lower()) is not None
+    return re.search(rf"(?<![\w]){re.escape(word.lower())}(?![\w])", _EMPHASIS.sub(" ", text).lower()) is not None
+
+
+def _said(chunk: Chunk) -> str:
+    """What a chunk says to its reader: its text without HTML comments. A comment is a note to the document's
+    editors ("When updating the version of `rand` used, also update ..."); a line resting on its words says
+    something the document never tells the reader."""
+    return _HTML_COMMENT.sub(" ", chunk.text)
 
 
 def _passages(chunk: Chunk) -> list[str]:
@@ -179,7 +188,7 @@ class SupportCheck:
         index: dict[str, int],
     ) -> Verdict:
         s = self.settings
-        whole = "\n".join(c.text for c in cited)
+        whole = "\n".join(_said(c) for c in cited)
         if not _TERMINAL.search(text.strip()):
             return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
         if not passages:

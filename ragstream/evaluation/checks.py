@@ -34,6 +34,7 @@ CHECK_NAMES = (
     "expected_files",
     "expected_first",
     "key_facts",
+    "key_facts_condensed",
     "condensed_must_contain",
     "system_must_contain",
     "must_contain",
@@ -61,9 +62,11 @@ class Check:
     detail: str = ""
     lines: list[str] = field(default_factory=list)
     soft: bool = False
+    wanted: int = 0  # for a check of phrases: how many it looks for (`lines` are the missing ones)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "detail": self.detail, "lines": self.lines, "soft": self.soft}
+        found = {"name": self.name, "passed": self.passed, "detail": self.detail, "lines": self.lines}
+        return {**found, "soft": self.soft, **({"wanted": self.wanted} if self.wanted else {})}
 
 
 def norm(text: str) -> str:
@@ -157,6 +160,8 @@ def judge(
         checks.append(Check("expected_first", bool(files) and files[0] in expected, f"first: {files[:1]}", soft=True))
     in_prompt = norm(sp.s_ctx_md + "\n" + sp.attachments_md)
     _phrases(checks, "key_facts", case.strings("key_facts"), in_prompt, "in the condensed context or an excerpt")
+    # The ideal: the answer in the condensed context itself, not only somewhere in an excerpt.
+    _phrases(checks, "key_facts_condensed", case.strings("key_facts"), norm(sp.s_ctx_md), "condensed", soft=True)
     _phrases(checks, "condensed_must_contain", case.strings("condensed_must_contain"), norm(sp.s_ctx_md), "condensed")
     system = blocks(prompt).get("System", "")
     _phrases(checks, "system_must_contain", case.strings("system_must_contain"), norm(system), "in the System section")
@@ -195,12 +200,12 @@ def judge(
     return checks
 
 
-def _phrases(checks: list[Check], name: str, wanted: list[str], where: str, place: str) -> None:
+def _phrases(checks: list[Check], name: str, wanted: list[str], where: str, place: str, soft: bool = False) -> None:
     if not wanted:
         return
     missing = [t for t in wanted if norm(t) not in where]
     found = len(wanted) - len(missing)
-    checks.append(Check(name, not missing, f"{found}/{len(wanted)} {place}", missing))
+    checks.append(Check(name, not missing, f"{found}/{len(wanted)} {place}", missing, soft, len(wanted)))
 
 
 def universal(

@@ -17,11 +17,16 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
     """Totals over a run's cases (a saved run's dict, or EvalRun.as_dict())."""
     cases = run["cases"]
     checks: dict[str, list[int]] = {}
+    phrases: dict[str, list[int]] = {}  # per check of phrases: how many were found, of how many looked for
     for case in cases:
         for check in case.get("checks", []):
             row = checks.setdefault(check["name"], [0, 0])
             row[0] += check["passed"]
             row[1] += 1
+            if check.get("wanted"):
+                count = phrases.setdefault(check["name"], [0, 0])
+                count[0] += check["wanted"] - len(check["lines"])
+                count[1] += check["wanted"]
     judged = [c for c in cases if "retrieval" in c]
     retrieval = {
         stage: {m: statistics.fmean(c["retrieval"][stage][m] for c in judged) for m in STAGE_METRICS}
@@ -48,6 +53,7 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
         "pass_rate": passed / len(cases) if cases else 0.0,
         "score": statistics.fmean(c.get("score", 0.0) for c in cases) if cases else 0.0,
         "checks": {name: {"passed": p, "of": n, "rate": p / n} for name, (p, n) in checks.items()},
+        "phrases": {name: {"found": f, "of": n, "rate": f / n} for name, (f, n) in phrases.items()},
         "retrieval_cases": len(judged),
         "retrieval": retrieval,
         "tokens": tokens,
@@ -84,6 +90,10 @@ def terminal(run: dict[str, Any], summary: dict[str, Any]) -> str:
     for name, row in summary["checks"].items():
         out.append(f"  {name:24} {row['passed']:4}/{row['of']:<4} {row['rate']:6.1%}")
     out.append(f"  (condensed lines judged by: {run['support_check']})")
+    if summary.get("phrases"):
+        out += ["", "phrases found (each phrase of every case):"]
+        for name, row in summary["phrases"].items():
+            out.append(f"  {name:24} {row['found']:4}/{row['of']:<4} {row['rate']:6.1%}")
     if summary["retrieval"]:
         out += ["", f"retrieval ({summary['retrieval_cases']} cases with relevant passages):"]
         out.append("  " + f"{'stage':10}" + "".join(f"{m:>10}" for m in STAGE_METRICS))

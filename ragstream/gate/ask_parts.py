@@ -13,8 +13,11 @@ from ragstream.text.asking import clauses
 
 # A word that leans on the rest of its sentence ("... and what can change before it is sent"): such a
 # clause is not named on its own as uncovered. The subject of a yes/no question ("..., and can it export
-# the prompt to PDF?") is the sentence's own subject: the rest of that clause is an ask of its own.
+# the prompt to PDF?") is the sentence's own subject: the rest of that clause is an ask of its own. A whole
+# sentence leans on text the user gave beside it when it points there ("why nothing gets printed here") or
+# names nothing before its back-reference ("What does it mean?" under a pasted error).
 _BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IGNORECASE)
+_DEICTIC = re.compile(r"\b(?:here|above|below)\b", re.IGNORECASE)
 _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 
 
@@ -22,17 +25,29 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     """The asks of the task, one per clause (canonicalize.clauses): "How are X found, and how are Y ranked?"
     is two asks, so a chunk answering either is evidence and an unanswered one can be named. A clause
     must name at least two content terms of its own; with `standalone`, also no word that leans on the
-    rest of its sentence (the parts judged for coverage, named in Open issues). The task when none asks."""
+    rest of its sentence, and no sentence that leans on text the user gave beside it (the parts judged for
+    coverage, named in Open issues: "What does it mean?" under a pasted error is no topic the documents
+    could lack). The task when none asks."""
     task = sp.body.task or normalized_ask(sp)
     schema = load_prompt_schema(settings.prompt_schema_path)
 
     def substantive(clause: str) -> bool:
         return len(stemmed_terms(clause, settings.gate)) >= 2 and not (standalone and leans(clause))
 
-    def leans(clause: str) -> bool:
+    def own(clause: str) -> str:
+        """The clause without the subject of its yes/no question."""
         subject = _SUBJECT.match(clause)
-        if subject and subject.group(1).lower() in schema.question_openers:
-            clause = clause[subject.end() :]
-        return _BACK_REFERENCE.search(clause) is not None
+        return clause[subject.end() :] if subject and subject.group(1).lower() in schema.question_openers else clause
 
-    return clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
+    def leans(clause: str) -> bool:
+        return _BACK_REFERENCE.search(own(clause)) is not None
+
+    def points_outside(clause: str) -> bool:
+        rest = own(clause)
+        back = _BACK_REFERENCE.search(rest)
+        return bool(_DEICTIC.search(rest)) or (
+            back is not None and not stemmed_terms(rest[: back.start()], settings.gate)
+        )
+
+    found = clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
+    return [clause for clause in found if not points_outside(clause)] if standalone else found
