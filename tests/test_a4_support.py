@@ -157,6 +157,26 @@ def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportC
     assert found[2].supported, found[2]  # its own emphasis is read as words too
 
 
+def test_a_typographic_apostrophe_is_the_cues_apostrophe(check: SupportCheck) -> None:
+    """Issue 40 (rust-book): "Rust's borrow checker can't understand ..." was withheld as turning around the
+    excerpt's "Rust’s borrow checker can’t understand ...": its "can’t" was no negation cue."""
+    text = "Rust’s borrow checker can’t understand that we’re borrowing different parts of the slice."
+    given = {"b.md@0000000000#0": one_chunk("b.md", text)}
+    lines = [
+        (
+            "Rust's borrow checker can't understand that we're borrowing different parts of the slice.",
+            ["b.md@0000000000#0"],
+        ),
+        (
+            "Rust's borrow checker can understand that we're borrowing different parts of the slice.",
+            ["b.md@0000000000#0"],
+        ),
+    ]
+    found = check.check(lines, given, ["Why can't I borrow two parts of a slice?"])
+    assert found[0].supported, found[0]
+    assert "negation differs" in found[1].reason, found[1]
+
+
 @pytest.fixture(scope="module")
 def uv_docs(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     data = tmp_path_factory.mktemp("uvdocs") / "data"
@@ -226,3 +246,111 @@ def test_a_chunk_that_begins_inside_a_code_block_is_judged_by_its_prose_clause_b
     found = check.check(lines, given, ["How does a cache tell versions apart?"])
     assert found[0].supported, found[0]
     assert "negation differs" in found[1].reason
+
+
+SCOPE = """# Bringing paths into scope
+
+<!-- When updating the version of `rand` used, also update the version in the other listings so they match. -->
+Adding `rand` as a dependency in _Cargo.toml_ tells Cargo to download the `rand` package. To bring `rand`
+definitions into the scope of our package, we added a `use` line starting with the name of the crate.
+"""
+UPDATING = """# Updating a crate
+
+When you _do_ want to update a crate, Cargo provides the command `update`, which will ignore the _Cargo.lock_
+file and figure out all the latest versions that fit your specifications in _Cargo.toml_.
+"""
+CARGO_ASK = "How do I bring rand definitions into scope, and how do I get a newer rand than my Cargo.lock file has?"
+
+
+def test_words_only_an_html_comment_holds_support_nothing_and_a_name_in_emphasis_is_held(tmp_path: Path) -> None:
+    """Issue 40 (rust-book): "Cargo can update a crate to bring definitions into the scope of a package." passed on
+    "updating" in a note to the book's editors, and "... ignore the Cargo.lock file ..." was withheld because the
+    excerpt writes _Cargo.lock_ in emphasis."""
+    data = tmp_path / "data"
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "scope.md").write_text(SCOPE, encoding="utf-8")
+    (data / "doc_raw" / "demo" / "updating.md").write_text(UPDATING, encoding="utf-8")
+    made_up = "Cargo can update a crate to bring definitions into the scope of a package."
+    fair = "Cargo can ignore the Cargo.lock file and figure out all the latest versions."
+
+    def a4(request: dict[str, Any]) -> str:
+        ids = given_ids(request)
+        scope, updating = (next(i for i in ids if i.startswith(name)) for name in ("scope.md", "updating.md"))
+        return json.dumps(
+            {"facts": [f"{made_up} [{scope}]", f"{fair} [{updating}]"], "constraints": [], "open_issues": []}
+        )
+
+    with FakeOpenAIServer() as server:
+        settings = load_settings(
+            overrides={
+                "data_dir": str(data),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+            }
+        )
+        server.responder = schema_responder
+        IngestionManager(settings).ingest("demo")
+        sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, f"# Task\n{CARGO_ASK}")
+    report = sp.extras.a4
+    assert report.agent == "A4/v1"
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(made_up)]
+    assert "'updat'" in report.reasons[listed] and made_up not in sp.s_ctx_md
+    assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
+
+
+ENV_VAR = """## Working with Environment Variables
+
+We'll improve the `minigrep` binary by adding an extra feature: an option for case-insensitive searching that the
+user can turn on via an environment variable. We could make this feature a command line option and require that
+users enter it each time they want it to apply, but by instead making it an environment variable, we allow our
+users to set the environment variable once and have all their searches be case insensitive in that terminal session.
+
+We first add a new `search_case_insensitive` function to the `minigrep` library that will be called when the
+environment variable has a value.
+"""
+
+
+def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_identifier_fails(
+    tmp_path: Path,
+) -> None:
+    """Issue 40 (rust-book): "The `search_case_insensitive` function must be a command line option ..." where the
+    excerpt says it could have been one but is an environment variable instead; it was judged only by the sentence
+    naming `search_case_insensitive`, which says something else. A line that stops on a code span ("Vectors can
+    only store values of the type `Vec<T>`") is cut off."""
+    data = tmp_path / "data"
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "env.md").write_text(ENV_VAR, encoding="utf-8")
+    turned = (
+        "The `search_case_insensitive` function must be a command line option and require that users enter it each "
+        "time they want it to apply."
+    )
+    cut = "The `minigrep` binary gets a new function called `search_case_insensitive`"
+    fair = "Users can set the environment variable once and have all their searches be case insensitive."
+
+    def a4(request: dict[str, Any]) -> str:
+        (cid,) = given_ids(request)
+        return json.dumps(
+            {"facts": [f"{x} [{cid}]" for x in (turned, cut, fair)], "constraints": [], "open_issues": []}
+        )
+
+    with FakeOpenAIServer() as server:
+        settings = load_settings(
+            overrides={
+                "data_dir": str(data),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+            }
+        )
+        server.responder = schema_responder
+        IngestionManager(settings).ingest("demo")
+        ask = "# Task\nHow do I make the minigrep search case-insensitive with an environment variable?"
+        sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, ask)
+    report = sp.extras.a4
+    assert report.agent == "A4/v1"
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(turned)]
+    assert "its modality differs" in report.reasons[listed] and turned not in sp.s_ctx_md
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(cut)]
+    assert "cut off" in report.reasons[listed]
+    assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons

@@ -22,11 +22,14 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.app.workspace import Workspace
 from ragstream.gate.calibration import NULL_FILE
+from ragstream.index import catalog
+from ragstream.index.manifest import generation_dir
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import open_checkpointer
 from ragstream.rendering.styles import export_prompt
 from ragstream.services import Services
 from ragstream.settings import load_settings
+from ragstream.tenancy.projects import project_paths
 from tests.fixtures_docs import make_project
 from tests.servers import free_port, langgraph_dev, wait_for_http
 from tests.test_gui import _app
@@ -359,3 +362,30 @@ def test_the_langgraph_server_serves_a_data_root_that_never_ingested(postgres_ur
         values = client.threads.get_state(thread)["values"]
     assert values["stage"] == "built" and values["prompt_ready"] == expected
     assert 'excerpt source="ingestion.md"' in expected and not (root / "users.json").exists()
+
+
+def test_a_generation_pruned_before_a_query_fetches_it_is_not_a_missing_index(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query process read the committed generation's number, then the worker committed two more, pruning it,
+    before the query fetched it: the query reads the number again and serves the newest generation, neither
+    "no index yet" nor an empty copy of the pruned one."""
+    monkeypatch.setattr(catalog, "_FRESH_SECONDS", 3600.0)  # the query keeps trusting the number it read
+    docs = make_project(tmp_path / "docs", awkward=False)
+    worker = load_settings(overrides={"data_dir": str(tmp_path / "worker"), "database_url": postgres_url})
+    IngestionManager(worker).ingest("pruned", source=docs)
+    worker_paths = project_paths(worker, "pruned")
+    first = catalog.committed_generation(catalog.catalog_of(worker), worker_paths)
+    upload = (generation_dir(worker_paths.index_dir, first) / catalog._ID_FILE).read_text(encoding="utf-8")
+    reader = catalog.PostgresCatalog(postgres_url)  # the query process's own catalog
+    paths = project_paths(load_settings(overrides={"data_dir": str(tmp_path / "query")}), "pruned")
+    assert reader.summary(paths).generation == first
+    for n in (1, 2):
+        (docs / f"added{n}.md").write_text(f"# Added {n}\n\nNote number {n}.\n", encoding="utf-8")
+        IngestionManager(worker).ingest("pruned", source=docs)
+    assert reader.summary(paths).generation == first  # the number read before the two ingests
+    snapshot = catalog.committed_snapshot(reader, paths)
+    assert snapshot is not None and snapshot.generation == first + 2 and "added2.md" in snapshot.files
+    pruned = generation_dir(paths.index_dir, first)
+    assert not reader._download(paths, first, upload, pruned)  # the narrower window: pruned between two reads
+    assert not pruned.exists() and not any(paths.index_dir.glob(".download-*"))

@@ -17,6 +17,7 @@ import pytest
 
 from ragstream.app.controller import AppController
 from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.orchestration.metadata import summary_lines
 from ragstream.services import Services
 from ragstream.stages import Stage
 from ragstream.state import SuperPrompt
@@ -366,6 +367,8 @@ def test_a_critic_reply_missing_a_required_field_is_recorded_not_judged(openai_o
     critique = sp.answer.attempts[-1].critique
     assert set(critique) == {"not_judged"} and "'follows_format' is a required property" in critique["not_judged"]
     assert len([r for r in server.requests if r.get("stream")]) == 1  # a half verdict rejects nothing
+    (line,) = [x for x in summary_lines(sp.run_metadata) if x.startswith("critic:")]
+    assert line.startswith("critic: not judged (the critic's reply was invalid"), line  # not "not accepted"
 
 
 def test_a_critic_the_server_does_not_answer_is_recorded_not_judged(openai_on_indexed) -> None:

@@ -258,7 +258,13 @@ def send_panel(ctl: RunSession, now: RunResult) -> None:
     if answer is not None:
         st.subheader("Answer")
         st.markdown(answer.text)
-        verdict = "accepted by the critic" if answer.accepted else "not accepted by the critic"
+        verdict = (
+            f"not judged by the critic ({answer.not_judged})"
+            if answer.not_judged
+            else "accepted by the critic"
+            if answer.accepted
+            else "not accepted by the critic"
+        )
         st.caption(
             f"{verdict} after {answer.retries} regeneration(s); {answer.usage.input_tokens} tokens in, "
             f"{answer.usage.output_tokens} out"

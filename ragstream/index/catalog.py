@@ -180,12 +180,15 @@ class PostgresCatalog:
                     "SELECT DISTINCT upload FROM ragstream_generation_file WHERE project = %s AND generation = %s",
                     (paths.name, generation),
                 ).fetchone()
-            if found is None:
+            upload = None if found is None else str(found["upload"])
+            if upload is not None and _upload_of(folder) != upload:
+                if self._download(paths, generation, upload, folder):
+                    prune_generations(paths.index_dir, {generation, *self._kept(paths.name)})
+                else:
+                    upload = None
+            if upload is None:  # pruned since its number was read (two ingests committed since): read it again
+                self._rows.pop(paths.name, None)
                 return False
-            upload = str(found["upload"])
-            if _upload_of(folder) != upload:
-                self._download(paths, generation, upload, folder)
-                prune_generations(paths.index_dir, {generation, *self._kept(paths.name)})
             self._ready.add((folder, upload))
             return True
 
@@ -196,7 +199,9 @@ class PostgresCatalog:
             ).fetchall()
         return {int(r["generation"]) for r in rows}
 
-    def _download(self, paths: ProjectPaths, generation: int, upload: str, folder: Path) -> None:
+    def _download(self, paths: ProjectPaths, generation: int, upload: str, folder: Path) -> bool:
+        """The generation's files into `folder`; False, writing nothing, when it has none left: an ingest pruned
+        it between the question whether it exists and this read."""
         paths.index_dir.mkdir(parents=True, exist_ok=True)
         for stale in paths.index_dir.glob(".download-*"):  # left by a process killed while downloading
             shutil.rmtree(stale, ignore_errors=True)
@@ -214,10 +219,13 @@ class PostgresCatalog:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     with target.open("ab") as handle:
                         handle.write(row["data"])
+            if not any(staging.iterdir()):  # every file is at least one piece, an empty one included
+                return False
             (staging / _ID_FILE).write_text(upload, encoding="utf-8")
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(staging, folder)
+            return True
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -310,9 +318,22 @@ def catalog_of(settings: Settings) -> Catalog:
     return _postgres_catalog(settings.database_url)
 
 
+def committed_generation(catalog: Catalog, paths: ProjectPaths) -> int:
+    """The project's committed generation, in the data root (0: none).
+
+    A generation the catalog no longer holds when it is fetched was pruned after its number was read (two
+    ingests committed since, each keeping only its predecessor): the index is there, so the number is read
+    again rather than the project called unindexed.
+    """
+    while True:
+        generation = catalog.summary(paths).generation
+        if catalog.local_generation(paths, generation):
+            return generation
+        if catalog.summary(paths).generation == generation:
+            return 0
+
+
 def committed_snapshot(catalog: Catalog, paths: ProjectPaths) -> Snapshot | None:
     """The project's committed generation, loaded (once per process and generation); None without one."""
-    generation = catalog.summary(paths).generation
-    if not catalog.local_generation(paths, generation):
-        return None
-    return load_snapshot(paths.index_dir, generation)
+    generation = committed_generation(catalog, paths)
+    return load_snapshot(paths.index_dir, generation) if generation else None

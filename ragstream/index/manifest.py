@@ -113,11 +113,10 @@ def indexed_project(settings: Settings, name: str | None) -> ProjectPaths:
     """
     if not name:
         raise ProjectError("no project selected: pass the project whose documents ground the prompt")
-    from ragstream.index.catalog import catalog_of  # the catalog builds on this module
+    from ragstream.index.catalog import catalog_of, committed_generation  # the catalog builds on this module
 
     paths = project_paths(settings, name)
-    catalog = catalog_of(settings)
-    if catalog.local_generation(paths, catalog.summary(paths).generation):
+    if committed_generation(catalog_of(settings), paths):
         return paths
     if paths.raw_dir.is_dir() or paths.store_dir.is_dir():
         raise ProjectError(f"project '{name}' has no index yet: run `ragstream ingest {name}`")

@@ -148,9 +148,15 @@ def summary_lines(meta: RunMetadata) -> list[str]:
             "stripped"
         )
     if meta.critic is not None:
-        lines.append(
-            f"critic: {'accepted' if meta.critic.accepted else 'not accepted'} after {meta.critic.attempts} attempt(s)"
+        last = meta.critic.verdicts[-1] if meta.critic.verdicts else {}
+        verdict = (
+            f"not judged ({last['not_judged']})"
+            if "not_judged" in last
+            else "accepted"
+            if meta.critic.accepted
+            else "not accepted"
         )
+        lines.append(f"critic: {verdict} after {meta.critic.attempts} attempt(s)")
     total = meta.total
     lines.append(
         f"usage: {total.calls} LLM calls, {total.tokens_in} tokens in, {total.tokens_out} out, ~${total.cost_usd:.6f}"

@@ -343,5 +343,10 @@ class Answer(Report):
         return bool(self.attempts) and self.attempts[-1].accepted is True
 
     @property
+    def not_judged(self) -> str:
+        """Why the last attempt has no verdict (the critic's reply invalid, or none), else ''."""
+        return self.attempts[-1].critique.get("not_judged", "") if self.attempts else ""
+
+    @property
     def retries(self) -> int:
         return max(len(self.attempts) - 1, 0)
