@@ -70,6 +70,24 @@ def test_retry_limit_is_honoured(server_settings) -> None:
     assert sum(1 for r in server.requests if r.get("stream")) == 3
 
 
+def test_a_regeneration_repeating_its_draft_keeps_the_verdict_unasked_and_ends_the_loop(server_settings) -> None:
+    """Issue 40: with a real 0.5B model every regeneration repeated the rejected answer word for word, and the
+    critic was asked again about the same text."""
+    server, settings = server_settings
+    ctl = _built(settings)
+    server.script.clear()
+    server.push(Reply(content="The same draft."), Reply(content=json.dumps(BAD)), Reply(content="The same draft."))
+    answer = ctl.send()
+    assert (answer.retries, answer.accepted, answer.done) == (1, False, True)
+    assert sum(1 for r in server.requests if r.get("stream")) == 2  # not 3: the loop ended
+    critic = [
+        r for r in server.requests if r.get("response_format", {}).get("json_schema", {}).get("name") == "CRITIC_v1"
+    ]
+    assert len(critic) == 1
+    last = answer.attempts[-1].critique
+    assert last["grounded"] == "no" and "repeated the previous attempt word for word" in last["repeated"]
+
+
 def test_send_without_llm_says_so(indexed: Settings) -> None:
     ctl = _built(indexed)
     with pytest.raises(LLMNotConfiguredError, match="the SuperPrompt itself is the product"):

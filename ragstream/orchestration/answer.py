@@ -7,7 +7,8 @@ tokens through LangChain's callbacks, so LangGraph's `messages` stream mode carr
 format) and, on a rejection, the graph loops back to `answer` with the critique, at most
 `send.critic_max_retries` times. A critic with no complete verdict (its reply invalid after one re-ask,
 or no reply at all) rejects nothing: the answer stands, and the attempt's critique records `not_judged`
-with the reason. A rejection that names missing information first retrieves it
+with the reason. A regeneration that repeats the attempt before it word for word keeps that verdict unasked
+and ends the loop. A rejection that names missing information first retrieves it
 (orchestration/critic_retrieval.py): the regeneration's request holds the new excerpts. The answer lives in
 `SuperPrompt.answer` and, when the loop ends, in
 the project's conversation memory.
@@ -113,6 +114,8 @@ def critic_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, A
     answer = state.answer
     if answer is None or not answer.attempts:
         raise InputError("nothing to judge: the answer node has not run")
+    if len(answer.attempts) > 1 and answer.attempts[-1].text.strip() == answer.attempts[-2].text.strip():
+        return _repeated(state, runtime, services, answer)
     with collect_llm_calls() as calls:
         try:
             call = services.runner.run("CRITIC", {"prompt": state.prompt_ready, "answer": answer.text}, fallback=False)
@@ -143,6 +146,19 @@ def critic_node(state: SuperPrompt, runtime: Runtime[RunOptions]) -> dict[str, A
         emit({"event": "critic_retrieval", "query": missing, "kept": retrieved.kept})
     answer = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "usage": usage, "done": done})
     return _finish(state, runtime, services, answer, calls)
+
+
+def _repeated(state: SuperPrompt, runtime: Runtime[RunOptions], services: Services, answer: Answer) -> dict[str, Any]:
+    """A regeneration that repeats the attempt before it word for word (a small model at temperature 0 ignores the
+    critique) keeps that attempt's verdict unasked, and the loop ends: another try would change nothing."""
+    before = answer.attempts[-2]
+    why = "the regeneration repeated the previous attempt word for word: its verdict stands, the loop ends"
+    judged = answer.attempts[-1].model_copy(
+        update={"critique": {**before.critique, "repeated": why}, "accepted": before.accepted}
+    )
+    emit({"event": "stage_warning", "stage": CRITIC, "message": why})
+    done = answer.model_copy(update={"attempts": [*answer.attempts[:-1], judged], "done": True})
+    return _finish(state, runtime, services, done, [])
 
 
 def _finish(
