@@ -170,6 +170,27 @@ def test_a3_keeping_only_what_the_evidence_drops_is_overruled_too(openai_on_inde
     assert added  # what the model chose in the band stays beside the evidence's choice
 
 
+def test_a3_a_model_dropping_some_of_what_the_evidence_keeps_only_adds(openai_on_indexed) -> None:
+    """Issue 40 (rust-book c07): the model kept a few passages the evidence keeps and dropped every chunk of the
+    answering file; its drops stood, and the prompt lost the answer the offline path carried."""
+    server, settings = openai_on_indexed(**EVERY_CANDIDATE_IN_THE_BAND)
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    ctl = AppController(offline, checkpointer=memory_checkpointer(), services=Services(offline))
+    ctl.select_project("demo")
+    alone = ctl.run_full_pipeline(TWO_PART_ASK, pause_after="none")
+    chunks = alone.chunk_by_id()
+    relevant = [cid for cid, d in alone.extras.a3.decisions.items() if d.decision == "keep"]
+    assert len(relevant) >= 2
+    spared = chunks[relevant[0]].text
+    some = verdicts(lambda p: ("keep", "It answers.") if p == spared else ("drop_irrelevant", "Off topic."))
+    sp = run_to(Stage.BUILD, settings, WeakModel({"A3_v2": [some]}), server, TWO_PART_ASK)
+    report = sp.extras.a3
+    assert f"the model dropped {len(relevant) - 1} of the {len(relevant)} candidates" in report.overruled
+    assert report.judged_by[relevant[0]] == "model"
+    assert all(report.judged_by[cid] == "model, overruled by rule" for cid in relevant[1:])
+    assert set(relevant) <= set(sp.final_selection_ids)  # never fewer than the offline gate keeps
+
+
 def test_a3_records_the_models_reason_and_mends_or_falls_back_per_passage(openai_on_indexed) -> None:
     server, settings = openai_on_indexed(**EVERY_CANDIDATE_IN_THE_BAND, **{"gate.model_batch": 2})
 
