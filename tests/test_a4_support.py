@@ -21,6 +21,7 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
+from ragstream.state import Span
 from tests.helpers import one_chunk
 from tests.openai_server import FakeOpenAIServer, schema_responder
 from tests.test_weak_model import WeakModel, agent_of, given_ids, run_to
@@ -155,6 +156,45 @@ def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportC
     assert "negation differs" in found[0].reason, found[0]
     assert found[1].supported, found[1]
     assert found[2].supported, found[2]  # its own emphasis is read as words too
+
+
+def test_a_line_copying_a_sentence_the_chunks_edge_cuts_fails_unless_a_whole_sentence_says_it(
+    check: SupportCheck,
+) -> None:
+    """Issue 40 (rust-book): a small model finished a sentence the chunk stops in ("... to see why the third rule
+    means we don't have") in its own words, and copied one the chunk begins inside ("store numbers from −128 to
+    127", about another type). A phrase a whole sentence of the chunk repeats is no such copy."""
+    ends = one_chunk(
+        "e.md",
+        "After working through all three rules, we still haven't figured out the return type's lifetime.\n\n"
+        "Because the third rule really only applies in method signatures, we'll look at lifetimes in that context "
+        "next to see why the third rule means we don't have",
+    )
+    text = (
+        "parameters, both of which are string slices that live at least as long as lifetime `'a`. The function "
+        "signature also tells Rust that the string slice returned will live at least as long as lifetime `'a`."
+    )
+    begins = one_chunk("b.md", text).model_copy(update={"span": Span(start=120, end=120 + len(text))})
+    given = {c.id: c for c in (ends, begins)}
+    lines = [
+        (
+            "The third rule really only applies in method signatures, we'll look at lifetimes in that context next "
+            "to see why the third rule means we don't have a lifetime.",
+            [ends.id],
+        ),
+        ("After working through all three rules, we still haven't figured out the return type's lifetime.", [ends.id]),
+        ("Both parameters are string slices that live at least as long as lifetime `'a`.", [begins.id]),
+        (
+            "The function signature also tells Rust that the string slice returned will live at least as long as "
+            "lifetime `'a`.",
+            [begins.id],
+        ),
+    ]
+    found = check.check(lines, given, ["What does the lifetime annotation promise?"])
+    assert "copies a sentence the cited chunk's edge cuts" in found[0].reason, found[0]
+    assert found[1].supported, found[1]
+    assert "copies a sentence the cited chunk's edge cuts" in found[2].reason, found[2]
+    assert found[3].supported, found[3]
 
 
 def test_a_typographic_apostrophe_is_the_cues_apostrophe(check: SupportCheck) -> None:

@@ -61,6 +61,10 @@ _IDENTIFIER = re.compile(
 )
 _CLAUSE = re.compile(r"[,;:]\s+")
 MIN_CLAUSE_WORDS = 4
+# A line sharing this many words in a row with a sentence a chunk's edge cuts copies that sentence: "The third rule
+# really only applies in method signatures, we'll look at ... means we don't have a lifetime." finishes, in its own
+# words, a sentence the chunk stops in ("... means we don't have").
+CUT_RUN_WORDS = 6
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
 _MIN_STEM = 3  # a stem that begins another counts as it from this length
@@ -106,17 +110,42 @@ def _said(chunk: Chunk) -> str:
     return _HTML_COMMENT.sub(" ", chunk.text)
 
 
+def _pieces(chunk: Chunk) -> tuple[list[str], list[str]]:
+    """A chunk's sentences, and those of them its edge may cut: the first of a chunk that does not open its
+    document, and a last one without its closing mark."""
+    pieces = split(_said(chunk), MARKDOWN)
+    cut = []
+    if pieces and chunk.span.start > 0:
+        cut, pieces = [pieces[0]], pieces[1:]
+    if pieces and not ends_whole(pieces[-1]):
+        cut, pieces = [*cut, pieces[-1]], pieces[:-1]
+    return pieces, cut
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", _EMPHASIS.sub(" ", text.replace("\u2019", "'")).lower())
+
+
+def _copied_cut(line: str, chunk: Chunk) -> str | None:
+    """The sentence the chunk's edge cuts that `line` copies: they share a run of `CUT_RUN_WORDS` words as
+    written which no whole sentence of the chunk holds (a phrase the chunk repeats is no copy of the cut one)."""
+    whole, cut = _pieces(chunk)
+    said = {tuple(w) for p in whole for w in _runs(_words(p))}
+    mine = {tuple(w) for w in _runs(_words(line))}
+    return next((p for p in cut if any(tuple(w) in mine - said for w in _runs(_words(p)))), None)
+
+
+def _runs(words: list[str]) -> list[list[str]]:
+    return [words[i : i + CUT_RUN_WORDS] for i in range(len(words) - CUT_RUN_WORDS + 1)]
+
+
 def _passages(chunk: Chunk) -> list[str]:
     """A chunk's whole prose sentences (no heading, code or markup line: a chunk may begin inside a code block,
     so its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
     and each two adjacent sentences (a line may join them). As in the offline extraction, a sentence the
-    chunk's edge may cut is none of them: the first of a chunk that does not open its document, and a last
-    one without its closing mark ("These hashes should be replaced with" says nothing a line may rest on)."""
-    pieces = split(_said(chunk), MARKDOWN)
-    if pieces and chunk.span.start > 0:
-        pieces = pieces[1:]
-    if pieces and not ends_whole(pieces[-1]):
-        pieces = pieces[:-1]
+    chunk's edge may cut is none of them (see `_pieces`: "These hashes should be replaced with" says nothing a
+    line may rest on)."""
+    pieces, _ = _pieces(chunk)
     sentences = [s for s in pieces if not s.lstrip().startswith("#") and is_prose(s)]
     clauses = [c for s in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS]
     return sentences + clauses + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
@@ -198,6 +227,9 @@ class SupportCheck:
             return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
         if not passages:
             return Verdict(False, "the cited excerpt has no sentence to check it against", 0.0, "")
+        copied = next((p for p in (_copied_cut(text, c) for c in cited) if p is not None), None)
+        if copied is not None:
+            return Verdict(False, f"it copies a sentence the cited chunk's edge cuts: '{_short(copied)}'", 0.0, copied)
         scores = {p: float(pool_vectors[index[p]] @ vector) for p in passages}
         best = max(scores, key=lambda p: scores[p])
         restates = float(np.max(ask_vectors @ vector)) if len(ask_vectors) else 0.0
