@@ -277,21 +277,29 @@ def print_case(row: dict[str, Any]) -> None:
         print(f"  A2 {k}: {v}")
 
 
-def print_totals(rows: list[dict[str, Any]]) -> None:
-    results = [r["offline"] for r in rows]
+def print_side(name: str, results: list[dict[str, Any]]) -> None:
+    """One side's final prompts over the suite: cases and checks passed, answering files kept, labels, A4 lines
+    (verbatim in their chunk, withheld), A3's median and range of seconds per prompt that retrieved."""
     checks = [ok for r in results for ok in r["checks"].values()]
-    a3_s = sorted(r["stage_ms"].get("a3", 0) / 1000 for r in results)
+    a3_s = sorted(r["stage_ms"].get("a3", 0) / 1000 for r in results if r["a3"]["kept"] or r.get("a3_calls"))
     kept = [r["checks"]["answering_file_kept"] for r in results if "answering_file_kept" in r["checks"]]
     print(
-        f"offline: cases passed {sum(r['passed'] for r in results)}/{len(results)}, "
+        f"{name}: cases passed {sum(r['passed'] for r in results)}/{len(results)}, "
         f"checks {sum(checks)}/{len(checks)}, "
         f"answering file kept {sum(kept)}/{len(kept)}, labels with stated evidence only "
         f"{sum(r['checks']['labels_only_with_stated_evidence'] for r in results)}/{len(results)}, cited lines "
-        f"{sum(r['a4']['cited_lines'] for r in results)} (verbatim {sum(r['a4']['verbatim_lines'] for r in results)}), "
-        f"A3 median {statistics.median(a3_s):.1f} s"
+        f"{sum(r['a4']['cited_lines'] for r in results)} (verbatim {sum(r['a4']['verbatim_lines'] for r in results)}, "
+        f"withheld {sum(len(r['a4']['withheld']) for r in results)}), A3 median "
+        + (f"{statistics.median(a3_s):.1f} s ({a3_s[0]:.1f}-{a3_s[-1]:.1f})" if a3_s else "-")
     )
+
+
+def print_totals(rows: list[dict[str, Any]]) -> None:
+    print_side("offline", [r["offline"] for r in rows])
     models = [r["model"] for r in rows]
-    if "checks" not in models[0]:
+    if "checks" in models[0]:  # every stage ran with the model: its final prompts, judged as offline's
+        print_side("model", models)
+    else:
         answering = [
             any(f in m["a3"]["kept_files"] for f in m["expected_files"]) for m in models if m["expected_files"]
         ]

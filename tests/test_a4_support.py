@@ -21,6 +21,7 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
+from ragstream.state import Span
 from tests.helpers import one_chunk
 from tests.openai_server import FakeOpenAIServer, schema_responder
 from tests.test_weak_model import WeakModel, agent_of, given_ids, run_to
@@ -157,6 +158,65 @@ def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportC
     assert found[2].supported, found[2]  # its own emphasis is read as words too
 
 
+def test_a_line_copying_a_sentence_the_chunks_edge_cuts_fails_unless_a_whole_sentence_says_it(
+    check: SupportCheck,
+) -> None:
+    """Issue 40 (rust-book): a small model finished a sentence the chunk stops in ("... to see why the third rule
+    means we don't have") in its own words, and copied one the chunk begins inside ("store numbers from −128 to
+    127", about another type). A phrase a whole sentence of the chunk repeats is no such copy."""
+    ends = one_chunk(
+        "e.md",
+        "After working through all three rules, we still haven't figured out the return type's lifetime.\n\n"
+        "Because the third rule really only applies in method signatures, we'll look at lifetimes in that context "
+        "next to see why the third rule means we don't have",
+    )
+    text = (
+        "parameters, both of which are string slices that live at least as long as lifetime `'a`. The function "
+        "signature also tells Rust that the string slice returned will live at least as long as lifetime `'a`."
+    )
+    begins = one_chunk("b.md", text).model_copy(update={"span": Span(start=120, end=120 + len(text))})
+    given = {c.id: c for c in (ends, begins)}
+    lines = [
+        (
+            "The third rule really only applies in method signatures, we'll look at lifetimes in that context next "
+            "to see why the third rule means we don't have a lifetime.",
+            [ends.id],
+        ),
+        ("After working through all three rules, we still haven't figured out the return type's lifetime.", [ends.id]),
+        ("Both parameters are string slices that live at least as long as lifetime `'a`.", [begins.id]),
+        (
+            "The function signature also tells Rust that the string slice returned will live at least as long as "
+            "lifetime `'a`.",
+            [begins.id],
+        ),
+    ]
+    found = check.check(lines, given, ["What does the lifetime annotation promise?"])
+    assert "copies a sentence the cited chunk's edge cuts" in found[0].reason, found[0]
+    assert found[1].supported, found[1]
+    assert "copies a sentence the cited chunk's edge cuts" in found[2].reason, found[2]
+    assert found[3].supported, found[3]
+
+
+def test_a_typographic_apostrophe_is_the_cues_apostrophe(check: SupportCheck) -> None:
+    """Issue 40 (rust-book): "Rust's borrow checker can't understand ..." was withheld as turning around the
+    excerpt's "Rust’s borrow checker can’t understand ...": its "can’t" was no negation cue."""
+    text = "Rust’s borrow checker can’t understand that we’re borrowing different parts of the slice."
+    given = {"b.md@0000000000#0": one_chunk("b.md", text)}
+    lines = [
+        (
+            "Rust's borrow checker can't understand that we're borrowing different parts of the slice.",
+            ["b.md@0000000000#0"],
+        ),
+        (
+            "Rust's borrow checker can understand that we're borrowing different parts of the slice.",
+            ["b.md@0000000000#0"],
+        ),
+    ]
+    found = check.check(lines, given, ["Why can't I borrow two parts of a slice?"])
+    assert found[0].supported, found[0]
+    assert "negation differs" in found[1].reason, found[1]
+
+
 @pytest.fixture(scope="module")
 def uv_docs(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     data = tmp_path_factory.mktemp("uvdocs") / "data"
@@ -276,4 +336,61 @@ def test_words_only_an_html_comment_holds_support_nothing_and_a_name_in_emphasis
     assert report.agent == "A4/v1"
     (listed,) = [u for u in report.unsupported_lines if u.startswith(made_up)]
     assert "'updat'" in report.reasons[listed] and made_up not in sp.s_ctx_md
+    assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
+
+
+ENV_VAR = """## Working with Environment Variables
+
+We'll improve the `minigrep` binary by adding an extra feature: an option for case-insensitive searching that the
+user can turn on via an environment variable. We could make this feature a command line option and require that
+users enter it each time they want it to apply, but by instead making it an environment variable, we allow our
+users to set the environment variable once and have all their searches be case insensitive in that terminal session.
+
+We first add a new `search_case_insensitive` function to the `minigrep` library that will be called when the
+environment variable has a value.
+"""
+
+
+def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_identifier_fails(
+    tmp_path: Path,
+) -> None:
+    """Issue 40 (rust-book): "The `search_case_insensitive` function must be a command line option ..." where the
+    excerpt says it could have been one but is an environment variable instead; it was judged only by the sentence
+    naming `search_case_insensitive`, which says something else. A line that stops on a code span ("Vectors can
+    only store values of the type `Vec<T>`") is cut off."""
+    data = tmp_path / "data"
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "env.md").write_text(ENV_VAR, encoding="utf-8")
+    turned = (
+        "The `search_case_insensitive` function must be a command line option and require that users enter it each "
+        "time they want it to apply."
+    )
+    cut = "The `minigrep` binary gets a new function called `search_case_insensitive`"
+    fair = "Users can set the environment variable once and have all their searches be case insensitive."
+
+    def a4(request: dict[str, Any]) -> str:
+        (cid,) = given_ids(request)
+        return json.dumps(
+            {"facts": [f"{x} [{cid}]" for x in (turned, cut, fair)], "constraints": [], "open_issues": []}
+        )
+
+    with FakeOpenAIServer() as server:
+        settings = load_settings(
+            overrides={
+                "data_dir": str(data),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+            }
+        )
+        server.responder = schema_responder
+        IngestionManager(settings).ingest("demo")
+        ask = "# Task\nHow do I make the minigrep search case-insensitive with an environment variable?"
+        sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, ask)
+    report = sp.extras.a4
+    assert report.agent == "A4/v1"
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(turned)]
+    assert "its modality differs" in report.reasons[listed] and turned not in sp.s_ctx_md
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(cut)]
+    assert "cut off" in report.reasons[listed]
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons

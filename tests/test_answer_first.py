@@ -54,6 +54,19 @@ Cargo uses only the versions of the dependencies you specified.
     ]
 
 
+def test_a_chunks_last_sentence_ending_in_a_code_span_may_be_cut_and_is_no_line() -> None:
+    """Issue 40 (rust-book): a chunk ends "The iterator is stored in the `v1_iter`", its sentence goes on
+    "variable." in the next chunk; the closing code span read as the sentence's end."""
+    cut = "In Rust, iterators are lazy, so this code by itself does nothing.\n\nThe iterator is stored in the `v1_iter`"
+    assert [s.text for s in sentences_of(one_chunk("doc.md", cut))] == [
+        "In Rust, iterators are lazy, so this code by itself does nothing."
+    ]
+    whole = cut + " variable."
+    assert "The iterator is stored in the `v1_iter` variable." in [
+        s.text for s in sentences_of(one_chunk("d.md", whole))
+    ]
+
+
 def test_a_lead_in_comes_with_its_items_or_its_short_command(base: Settings) -> None:
     doc = """Those superpowers include the ability to:
 

@@ -39,6 +39,17 @@ _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # lis
 # A bold or underlined label opening a piece ("**Note:** ...", "**If no DOI is issued:**"): never a line alone.
 _LABEL = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[:.]?(?:\s+|$)")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
+_VALUE_LINE = re.compile(r"(?:\A|\n)[ \t>*-]*`[^`\n]+`\Z")  # a line that is one code span: a quoted value
+
+
+def ends_whole(text: str) -> bool:
+    """Whether `text` ends as a whole sentence does: a closing mark, but a code span only on a line of its own (a
+    quoted value). "The iterator is stored in the `v1_iter`", a chunk's last words, goes on "variable." in the
+    next chunk."""
+    text = text.rstrip()
+    return bool(_TERMINAL.search(text)) and (not text.endswith("`") or _VALUE_LINE.search(text) is not None)
+
+
 _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
 # Lines that are markup, not prose: HTML comments, rules and underlines (front matter's "---" too),
 # reStructuredText directives and field lists, table rows, shell and doctest prompts, a bare link, a line
@@ -190,7 +201,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             continue  # may begin mid-sentence: the chunk before holds it whole
         if after_literal and (lead or text[max(a - 1, 0)] in " \t"):
             continue  # the indented literal block of a "::" paragraph
-        if index == len(pieces) - 1 and not _TERMINAL.search(raw):
+        if index == len(pieces) - 1 and not ends_whole(raw):
             continue  # may be cut by the chunk's end (a line break there may be a mere wrap)
         marker = _MARKER.match(raw)
         if marker:

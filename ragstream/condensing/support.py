@@ -6,7 +6,8 @@ around, the user's own question filed as a Fact. Word overlap alone does not see
 is checked against the sentences of the chunks it cites, in this order:
 
 0. it ends as a sentence does (a line cut by the token cap, or copied from a sentence a chunk's edge cuts,
-   says nothing whole), and it rests on whole sentences (see `_passages`);
+   says nothing whole; a closing code span ends only a line of its own), and it rests on whole sentences of
+   what the chunk tells its reader (see `_passages`: HTML comments are notes to the document's editors);
 1. it does not restate the prompt: its cosine to a sentence or clause of the ask reaches
    `support.restates_prompt` and beats its best cited sentence;
 2. every name, identifier and number it holds occurs in a cited chunk: identifiers (code spans,
@@ -25,7 +26,10 @@ is checked against the sentences of the chunks it cites, in this order:
    `support.min_similarity` cosine (the product's own embedder);
 4. among those best passages (within `support.margin` of the best), one agrees with it on negation
    ("not", "never", "disables" ... `support.negation_cues`) and on modality (an obligation such as
-   "must" against a mere permission such as "may").
+   "must" against a mere permission such as "may"); and when a passage without the line's identifiers is
+   closer to it by more than the margin, the line takes its claim from there, so one of the passages near
+   that one must agree too ("`search_case_insensitive` must be a command line option" beside "We could make
+   this feature a command line option ..., but by instead making it an environment variable ...").
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -38,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragstream.condensing.extractive import _TERMINAL, is_prose
+from ragstream.condensing.extractive import ends_whole, is_prose
 from ragstream.gate.coverage import _NAME
 from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import SupportSettings
@@ -57,6 +61,10 @@ _IDENTIFIER = re.compile(
 )
 _CLAUSE = re.compile(r"[,;:]\s+")
 MIN_CLAUSE_WORDS = 4
+# A line sharing this many words in a row with a sentence a chunk's edge cuts copies that sentence: "The third rule
+# really only applies in method signatures, we'll look at ... means we don't have a lifetime." finishes, in its own
+# words, a sentence the chunk stops in ("... means we don't have").
+CUT_RUN_WORDS = 6
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
 _MIN_STEM = 3  # a stem that begins another counts as it from this length
@@ -102,17 +110,42 @@ def _said(chunk: Chunk) -> str:
     return _HTML_COMMENT.sub(" ", chunk.text)
 
 
+def _pieces(chunk: Chunk) -> tuple[list[str], list[str]]:
+    """A chunk's sentences, and those of them its edge may cut: the first of a chunk that does not open its
+    document, and a last one without its closing mark."""
+    pieces = split(_said(chunk), MARKDOWN)
+    cut = []
+    if pieces and chunk.span.start > 0:
+        cut, pieces = [pieces[0]], pieces[1:]
+    if pieces and not ends_whole(pieces[-1]):
+        cut, pieces = [*cut, pieces[-1]], pieces[:-1]
+    return pieces, cut
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", _EMPHASIS.sub(" ", text.replace("\u2019", "'")).lower())
+
+
+def _copied_cut(line: str, chunk: Chunk) -> str | None:
+    """The sentence the chunk's edge cuts that `line` copies: they share a run of `CUT_RUN_WORDS` words as
+    written which no whole sentence of the chunk holds (a phrase the chunk repeats is no copy of the cut one)."""
+    whole, cut = _pieces(chunk)
+    said = {tuple(w) for p in whole for w in _runs(_words(p))}
+    mine = {tuple(w) for w in _runs(_words(line))}
+    return next((p for p in cut if any(tuple(w) in mine - said for w in _runs(_words(p)))), None)
+
+
+def _runs(words: list[str]) -> list[list[str]]:
+    return [words[i : i + CUT_RUN_WORDS] for i in range(len(words) - CUT_RUN_WORDS + 1)]
+
+
 def _passages(chunk: Chunk) -> list[str]:
     """A chunk's whole prose sentences (no heading, code or markup line: a chunk may begin inside a code block,
     so its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
     and each two adjacent sentences (a line may join them). As in the offline extraction, a sentence the
-    chunk's edge may cut is none of them: the first of a chunk that does not open its document, and a last
-    one without its closing mark ("These hashes should be replaced with" says nothing a line may rest on)."""
-    pieces = split(chunk.text, MARKDOWN)
-    if pieces and chunk.span.start > 0:
-        pieces = pieces[1:]
-    if pieces and not _TERMINAL.search(pieces[-1].strip()):
-        pieces = pieces[:-1]
+    chunk's edge may cut is none of them (see `_pieces`: "These hashes should be replaced with" says nothing a
+    line may rest on)."""
+    pieces, _ = _pieces(chunk)
     sentences = [s for s in pieces if not s.lstrip().startswith("#") and is_prose(s)]
     clauses = [c for s in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS]
     return sentences + clauses + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
@@ -120,8 +153,9 @@ def _passages(chunk: Chunk) -> list[str]:
 
 def _polar(text: str, cues: re.Pattern[str]) -> bool:
     """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name), its
-    Markdown emphasis read as words ("__Don't__ create a middleware" is negated)."""
-    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", _CODE_SPAN.sub(" ", text)))
+    Markdown emphasis read as words ("__Don't__ create a middleware" is negated) and a typographic apostrophe as
+    the cues write it (an excerpt's "can’t" is "can't")."""
+    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", _CODE_SPAN.sub(" ", text.replace("\u2019", "'"))))
     return cues.search(plain) is not None
 
 
@@ -189,10 +223,13 @@ class SupportCheck:
     ) -> Verdict:
         s = self.settings
         whole = "\n".join(_said(c) for c in cited)
-        if not _TERMINAL.search(text.strip()):
+        if not ends_whole(text):
             return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
         if not passages:
             return Verdict(False, "the cited excerpt has no sentence to check it against", 0.0, "")
+        copied = next((p for p in (_copied_cut(text, c) for c in cited) if p is not None), None)
+        if copied is not None:
+            return Verdict(False, f"it copies a sentence the cited chunk's edge cuts: '{_short(copied)}'", 0.0, copied)
         scores = {p: float(pool_vectors[index[p]] @ vector) for p in passages}
         best = max(scores, key=lambda p: scores[p])
         restates = float(np.max(ask_vectors @ vector)) if len(ask_vectors) else 0.0
@@ -224,17 +261,22 @@ class SupportCheck:
                 scores[best],
                 best,
             )
-        near = sorted(
-            (p for p in about if scores[p] >= max(s.min_similarity, scores[best] - s.margin)), key=lambda p: -scores[p]
-        )
-        differs = [self._agrees(text, p) for p in near]
-        if all(differs):
-            return Verdict(
-                False,
-                f"its {differs[0]} differs from what the cited excerpt says: '{_short(best)}'",
-                scores[best],
-                best,
+        closest = max(passages, key=lambda p: scores[p])
+        for k, (among, top) in enumerate(((about, best), (passages, closest))):
+            if k and scores[closest] <= scores[best] + s.margin:
+                break  # no passage without its identifiers is clearly closer to the line than those with them
+            near = sorted(
+                (p for p in among if scores[p] >= max(s.min_similarity, scores[top] - s.margin)),
+                key=lambda p: -scores[p],
             )
+            differs = [self._agrees(text, p) for p in near]
+            if all(differs):
+                return Verdict(
+                    False,
+                    f"its {differs[0]} differs from what the cited excerpt says: '{_short(top)}'",
+                    scores[top],
+                    top,
+                )
         return Verdict(True, "", scores[best], best)
 
     def words(self, text: str) -> set[str]:
