@@ -39,6 +39,10 @@ _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # lis
 # A bold or underlined label opening a piece ("**Note:** ...", "**If no DOI is issued:**"): never a line alone.
 _LABEL = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[:.]?(?:\s+|$)")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
+# A chunk whose text opens on a line break began after whitespace (the splitter starts windows after
+# whitespace): a blank line, so its first piece is a whole paragraph, when that opens as a sentence or a
+# block does (a wrapped line's start is no line break, it is the word itself).
+_OPENS_PARAGRAPH = re.compile(r"[ \t]*\n\s*(?:[A-Z0-9#>*_`\[]|[-+]\s)")
 _VALUE_LINE = re.compile(r"(?:\A|\n)[ \t>*-]*`[^`\n]+`\Z")  # a line that is one code span: a quoted value
 
 
@@ -197,7 +201,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         after_literal, literal = literal, bool(_LITERAL_INTRO.search(raw))
         if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in fenced):
             continue
-        if index == 0 and chunk.span.start > 0:
+        if index == 0 and chunk.span.start > 0 and not _OPENS_PARAGRAPH.match(text):
             continue  # may begin mid-sentence: the chunk before holds it whole
         if after_literal and (lead or text[max(a - 1, 0)] in " \t"):
             continue  # the indented literal block of a "::" paragraph
