@@ -15,6 +15,7 @@ from ragstream.condensing.extractive import condense_extractively, sentences_of,
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.state import Chunk, Span
 from tests.helpers import one_chunk
 
 
@@ -308,3 +309,30 @@ def test_the_docstring_field_that_answers_is_the_definitions_fact_and_it_is_name
         "- class `HelpFormatter` (formatting.py:4-22): Lays out the help pages of a command. "
         ":param wrap_width: the column at which help text is wrapped."
     )
+
+
+def test_a_chunk_that_opens_on_a_paragraph_gives_its_first_sentence_and_one_that_opens_mid_sentence_not() -> None:
+    """The splitter starts a window after whitespace, so a chunk whose text opens on a line break began on a
+    blank line: its first sentence is whole. One opening on a word may have cut a sentence: the chunk before
+    holds that one whole."""
+
+    def later_chunk(text: str) -> Chunk:
+        return one_chunk("tests.md", text).model_copy(update={"span": Span(start=400, end=400 + len(text))})
+
+    whole = "\nIf we want to see printed values for passing tests as well, we pass a flag to the binary.\n\nMore."
+    assert [s.text for s in sentences_of(later_chunk(whole))][0].startswith("If we want to see printed values")
+    cut = "also show the output of successful tests with a flag.\n\nThe flag is passed after two dashes."
+    assert [s.text for s in sentences_of(later_chunk(cut))] == ["The flag is passed after two dashes."]
+
+
+def test_an_item_of_a_list_too_long_for_one_line_is_scored_with_its_lead_in() -> None:
+    """A long list's items stand alone as lines, but what they answer is in the lead-in ("... to implement a
+    secure reset:"): each is scored with it, and its line is the item alone."""
+    items = "\n".join(
+        f"- Step {n} keeps the {word} consistent across every request made."
+        for n, word in enumerate(["message", "timing", "rate", "log", "token", "mail"] * 4)
+    )
+    doc = f"# Reset\n\nWhen a user asks for a reset, follow these steps to implement a secure reset:\n\n{items}\n"
+    found = [s for s in sentences_of(one_chunk("reset.md", doc)) if s.text.startswith("Step 0 ")]
+    assert found and found[0].text == "Step 0 keeps the message consistent across every request made."
+    assert found[0].scored.startswith("When a user asks for a reset, follow these steps to implement a secure reset:")

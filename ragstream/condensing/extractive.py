@@ -39,6 +39,10 @@ _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # lis
 # A bold or underlined label opening a piece ("**Note:** ...", "**If no DOI is issued:**"): never a line alone.
 _LABEL = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[:.]?(?:\s+|$)")
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
+# A chunk whose text opens on a line break began after whitespace (the splitter starts windows after
+# whitespace): a blank line, so its first piece is a whole paragraph, when that opens as a sentence or a
+# block does (a wrapped line's start is no line break, it is the word itself).
+_OPENS_PARAGRAPH = re.compile(r"[ \t]*\n\s*(?:[A-Z0-9#>*_`\[]|[-+]\s)")
 _VALUE_LINE = re.compile(r"(?:\A|\n)[ \t>*-]*`[^`\n]+`\Z")  # a line that is one code span: a quoted value
 
 
@@ -96,6 +100,13 @@ class Sentence:
     end: int
     listed: bool = False  # a lead-in with the list or short code block it introduces: the items carry it
     code: bool = False  # a code block's comment with the lines it describes ("# Save state to file", its command)
+    lead: str = ""  # the lead-in of the list this item stands in, when the list was too long to be one line
+
+    @property
+    def scored(self) -> str:
+        """What the line is scored as: an item with its lead-in, which says what the item answers ("...the
+        below should be followed to implement a secure process:" over "Return a consistent message ...")."""
+        return f"{self.lead} {self.text}" if self.lead else self.text
 
     @property
     def text(self) -> str:
@@ -190,6 +201,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     found: list[Sentence] = []
     consumed = literal = 0
     previous = -1  # the piece the last sentence found ends in
+    list_lead, lead_until = "", -1  # the lead-in of a long list and where that list ends
     for index, (a, b) in enumerate(pieces):
         raw = text[a:b]
         lead = len(raw) - len(raw.lstrip())
@@ -197,7 +209,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         after_literal, literal = literal, bool(_LITERAL_INTRO.search(raw))
         if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in fenced):
             continue
-        if index == 0 and chunk.span.start > 0:
+        if index == 0 and chunk.span.start > 0 and not _OPENS_PARAGRAPH.match(text):
             continue  # may begin mid-sentence: the chunk before holds it whole
         if after_literal and (lead or text[max(a - 1, 0)] in " \t"):
             continue  # the indented literal block of a "::" paragraph
@@ -206,6 +218,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         marker = _MARKER.match(raw)
         if marker:
             a, raw = a + marker.end(), raw[marker.end() :]
+        item_of = list_lead if marker and a < lead_until else ""
         label = _LABEL.match(raw)
         if label and label.end() < len(raw):
             a, raw = a + label.end(), raw[label.end() :]  # the sentence after the label stands alone
@@ -224,10 +237,13 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
                 found.append(items)
                 consumed = items.end
                 previous = index
+            elif re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", text[b:]):
+                end = _LIST_END.search(text, b)
+                list_lead, lead_until = raw, end.start() if end else len(text)
             continue
         if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
-        found.append(Sentence(chunk, a, a + len(raw)))
+        found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
         previous = index
     return [*found, *_commented_code(chunk, fenced), *_table_rows(chunk)]
 
@@ -530,7 +546,8 @@ def condense_extractively(
     if not candidates or not asks:
         return []
     texts = [s.text for s in candidates]
-    vectors = embed(list(dict.fromkeys([*asks, *parts])) + texts)
+    scored = [s.scored if isinstance(s, Sentence) else s.text for s in candidates]
+    vectors = embed(list(dict.fromkeys([*asks, *parts])) + scored)
     queries = {q: vectors[i] for i, q in enumerate(dict.fromkeys([*asks, *parts]))}
     sentence_vectors = vectors[len(queries) :]
     relevance = (sentence_vectors @ np.asarray([queries[a] for a in asks]).T).max(axis=1)
@@ -543,7 +560,7 @@ def condense_extractively(
             found = sentence_vectors @ queries[query]
             weight[query], sufficient = found, found >= settings.min_relevance
         else:
-            listed, decided = evidence(query, texts, sentence_vectors, queries[query])
+            listed, decided = evidence(query, scored, sentence_vectors, queries[query])
             weight[query], sufficient = np.asarray(listed), np.asarray(decided, dtype=bool)
         if query in parts:
             scores[:, parts.index(query)], enough[:, parts.index(query)] = weight[query], sufficient
