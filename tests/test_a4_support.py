@@ -357,7 +357,7 @@ def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_id
     """Issue 40 (rust-book): "The `search_case_insensitive` function must be a command line option ..." where the
     excerpt says it could have been one but is an environment variable instead; it was judged only by the sentence
     naming `search_case_insensitive`, which says something else. A line that stops on a code span ("Vectors can
-    only store values of the type `Vec<T>`") is cut off."""
+    only store values of the type `Vec<T>`") is cut off; one opening on "It" says nothing read alone."""
     data = tmp_path / "data"
     (data / "doc_raw" / "demo").mkdir(parents=True)
     (data / "doc_raw" / "demo" / "env.md").write_text(ENV_VAR, encoding="utf-8")
@@ -367,12 +367,12 @@ def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_id
     )
     cut = "The `minigrep` binary gets a new function called `search_case_insensitive`"
     fair = "Users can set the environment variable once and have all their searches be case insensitive."
+    dangling = "It can be turned on via an environment variable."  # "It": read alone, about nothing
 
     def a4(request: dict[str, Any]) -> str:
         (cid,) = given_ids(request)
-        return json.dumps(
-            {"facts": [f"{x} [{cid}]" for x in (turned, cut, fair)], "constraints": [], "open_issues": []}
-        )
+        lines = [f"{x} [{cid}]" for x in (turned, cut, fair, dangling)]
+        return json.dumps({"facts": lines, "constraints": [], "open_issues": []})
 
     with FakeOpenAIServer() as server:
         settings = load_settings(
@@ -393,4 +393,6 @@ def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_id
     assert "its modality differs" in report.reasons[listed] and turned not in sp.s_ctx_md
     (listed,) = [u for u in report.unsupported_lines if u.startswith(cut)]
     assert "cut off" in report.reasons[listed]
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(dangling)]
+    assert "does not stand alone" in report.reasons[listed]
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons

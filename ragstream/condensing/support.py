@@ -167,12 +167,17 @@ class SupportCheck:
         settings: SupportSettings,
         embed: Callable[[list[str]], np.ndarray],
         weigh: Callable[[str], dict[str, float]] | None = None,
+        alone: Callable[[str], bool] | None = None,
     ) -> None:
         """`weigh(text)` gives the text's content words (as the index stems them) with their rarity in the
-        project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only)."""
+        project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only).
+        `alone(text)` says whether a line stands alone as the offline extraction's lines must (no opening
+        "It"/"This" leaning on what came before, no narration such as "as shown in Listing 12-23"): a
+        condensed line is read on its own, so "It can be used to run only the ignored tests." says nothing."""
         self.settings = settings
         self.embed = embed
         self.weigh = weigh
+        self.alone = alone
         self.negation = any_phrase(settings.negation_cues)
         self.obligation = any_phrase(settings.obligation_cues)
         self.permission = any_phrase(settings.permission_cues)
@@ -225,6 +230,8 @@ class SupportCheck:
         whole = "\n".join(_said(c) for c in cited)
         if not ends_whole(text):
             return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
+        if self.alone is not None and not self.alone(text):
+            return Verdict(False, "it does not stand alone: it leans on what came before or narrates", 0.0, "")
         if not passages:
             return Verdict(False, "the cited excerpt has no sentence to check it against", 0.0, "")
         copied = next((p for p in (_copied_cut(text, c) for c in cited) if p is not None), None)

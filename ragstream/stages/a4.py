@@ -98,6 +98,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
     """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's lines; the
     extraction alone when none holds."""
     from ragstream.condensing.condenser import addressed_to_reader, condense, extracted
+    from ragstream.condensing.extractive import stands_alone
     from ragstream.condensing.support import SupportCheck
     from ragstream.rendering.ask import normalized_ask
     from ragstream.text.sentences import TYPED, split
@@ -108,7 +109,12 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
     def weigh(text: str) -> dict[str, float]:
         return ask_rarity([text], env, project)[1]
 
-    check = SupportCheck(services.settings.condenser.support, services.embedder.embed_together, weigh)
+    check = SupportCheck(
+        services.settings.condenser.support,
+        services.embedder.embed_together,
+        weigh,
+        lambda text: stands_alone(text, services.settings.condenser),
+    )
     lines, _, _ = extracted(
         ask.pieces,
         ask.selection,
