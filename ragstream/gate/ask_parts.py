@@ -16,7 +16,9 @@ from ragstream.text.asking import clauses
 # the prompt to PDF?") is the sentence's own subject: the rest of that clause is an ask of its own. A whole
 # sentence leans on text the user gave beside it when it points there ("why nothing gets printed here") or
 # names nothing before its back-reference ("What does it mean?" under a pasted error).
-_BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.IGNORECASE)
+_BACK_REFERENCE = re.compile(
+    r"\b(?:it|its|they|them|their|this|these|those|(?:which|that|either|neither|the other)\s+one)\b", re.IGNORECASE
+)
 _DEICTIC = re.compile(r"\b(?:here|above|below)\b", re.IGNORECASE)
 _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 
