@@ -52,8 +52,8 @@ def gate(
     passage irrelevant in most prompts, and where some of its drops stood they cost key facts in four cases of
     the OWASP and rust-book suites (the answering file in one) against two they happened to help, by leaving
     A4's budget to other chunks. `judged_by`
-    records who decided each candidate. Kept ids come in the offline order (best evidence first), then the
-    model's additions in retrieval order.
+    records who decided each candidate. Kept ids come in the offline gate's order (the order the candidates
+    came in), then the model's additions in that order too.
     """
     evidence = weighed.report
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
