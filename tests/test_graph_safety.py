@@ -85,7 +85,8 @@ def test_a_prompt_that_is_not_text_is_an_input_error_and_the_paused_thread_still
 def test_one_retry_layer_a_failing_call_never_repeats_the_calls_that_succeeded(openai_on_indexed) -> None:
     server, settings = openai_on_indexed(
         **{"llm.max_retries": 2, "llm.backoff_initial_s": 0.01, "llm.backoff_max_s": 0.05},
-        **{"gate.model_batch": 1, "gate.weak_evidence": -10.0, "gate.strong_evidence": 10.0},  # a call per passage
+        # a call per passage: all in the band, and all dropped by the evidence, so each is the model's to add
+        **{"gate.model_batch": 1, "gate.weak_evidence": -10.0, "gate.strong_evidence": 10.0, "gate.min_evidence": 10.0},
     )
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")

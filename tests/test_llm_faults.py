@@ -42,6 +42,9 @@ def fault_env(openai_on_indexed):
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_fault_at_stage(stage: Stage, fault: str, fault_env) -> None:
     server, settings = fault_env
+    if stage is Stage.A3:  # a model only adds what the evidence drops: here it drops every candidate, all asked
+        gate = settings.gate.model_copy(update={"min_evidence": 10.0, "weak_evidence": -10.0})
+        settings = settings.model_copy(update={"gate": gate})
     ctl = AppController(settings, checkpointer=memory_checkpointer(), services=Services(settings))
     ctl.select_project("demo")
     if stage is not Stage.PREPROCESS:

@@ -9,7 +9,6 @@ from ragstream.gate.evidence import Weighed
 from ragstream.llm.runner import FELL_BACK, AgentCall, AgentRunner
 from ragstream.settings import GateSettings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes
-from ragstream.telemetry.events import emit
 
 AGENT = "A3"
 
@@ -39,21 +38,20 @@ def gate(
     settings: GateSettings,
     version: str = "v2",
 ) -> tuple[list[str], A3Report]:
-    """The candidates kept with a model: it decides only within the evidence band, in batched calls.
+    """The candidates kept with a model: it only adds, deciding the band's candidates the evidence drops.
 
     `weighed` is the offline gate's finding on the same candidates. A candidate whose evidence reaches
     `gate.strong_evidence` is kept and one under `gate.weak_evidence` keeps its offline decision, neither
-    sent to the model: a small model's word never outweighs strong evidence either way. The others go to the
-    A3 agent `gate.model_batch` at a time (one call per batch, a verdict per numbered passage with its
-    reason); a passage the reply gives no verdict for, or a batch whose reply stays invalid, takes the
-    offline decision. One stated rule overrules the model, and the report says so: a candidate it was asked
-    about that the offline evidence keeps is kept even when the model drops it, so the model only adds what the
-    evidence would drop. A small model is no second opinion on those: Qwen2.5-0.5B called every answering
-    passage irrelevant in most prompts, and where some of its drops stood they cost key facts in four cases of
-    the OWASP and rust-book suites (the answering file in one) against two they happened to help, by leaving
-    A4's budget to other chunks. `judged_by`
-    records who decided each candidate. Kept ids come in the offline gate's order (the order the candidates
-    came in), then the model's additions in that order too.
+    sent to the model: a small model's word never outweighs strong evidence either way. Between them, a
+    candidate the offline evidence keeps stays without asking, so the model only adds what the evidence would
+    drop: a small model is no second opinion on those. Qwen2.5-0.5B called every answering passage irrelevant
+    in most prompts, and where some of its drops stood they cost key facts in four cases of the OWASP and
+    rust-book suites (the answering file in one) against two they happened to help; asked about them and
+    overruled, it cost half of A3's calls for nothing. The candidates it is asked about go to the A3 agent
+    `gate.model_batch` at a time (one call per batch, a verdict per numbered passage with its reason); a
+    passage the reply gives no verdict for, or a batch whose reply stays invalid, takes the offline decision.
+    `judged_by` records who decided each candidate. Kept ids come in the offline gate's order (the order the
+    candidates came in), then the model's additions in that order too.
     """
     evidence = weighed.report
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
@@ -67,13 +65,17 @@ def gate(
     for chunk in judged:
         offline = evidence.decisions[chunk.id]
         band = _band(weighed.evidence.get(chunk.id, 0.0), settings)
-        if band == "model":
+        if band == "model" and offline.decision != "keep":
             asked.append(chunk)
             continue
-        judged_by[chunk.id] = f"evidence ({band})"
-        note = "strong evidence, kept without asking the model" if band == "strong" else "weak evidence, not asked"
+        notes = {
+            "strong": "strong evidence, kept without asking the model",
+            "model": "kept by the evidence, not asked: the model only adds what the evidence drops",
+            "weak": "weak evidence, not asked",
+        }
+        judged_by[chunk.id] = "evidence (kept)" if band == "model" else f"evidence ({band})"
         decisions[chunk.id] = ChunkDecision(
-            decision="keep" if band == "strong" else offline.decision, reason=f"{note}: {offline.reason}"
+            decision="keep" if band == "strong" else offline.decision, reason=f"{notes[band]}: {offline.reason}"
         )
     batches = [asked[i : i + settings.model_batch] for i in range(0, len(asked), settings.model_batch)]
 
@@ -107,20 +109,6 @@ def gate(
                 decision=verdict["decision"],
                 reason=f"{reason} ({call.source}; offline evidence: {offline.reason})",
             )
-    overruled = ""
-    relevant = [c.id for c in judged if evidence.decisions[c.id].decision == "keep" and judged_by[c.id] == "model"]
-    dropped = [cid for cid in relevant if decisions[cid].decision != "keep"]
-    if dropped:
-        share = "all" if len(dropped) == len(relevant) else f"{len(dropped)} of the"
-        overruled = (
-            f"the model dropped {share} {len(relevant)} candidates it was asked about that the offline evidence "
-            "rates relevant; rule: those are kept, so the prompt never loses what the offline gate keeps on the "
-            "model's word alone"
-        )
-        for cid in dropped:
-            judged_by[cid] = "model, overruled by rule"
-            decisions[cid] = ChunkDecision(decision="keep", reason=f"kept by rule (model: {decisions[cid].reason})")
-        emit({"event": "stage_warning", "stage": "a3", "message": overruled})
     order = {cid: i for i, cid in enumerate(weighed.kept)}
     position = {c.id: i for i, c in enumerate(candidates)}
     kept = sorted(
@@ -136,7 +124,6 @@ def gate(
         decisions={c.id: decisions[c.id] for c in candidates},
         counts=counts,
         llm=LLMOutcomes.of(calls),
-        overruled=overruled,
         judged_by={c.id: judged_by[c.id] for c in candidates},
     )
     return kept, report

@@ -236,10 +236,13 @@ class A3Report(Report):
     # ask, or a word no document contains. Empty when everything is covered or when it cannot be judged.
     uncovered: list[str] = Field(default_factory=list)
     llm: LLMOutcomes | None = None
-    overruled: str = ""  # the stated rule that resolved a disagreement between the model and the offline evidence
+    # The rule that overruled a model's drops, in checkpoints of runs that still asked the model about what
+    # the evidence keeps (before 2026-11-24); a model now only adds, and this stays empty.
+    overruled: str = ""
     calibration: str = ""  # how the evidence threshold was set against this corpus (off-topic questions' evidence)
     # With a model, who decided each candidate: "model", "evidence (strong)" / "evidence (weak)" (outside the
-    # band the model decides in, not asked), "offline fallback", "model, overruled by rule", "duplicate".
+    # band the model decides in, not asked), "evidence (kept)" (in the band, kept by the evidence: the model
+    # only adds), "offline fallback", "duplicate"; older checkpoints also say "model, overruled by rule".
     judged_by: dict[str, str] = Field(default_factory=dict)
 
 
