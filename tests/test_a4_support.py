@@ -10,6 +10,7 @@ beside them stay.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
-from ragstream.state import Span
+from ragstream.state import Span, SuperPrompt
 from tests.helpers import one_chunk
 from tests.openai_server import FakeOpenAIServer, schema_responder
 from tests.test_weak_model import WeakModel, agent_of, given_ids, run_to
@@ -302,6 +303,23 @@ file and figure out all the latest versions that fit your specifications in _Car
 CARGO_ASK = "How do I bring rand definitions into scope, and how do I get a newer rand than my Cargo.lock file has?"
 
 
+def run_with_a4(data: Path, a4: Callable[[dict[str, Any]], str], ask: str) -> SuperPrompt:
+    """A run to the build on the documents under `data`/doc_raw/demo, with a local OpenAI-protocol server
+    whose A4 replies come from `a4` (the other agents answer by their schemas)."""
+    with FakeOpenAIServer() as server:
+        settings = load_settings(
+            overrides={
+                "data_dir": str(data),
+                "llm.provider": "openai",
+                "llm.base_url": server.url,
+                "llm.api_key": "sk-test-local-server-0000",
+            }
+        )
+        server.responder = schema_responder
+        IngestionManager(settings).ingest("demo")
+        return run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, ask)
+
+
 def test_words_only_an_html_comment_holds_support_nothing_and_a_name_in_emphasis_is_held(tmp_path: Path) -> None:
     """Issue 40 (rust-book): "Cargo can update a crate to bring definitions into the scope of a package." passed on
     "updating" in a note to the book's editors, and "... ignore the Cargo.lock file ..." was withheld because the
@@ -320,18 +338,7 @@ def test_words_only_an_html_comment_holds_support_nothing_and_a_name_in_emphasis
             {"facts": [f"{made_up} [{scope}]", f"{fair} [{updating}]"], "constraints": [], "open_issues": []}
         )
 
-    with FakeOpenAIServer() as server:
-        settings = load_settings(
-            overrides={
-                "data_dir": str(data),
-                "llm.provider": "openai",
-                "llm.base_url": server.url,
-                "llm.api_key": "sk-test-local-server-0000",
-            }
-        )
-        server.responder = schema_responder
-        IngestionManager(settings).ingest("demo")
-        sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, f"# Task\n{CARGO_ASK}")
+    sp = run_with_a4(data, a4, f"# Task\n{CARGO_ASK}")
     report = sp.extras.a4
     assert report.agent == "A4/v1"
     (listed,) = [u for u in report.unsupported_lines if u.startswith(made_up)]
@@ -374,19 +381,8 @@ def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_id
         lines = [f"{x} [{cid}]" for x in (turned, cut, fair, dangling)]
         return json.dumps({"facts": lines, "constraints": [], "open_issues": []})
 
-    with FakeOpenAIServer() as server:
-        settings = load_settings(
-            overrides={
-                "data_dir": str(data),
-                "llm.provider": "openai",
-                "llm.base_url": server.url,
-                "llm.api_key": "sk-test-local-server-0000",
-            }
-        )
-        server.responder = schema_responder
-        IngestionManager(settings).ingest("demo")
-        ask = "# Task\nHow do I make the minigrep search case-insensitive with an environment variable?"
-        sp = run_to(Stage.BUILD, settings, WeakModel({"A4_v1": [a4]}), server, ask)
+    ask = "# Task\nHow do I make the minigrep search case-insensitive with an environment variable?"
+    sp = run_with_a4(data, a4, ask)
     report = sp.extras.a4
     assert report.agent == "A4/v1"
     (listed,) = [u for u in report.unsupported_lines if u.startswith(turned)]
