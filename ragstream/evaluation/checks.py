@@ -1,9 +1,10 @@
 """What a final prompt must hold, as named checks: the case's fields (../shared/eval/README.md) and what every
 final prompt owes its user.
 
-Text is compared the README's way, whitespace collapsed, and also with Markdown's emphasis and code marks
-removed and case ignored, since a phrase copied from a document reads the same whether or not the prompt
-keeps its `**`. A failing check quotes the lines that failed, so a report shows why, not only that.
+Text is compared the README's way, whitespace collapsed, and also with Markdown's emphasis and code marks and
+HTML comments removed and case ignored, since a phrase copied from a document reads the same whether or not the
+prompt keeps its `**` (or its `<!-- ignore -->`, which no reader sees).
+A failing check quotes the lines that failed, so a report shows why, not only that.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ragstream.text.phrases import phrase
 
 # Lines of a condensed section: "### Title" then "- line".
 _SECTIONS = {"Facts": "facts", "Constraints": "constraints", "Open issues": "open_issues"}
-_MARKS = re.compile(r"\*\*|__|`")
+_MARKS = re.compile(r"\*\*|__|`|<!--.*?-->", re.S)  # emphasis, code marks, HTML comments (never rendered)
 _ROLE = re.compile(r"^(?:you are|act as|as an? )\b", re.IGNORECASE)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -252,9 +253,13 @@ def _role_line(system: str) -> str:
 
 
 def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
-    """Every condensed line that cites a chunk cites one the prompt shows, and says what that chunk says."""
+    """Every condensed line that cites a chunk cites one the prompt shows, and says what the excerpt showing that
+    chunk says (the excerpt as shown: widened to whole sentences, A4 quotes a sentence a chunk's window cut)."""
+    from ragstream.rendering.excerpts import shown_excerpts
+
     shown = set(shown_chunks(sp.prompt_ready))
     chunks = sp.chunk_by_id()
+    chunks.update({cid: excerpt for excerpt in shown_excerpts(sp) for cid in excerpt.id.split()})
     failing: list[str] = []
     judged: list[tuple[str, list[str]]] = []
     lines: list[str] = []

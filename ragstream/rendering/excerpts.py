@@ -468,6 +468,32 @@ def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
     return Excerpt([chunk], start, end, how, doc)
 
 
+def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Chunk]:
+    """Each prose chunk as the prompt will at least show it: widened to whole sentences (step 1 above), under its
+    own id, marked `sentence_edges` when both edges are whole. A4 reads these, so a sentence the chunk's window
+    cut is whole in its candidates, and every line it quotes lies inside the excerpt the prompt shows (the later
+    steps only add). A code chunk, or one whose document cannot be read back as indexed, stays as indexed."""
+    found = []
+    for chunk in chunks:
+        if "language" in chunk.metadata:
+            found.append(chunk)
+            continue
+        excerpt = hydrated(chunk, sources, reach)
+        if excerpt.doc is None:
+            found.append(chunk)
+            continue
+        shown = excerpt.as_chunk()
+        doc = excerpt.doc
+        in_code = doc.line_of(excerpt.start) - 1 in doc.fenced and not FENCE_LINE.match(doc.text[excerpt.start :])
+        whole = excerpt.how == "whole sentences" and not in_code  # a line inside a code block opens no sentence
+        found.append(
+            chunk.model_copy(
+                update={"text": shown.text, "span": shown.span, "metadata": {**chunk.metadata, "sentence_edges": whole}}
+            )
+        )
+    return found
+
+
 def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
     """What encloses the excerpt: the definition its code belongs to, else its list, else its section."""
     doc = excerpt.doc
