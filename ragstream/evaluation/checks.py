@@ -9,6 +9,7 @@ A failing check quotes the lines that failed, so a report shows why, not only th
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -215,7 +216,7 @@ def universal(
     """What every final prompt owes its user (the README's last paragraph)."""
     prompt, raw = sp.prompt_ready, norm(sp.raw_prompt)
     whole = norm(prompt)
-    lost = [line.strip() for line in sp.raw_prompt.splitlines() if not _kept(line, whole)]
+    lost = [line.strip() for line in user_lines(sp.raw_prompt) if not _kept(line, whole)]
     checks = [Check("user_lines_kept", not lost, f"{len(lost)} of the user's lines not in the prompt", lost)]
     role = _role_line(blocks(prompt).get("System", ""))
     unasked_role = [role] if role and norm(role) not in raw else []
@@ -237,6 +238,27 @@ def universal(
     checks.append(_cited(sp, supported))
     checks.append(_repeats(prompt, sp.raw_prompt))
     return checks
+
+
+def user_lines(raw: str) -> list[str]:
+    """The lines the user wrote. In a prompt that is one JSON object, the lines of its values: a key is a header
+    (which the prompt may normalize, as a Markdown heading), and the quotes, commas and escapes around a value
+    are JSON's syntax, not the user's words."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw.splitlines()
+    if not isinstance(data, dict):
+        return raw.splitlines()
+    return [line for value in _values(data) for line in value.splitlines()]
+
+
+def _values(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _values(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _values(item)]
+    return [value if isinstance(value, str) else json.dumps(value)]
 
 
 def _kept(line: str, prompt: str) -> bool:
