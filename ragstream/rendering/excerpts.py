@@ -12,7 +12,7 @@ span), and then
 3. closes each prose excerpt over what its answer needs: an excerpt never ends on a lead-in (a line
    ending in ':', which promises what follows: the list, table, code block or paragraph after it is
    added) and never holds list items without the list's lead-in (the whole list and the sentence or
-   heading introducing it are added; for a list that adds over `excerpts.max_parent_tokens`, the lead-in
+   heading introducing it are added; for a list that adds over `excerpts.max_closing_tokens`, the lead-in
    and the items up to the excerpt);
 4. keeps, best first, the excerpts that fit the prompt budget;
 5. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
@@ -518,7 +518,7 @@ def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
 
 def closed_excerpt(excerpt: Excerpt, cost: Callable[[Excerpt], int], cfg: ExcerptSettings) -> Excerpt:
     """The excerpt closed over its lead-ins and lists (`Document.closed`): whole lists when that adds at most
-    `excerpts.max_parent_tokens`, else the least closure, else as it is."""
+    `excerpts.max_closing_tokens`, else the least closure, else as it is."""
     if excerpt.doc is None:
         return excerpt
     for least in (False, True):
@@ -526,7 +526,7 @@ def closed_excerpt(excerpt: Excerpt, cost: Callable[[Excerpt], int], cfg: Excerp
         if (start, end) == (excerpt.start, excerpt.end):
             return excerpt
         wider = Excerpt(list(excerpt.members), start, end, f"{excerpt.how} + lead-in and list", excerpt.doc)
-        if cost(wider) - cost(excerpt) <= cfg.max_parent_tokens:
+        if cost(wider) - cost(excerpt) <= cfg.max_closing_tokens:
             return wider
     return excerpt
 
