@@ -38,6 +38,7 @@ from ragstream.code.languages import Language, load_languages
 from ragstream.code.outline import outline
 from ragstream.code.symbols import lines_of, symbols_of
 from ragstream.ingestion.loader import SkipFile, load_document
+from ragstream.secrets.scan import identity as scanner_identity
 from ragstream.secrets.scan import scan as scan_secrets
 from ragstream.settings import ExcerptSettings, Settings
 from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
@@ -412,7 +413,23 @@ class Sources:
             return None
         if loaded.sha256 != chunk.sha256:
             return None
-        return loaded.text, scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
+        return loaded.text, _redacted(loaded.text, loaded.sha256, chunk.source_path, self.settings)
+
+
+_REDACTED: dict[tuple[str, str, str], str] = {}  # (sha256, path, scanner) -> the indexed text, newest last
+_REDACTED_KEPT = 64
+
+
+def _redacted(text: str, sha256: str, path: str, settings: Settings) -> str:
+    """The document's text with its secrets redacted, as indexed. Scanning is most of the cost of reading a
+    document back (36 ms for one OWASP cheat sheet), and A4 and the Prompt Builder each read the same documents
+    in every run: a document is scanned once per content and scanner in the process."""
+    key = (sha256, path, scanner_identity(settings.secrets))
+    if key not in _REDACTED:
+        if len(_REDACTED) >= _REDACTED_KEPT:
+            del _REDACTED[next(iter(_REDACTED))]
+        _REDACTED[key] = scan_secrets(text, path, settings.secrets).text
+    return _REDACTED[key]
 
 
 def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:
