@@ -418,3 +418,24 @@ def test_a_line_giving_a_doer_to_what_the_excerpt_tells_its_reader_to_do_fails(c
     for verdict in found[: len(wrong)]:
         assert not verdict.supported and "it makes 'user' the doer of what the cited excerpt tells" in verdict.reason
     assert all(v.supported for v in found[len(wrong) :]), [v.reason for v in found]
+
+
+def test_a_line_stating_alone_what_the_excerpt_reports_of_a_named_thing_fails(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http c12): "Cookies are sent on both originating and cross-site requests." passed on "`None`
+    specifies that cookies are sent on both ...": the claim holds under `SameSite=None` only."""
+    text = (
+        "The `SameSite` attribute takes one of three values.\n\n"
+        "- `None` specifies that cookies are sent on both originating and cross-site requests.\n"
+        "- `Strict` causes the browser to only send the cookie in response to requests originating from the "
+        "cookie's origin site.\n\n"
+        "Note that cookies sent over plain HTTP can be read by anyone on the network.\n"
+    )
+    given = {"c.md@0000000000#0": one_chunk("c.md", text)}
+    lines = [
+        "Cookies are sent on both originating and cross-site requests.",
+        "With `None`, cookies are sent on both originating and cross-site requests.",
+        "Cookies sent over plain HTTP can be read by anyone on the network.",  # "Note that": no named thing
+    ]
+    found = check.check([(x, ["c.md@0000000000#0"]) for x in lines], given, ["Which SameSite value should I use?"])
+    assert not found[0].supported and "it states alone what the cited excerpt says of 'None'" in found[0].reason
+    assert found[1].supported and found[2].supported, [v.reason for v in found]

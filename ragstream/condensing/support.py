@@ -34,7 +34,11 @@ is checked against the sentences of the chunks it cites, in this order:
    nearest passage after a modal (`support.modal_cues`: "must", "should", "needs to" ...) says who does it,
    and the excerpt's instruction names no one but its reader ("The user must store the proposed new email
    address as a pending change." on "5. Store the proposed new email address as a pending change.", a step
-   the system takes). Only the reader ("you", "we": no content word) may stand there.
+   the system takes). Only the reader ("you", "we": no content word) may stand there;
+6. it does not state alone what the excerpt says of a named thing: a line opening on the words that follow a
+   nearest passage's "that", whose main clause names an identifier the line lacks ("Cookies are sent on both
+   originating and cross-site requests." on "`None` specifies that cookies are sent on both originating and
+   cross-site requests."), drops the condition its claim holds under.
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -72,6 +76,7 @@ MIN_CLAUSE_WORDS = 4
 CUT_RUN_WORDS = 6
 # A line repeating this many opening words of a passage after a modal restates that passage's instruction (rule 5).
 INSTRUCTION_WORDS = 4
+_THAT = re.compile(r"^(.*?)\bthat\s+(.*)$", re.DOTALL)  # a main clause, and the clause it reports (rule 6)
 _LIST_MARK = re.compile(r"^\W*\d+[.)]\s+")  # "5. Store ...": the step's number opens no instruction
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
@@ -304,6 +309,15 @@ class SupportCheck:
                 scores[doer[0]],
                 doer[0],
             )
+        dropped = next(((p, d) for p in near if (d := _dropped_subject(text, p))), None)
+        if dropped is not None:
+            quoted = ", ".join(f"'{w}'" for w in dropped[1])
+            return Verdict(
+                False,
+                f"it states alone what the cited excerpt says of {quoted}: '{_short(dropped[0])}'",
+                scores[dropped[0]],
+                dropped[0],
+            )
         return Verdict(True, "", scores[best], best)
 
     def _doer(self, line: str, passage: str) -> list[str]:
@@ -334,6 +348,18 @@ class SupportCheck:
         held = set(bm25_tokens([_EMPHASIS.sub(" ", cited)])[0])
         new = sorted((w for w in weights if not _held(w, held)), key=lambda w: -weights[w])
         return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
+
+
+def _dropped_subject(line: str, passage: str) -> list[str]:
+    """The identifiers of `passage`'s main clause that `line` lacks when it opens on the clause after its "that"
+    (rule 6), else none."""
+    found = _THAT.match(passage)
+    if found is None:
+        return []
+    reported = _words(found.group(2))[:INSTRUCTION_WORDS]
+    if len(reported) < INSTRUCTION_WORDS or _words(line)[:INSTRUCTION_WORDS] != reported:
+        return []
+    return [name for name in identifiers(found.group(1)) if name not in line]
 
 
 def _held(word: str, held: set[str]) -> bool:
