@@ -12,10 +12,13 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.condensing.condenser import a3_evidence, render_sctx, within_share
 from ragstream.condensing.extractive import condense_extractively, sentences_of, stands_alone
+from ragstream.evaluation.checks import universal, verbatim_support
 from ragstream.ingestion.manager import IngestionManager
+from ragstream.rendering.excerpts import shown_excerpts
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.state import Chunk, Span
+from ragstream.text.chunk_ids import CITATION
 from tests.helpers import one_chunk
 
 
@@ -336,3 +339,74 @@ def test_an_item_of_a_list_too_long_for_one_line_is_scored_with_its_lead_in() ->
     found = [s for s in sentences_of(one_chunk("reset.md", doc)) if s.text.startswith("Step 0 ")]
     assert found and found[0].text == "Step 0 keeps the message consistent across every request made."
     assert found[0].scored.startswith("When a user asks for a reset, follow these steps to implement a secure reset:")
+
+
+ROTATION = """# Signing keys
+
+The billing service signs every access token it issues with a key from the vault.
+
+Rotate the signing keys of the billing service every ninety days, keep the previous key valid for one more day
+so that tokens issued just before the rotation still verify, and record every rotation in the audit log.
+
+Tokens carry the id of the key that signed them in their header.
+"""
+
+
+def test_a_sentence_the_chunk_window_cuts_is_quoted_whole_and_lies_in_the_excerpt_the_prompt_shows(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Chunks are character windows: the answer here is longer than one, so no chunk holds it whole and A4,
+    reading chunks as indexed, had no candidate for it. A4 reads them widened to whole sentences from the
+    document, as the Prompt Builder shows them, so the line is the whole sentence and its excerpt holds it."""
+    settings = load_settings(
+        overrides={
+            "data_dir": str(tmp_path_factory.mktemp("cut")),
+            "llm.provider": "local",
+            "chunking.chunk_size": 160,
+            "chunking.chunk_overlap": 0,
+        }
+    )
+    raw = settings.data_dir / "doc_raw" / "keys"
+    raw.mkdir(parents=True)
+    (raw / "keys.md").write_text(ROTATION, encoding="utf-8")
+    IngestionManager(settings).ingest("keys")
+    ctl = AppController(settings)
+    ctl.select_project("keys")
+    sp = ctl.run_full_pipeline("How often do we rotate the billing service's signing keys?", pause_after="none")
+    sentence = " ".join(ROTATION.split("\n\n")[2].split())
+    assert not any(sentence in " ".join(c.text.split()) for c in sp.chunk_by_id().values())  # no chunk holds it
+    line = next((line for line in sp.s_ctx_md.splitlines() if sentence in line), None)
+    assert line is not None, sp.s_ctx_md
+    shown = {cid: excerpt.text for excerpt in shown_excerpts(sp) for cid in excerpt.id.split()}
+    assert all(sentence in " ".join(shown[cid].split()) for cid in CITATION.findall(line))
+    cited = next(check for check in universal(sp, {}, verbatim_support) if check.name == "condensed_cited_shown")
+    assert cited.passed, cited.lines  # `ragstream eval` judges a line against the excerpt as shown
+
+
+def test_a_chunk_that_opens_inside_a_table_gives_its_rows() -> None:
+    """A table longer than a chunk is cut: the next chunk opens on the end of a row, then rows, with the header
+    and rule in the chunk before. Its rows are records all the same."""
+    text = (
+        "spoofed certificates. |\n"
+        "| `X-Content-Type-Options: nosniff` | Browsers keep the declared content type and never sniff it. |\n"
+        "| `X-Frame-Options: DENY` | No other site may show the pages in a frame. |\n"
+    )
+    later = one_chunk("headers.md", text).model_copy(update={"span": Span(start=900, end=900 + len(text))})
+    assert [s.text for s in sentences_of(later)] == [
+        "`X-Content-Type-Options: nosniff` | Browsers keep the declared content type and never sniff it.",
+        "`X-Frame-Options: DENY` | No other site may show the pages in a frame.",
+    ]
+
+
+def test_an_html_comment_is_never_a_line_and_a_sentence_holding_one_reads_without_it() -> None:
+    """An HTML comment is a note to the document's editors, never rendered: the Rust book marks every link it
+    keeps out of link checks with `<!-- ignore -->`, and its sentences are the answer all the same."""
+    doc = (
+        "<!-- Old headings. Do not remove or links may break. -->\n\n"
+        "Plain counters shared by threads have simpler types in the [`std::sync::atomic` module][atomic]<!-- ignore"
+        " --> of the standard library.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("shared.md", doc))] == [
+        "Plain counters shared by threads have simpler types in the [`std::sync::atomic` module][atomic] of the "
+        "standard library."
+    ]

@@ -317,6 +317,18 @@ def test_universal_checks_quote_what_fails() -> None:
     assert checks["no_repeated_line"].lines == ["- the lock is held. [a.md@0123456789#0]"]  # not the "none found" notes
 
 
+def test_a_json_prompts_values_are_the_users_lines_and_its_keys_headers() -> None:
+    """A prompt that is one JSON object is read as keys and values: the keys may become headings, the values must
+    be in the prompt word for word, the quotes and escapes around them are JSON's."""
+    raw = '{"task": "Explain why nothing prints.", "context": "v.iter().map(|x| println!(\\"{x}\\"));",\n "level": 2}'
+    kept = '## Task\nExplain why nothing prints.\n\n## Context\nv.iter().map(|x| println!("{x}"));\n\n### level\n2\n'
+    check = {c.name: c for c in universal(SuperPrompt(raw_prompt=raw, prompt_ready=kept), {})}["user_lines_kept"]
+    assert check.passed, check.lines
+    lost = kept.replace("### level\n2\n", "")
+    check = {c.name: c for c in universal(SuperPrompt(raw_prompt=raw, prompt_ready=lost), {})}["user_lines_kept"]
+    assert check.lines == ["2"]
+
+
 def test_the_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     import sys

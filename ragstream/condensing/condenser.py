@@ -151,6 +151,7 @@ def condense(
     version: str = "v1",
     uncovered: Sequence[str] = (),
     standing: Sequence[tuple[str, str, list[str]]] = (),
+    whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -163,6 +164,7 @@ def condense(
     lines about session expiry replaced the sentence giving the 4-8 hour range the ask wanted.
     """
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
+    kept = whole(kept) if whole is not None else kept
     if not kept:
         report = A4Report(
             agent="not called: no excerpts to condense",
@@ -273,10 +275,13 @@ def extracted(
     settings: CondenserSettings,
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
+    whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
 ) -> tuple[list[Line], list[Chunk], TrimReport]:
-    """The offline extraction's lines within their share, the chunks that fit the budget, and what was trimmed."""
+    """The offline extraction's lines within their share, the chunks that fit the budget (as `whole` widens them:
+    the budget counts them as indexed, so the widening never changes which are read), and what was trimmed."""
     reserve = budget.count("\n".join(pieces))
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
+    kept = whole(kept) if whole is not None else kept
     lines = condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence)
     return within_share(lines, kept, budget, settings), kept, trim
 
@@ -290,10 +295,11 @@ def condense_offline(
     uncovered: Sequence[str] = (),
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
+    whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
     relevant to the prompt's query pieces (see `extractive`)."""
-    lines, kept, trim = extracted(pieces, selection, embedder, budget, settings, parts, evidence)
+    lines, kept, trim = extracted(pieces, selection, embedder, budget, settings, parts, evidence, whole)
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     recorded: list[LineEvidence] = []

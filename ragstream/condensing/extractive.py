@@ -65,6 +65,7 @@ _MARKUP = re.compile(
     re.MULTILINE,
 )
 # A paragraph that introduces literal text (reStructuredText "::", or a code directive): what follows is code.
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _LITERAL_INTRO = re.compile(r"::\s*$|^\.\.\s+(?:code|code-block|sourcecode|literalinclude|doctest)\b")
 _LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
 # A fenced block of at most three short lines right after a lead-in: the command or setting it introduces
@@ -110,7 +111,10 @@ class Sentence:
 
     @property
     def text(self) -> str:
-        return " ".join(self.chunk.text[self.start : self.end].split())
+        """The span as its reader sees it: whitespace collapsed, an HTML comment in it ("[link]<!-- ignore -->")
+        left out."""
+        raw = self.chunk.text[self.start : self.end]
+        return " ".join((_HTML_COMMENT.sub("", raw) if "<!--" in raw else raw).split())
 
 
 @dataclass(frozen=True)
@@ -184,8 +188,15 @@ def _fenced(text: str) -> list[tuple[int, int]]:
     return list(zip(marks[::2], marks[1::2], strict=False))
 
 
+def _comments(text: str) -> list[tuple[int, int]]:
+    """Spans of HTML comments (an unclosed one runs to the end): notes to the document's editors, never shown."""
+    return [m.span() for m in _HTML_COMMENT.finditer(text)]
+
+
 def is_prose(raw: str) -> bool:
-    """No line of `raw` is code or markup."""
+    """No line of `raw` is code or markup (a whole HTML comment inside a sentence, "[link]<!-- ignore -->", is a
+    note to the document's editors, not markup of the sentence)."""
+    raw = _HTML_COMMENT.sub("", raw) if "-->" in raw else raw
     return not any(_CODE.search(line) or _MARKUP.search(line) for line in raw.splitlines())
 
 
@@ -196,7 +207,9 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     if "language" in chunk.metadata:
         return []  # source code is never flattened into sentences
     text = chunk.text
+    whole = bool(chunk.metadata.get("sentence_edges"))  # widened to whole sentences: no edge cuts one
     fenced = _fenced(text)
+    hidden = fenced + _comments(text)
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
     consumed = literal = 0
@@ -207,13 +220,13 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         lead = len(raw) - len(raw.lstrip())
         a, raw = a + lead, raw.strip()
         after_literal, literal = literal, bool(_LITERAL_INTRO.search(raw))
-        if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in fenced):
+        if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in hidden):
             continue
-        if index == 0 and chunk.span.start > 0 and not _OPENS_PARAGRAPH.match(text):
+        if index == 0 and chunk.span.start > 0 and not whole and not _OPENS_PARAGRAPH.match(text):
             continue  # may begin mid-sentence: the chunk before holds it whole
         if after_literal and (lead or text[max(a - 1, 0)] in " \t"):
             continue  # the indented literal block of a "::" paragraph
-        if index == len(pieces) - 1 and not ends_whole(raw):
+        if index == len(pieces) - 1 and not whole and not ends_whole(raw):
             continue  # may be cut by the chunk's end (a line break there may be a mere wrap)
         marker = _MARKER.match(raw)
         if marker:
@@ -289,12 +302,22 @@ def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentenc
 
 
 def _table_rows(chunk: Chunk) -> list[Sentence]:
-    """The body rows of each Markdown table the chunk holds from its header on, each as one line of its
-    cells ("`X-Frame-Options: DENY` | Header to ..."): a row is a record, the table's answer."""
+    """The body rows of each Markdown table the chunk holds, each as one line of its cells ("`X-Frame-Options:
+    DENY` | Header to ..."): a row is a record, the table's answer. Rows count from a table's rule line on, or
+    from the chunk's start when it opens inside a table's body (a row, or the end of a cut one, then a row)."""
     text = chunk.text
     found: list[Sentence] = []
-    body = False
-    for x, y in _lines(text):
+    lines = _lines(text)
+    body = (
+        chunk.span.start > 0
+        and len(lines) > 1
+        and text[slice(*lines[0])].rstrip().endswith("|")
+        and _TABLE_ROW.match(text[slice(*lines[1])]) is not None
+        and not _TABLE_RULE.match(text[slice(*lines[1])])
+    )
+    for k, (x, y) in enumerate(lines):
+        if k == 0 and body:
+            continue  # the end of a row the chunk's window cut, or a row that may have lost its first cells
         line = text[x:y]
         row = _TABLE_ROW.match(line)
         if _TABLE_RULE.match(line):

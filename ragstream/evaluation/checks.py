@@ -1,13 +1,15 @@
 """What a final prompt must hold, as named checks: the case's fields (../shared/eval/README.md) and what every
 final prompt owes its user.
 
-Text is compared the README's way, whitespace collapsed, and also with Markdown's emphasis and code marks
-removed and case ignored, since a phrase copied from a document reads the same whether or not the prompt
-keeps its `**`. A failing check quotes the lines that failed, so a report shows why, not only that.
+Text is compared the README's way, whitespace collapsed, and also with Markdown's emphasis and code marks and
+HTML comments removed and case ignored, since a phrase copied from a document reads the same whether or not the
+prompt keeps its `**` (or its `<!-- ignore -->`, which no reader sees).
+A failing check quotes the lines that failed, so a report shows why, not only that.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ from ragstream.text.phrases import phrase
 
 # Lines of a condensed section: "### Title" then "- line".
 _SECTIONS = {"Facts": "facts", "Constraints": "constraints", "Open issues": "open_issues"}
-_MARKS = re.compile(r"\*\*|__|`")
+_MARKS = re.compile(r"\*\*|__|`|<!--.*?-->", re.S)  # emphasis, code marks, HTML comments (never rendered)
 _ROLE = re.compile(r"^(?:you are|act as|as an? )\b", re.IGNORECASE)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -214,7 +216,7 @@ def universal(
     """What every final prompt owes its user (the README's last paragraph)."""
     prompt, raw = sp.prompt_ready, norm(sp.raw_prompt)
     whole = norm(prompt)
-    lost = [line.strip() for line in sp.raw_prompt.splitlines() if not _kept(line, whole)]
+    lost = [line.strip() for line in user_lines(sp.raw_prompt) if not _kept(line, whole)]
     checks = [Check("user_lines_kept", not lost, f"{len(lost)} of the user's lines not in the prompt", lost)]
     role = _role_line(blocks(prompt).get("System", ""))
     unasked_role = [role] if role and norm(role) not in raw else []
@@ -238,6 +240,27 @@ def universal(
     return checks
 
 
+def user_lines(raw: str) -> list[str]:
+    """The lines the user wrote. In a prompt that is one JSON object, the lines of its values: a key is a header
+    (which the prompt may normalize, as a Markdown heading), and the quotes, commas and escapes around a value
+    are JSON's syntax, not the user's words."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw.splitlines()
+    if not isinstance(data, dict):
+        return raw.splitlines()
+    return [line for value in _values(data) for line in value.splitlines()]
+
+
+def _values(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _values(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _values(item)]
+    return [value if isinstance(value, str) else json.dumps(value)]
+
+
 def _kept(line: str, prompt: str) -> bool:
     """A line of the user's is kept when it is in the prompt whole, or each of its sentences is (a role sentence
     moves to the System section, the ask to the Task); a heading may be normalized, so it is not required."""
@@ -252,9 +275,13 @@ def _role_line(system: str) -> str:
 
 
 def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
-    """Every condensed line that cites a chunk cites one the prompt shows, and says what that chunk says."""
+    """Every condensed line that cites a chunk cites one the prompt shows, and says what the excerpt showing that
+    chunk says (the excerpt as shown: widened to whole sentences, A4 quotes a sentence a chunk's window cut)."""
+    from ragstream.rendering.excerpts import shown_excerpts
+
     shown = set(shown_chunks(sp.prompt_ready))
     chunks = sp.chunk_by_id()
+    chunks.update({cid: excerpt for excerpt in shown_excerpts(sp) for cid in excerpt.id.split()})
     failing: list[str] = []
     judged: list[tuple[str, list[str]]] = []
     lines: list[str] = []

@@ -12,7 +12,7 @@ span), and then
 3. closes each prose excerpt over what its answer needs: an excerpt never ends on a lead-in (a line
    ending in ':', which promises what follows: the list, table, code block or paragraph after it is
    added) and never holds list items without the list's lead-in (the whole list and the sentence or
-   heading introducing it are added; for a list that adds over `excerpts.max_parent_tokens`, the lead-in
+   heading introducing it are added; for a list that adds over `excerpts.max_closing_tokens`, the lead-in
    and the items up to the excerpt);
 4. keeps, best first, the excerpts that fit the prompt budget;
 5. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
@@ -468,6 +468,32 @@ def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
     return Excerpt([chunk], start, end, how, doc)
 
 
+def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Chunk]:
+    """Each prose chunk as the prompt will at least show it: widened to whole sentences (step 1 above), under its
+    own id, marked `sentence_edges` when both edges are whole. A4 reads these, so a sentence the chunk's window
+    cut is whole in its candidates, and every line it quotes lies inside the excerpt the prompt shows (the later
+    steps only add). A code chunk, or one whose document cannot be read back as indexed, stays as indexed."""
+    found = []
+    for chunk in chunks:
+        if "language" in chunk.metadata:
+            found.append(chunk)
+            continue
+        excerpt = hydrated(chunk, sources, reach)
+        if excerpt.doc is None:
+            found.append(chunk)
+            continue
+        shown = excerpt.as_chunk()
+        doc = excerpt.doc
+        in_code = doc.line_of(excerpt.start) - 1 in doc.fenced and not FENCE_LINE.match(doc.text[excerpt.start :])
+        whole = excerpt.how == "whole sentences" and not in_code  # a line inside a code block opens no sentence
+        found.append(
+            chunk.model_copy(
+                update={"text": shown.text, "span": shown.span, "metadata": {**chunk.metadata, "sentence_edges": whole}}
+            )
+        )
+    return found
+
+
 def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
     """What encloses the excerpt: the definition its code belongs to, else its list, else its section."""
     doc = excerpt.doc
@@ -492,7 +518,7 @@ def parent(excerpt: Excerpt) -> tuple[int, int, str] | None:
 
 def closed_excerpt(excerpt: Excerpt, cost: Callable[[Excerpt], int], cfg: ExcerptSettings) -> Excerpt:
     """The excerpt closed over its lead-ins and lists (`Document.closed`): whole lists when that adds at most
-    `excerpts.max_parent_tokens`, else the least closure, else as it is."""
+    `excerpts.max_closing_tokens`, else the least closure, else as it is."""
     if excerpt.doc is None:
         return excerpt
     for least in (False, True):
@@ -500,7 +526,7 @@ def closed_excerpt(excerpt: Excerpt, cost: Callable[[Excerpt], int], cfg: Excerp
         if (start, end) == (excerpt.start, excerpt.end):
             return excerpt
         wider = Excerpt(list(excerpt.members), start, end, f"{excerpt.how} + lead-in and list", excerpt.doc)
-        if cost(wider) - cost(excerpt) <= cfg.max_parent_tokens:
+        if cost(wider) - cost(excerpt) <= cfg.max_closing_tokens:
             return wider
     return excerpt
 

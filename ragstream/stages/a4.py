@@ -6,6 +6,7 @@ stands in when its reply stays invalid or none of its lines holds (`run` chooses
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ SPEC = stage_spec(
 REPORT = A4Report
 
 Condensed = tuple[str, list[str], A4Report]  # s_ctx_md, the ids kept, the report
+Widen = Callable[[list[Chunk]], list[Chunk]]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,16 @@ class Ask:
     parts: list[str]  # the clauses of the ask, in order: the answer's skeleton
     missing: list[str]  # the parts of the ask no kept chunk covers (A3's measure)
     selection: list[Chunk]
+    whole: Widen  # the chunks that fit A4's budget as the prompt will show them: whole sentences
+
+
+def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
+    """Chunks widened to whole sentences from the project's documents (`sentence_whole`)."""
+    from ragstream.rendering.excerpts import sentence_whole
+    from ragstream.stages.sources import project_sources
+
+    reach = env.services.settings.excerpts.sentence_reach_chars
+    return lambda chunks: sentence_whole(chunks, project_sources(sp, env), reach)
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
@@ -61,7 +73,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     # even when the whole sentence, about something the documents lack as well, is not.
     covered = [c for c in asking_parts(sp, services.settings) if not any(c in part for part in missing)]
     pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
-    ask = Ask(pieces, asking_parts(sp, services.settings), missing, selection)
+    ask = Ask(pieces, asking_parts(sp, services.settings), missing, selection, whole(sp, env))
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
 
@@ -88,6 +100,7 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
         ask.missing,
         ask.parts,
         evidence(sp, env, ask),
+        ask.whole,
     )
     if why:
         report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
@@ -123,6 +136,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         services.settings.condenser,
         ask.parts,
         evidence(sp, env, ask),
+        ask.whole,
     )
     extraction = [(line.section, line.text, [line.chunk_id]) for line in lines if not addressed_to_reader(line.text)]
 
@@ -139,4 +153,5 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         split(normalized_ask(sp), TYPED) + ask.parts,
         uncovered=ask.missing,
         standing=extraction,
+        whole=ask.whole,
     )

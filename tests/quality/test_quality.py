@@ -20,6 +20,7 @@ from ragstream.condensing.extractive import references_of
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import memory_checkpointer
+from ragstream.rendering.excerpts import shown_excerpts
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
@@ -98,6 +99,7 @@ def _prose(sp: SuperPrompt) -> None:
 
 def _invariants(sp: SuperPrompt) -> None:
     chunks = sp.chunk_by_id()
+    shown = {cid: excerpt.text for excerpt in shown_excerpts(sp) for cid in excerpt.id.split()}
     selected = set(sp.final_selection_ids)
     for line in sp.s_ctx_md.splitlines():
         cited = CITATION.findall(line)
@@ -108,9 +110,9 @@ def _invariants(sp: SuperPrompt) -> None:
             if "language" in chunk.metadata:  # code: a reference to a definition the chunk holds
                 references = {" ".join(r.text.split()) for r in references_of(chunk)}  # a docstring field too
                 assert text in references, f"a condensed line names no definition of the chunk it cites: {line}"
-            else:
-                assert text in " ".join(chunk.text.split()), (
-                    f"a condensed line is not verbatim from the chunk it cites: {line}"
+            else:  # the chunk as the prompt shows it: whole sentences, HTML comments (never rendered) aside
+                assert text in " ".join(re.sub(r"<!--.*?-->", "", shown[cited[0]], flags=re.S).split()), (
+                    f"a condensed line is not verbatim from the excerpt showing the chunk it cites: {line}"
                 )
     assert sp.s_ctx_md == "" or "~~~~condensed-context" in sp.prompt_ready
     named = re.findall(r'^~~~~\w* ?excerpt [^\n]*?chunk="([^"]*)"', sp.prompt_ready, flags=re.MULTILINE)
