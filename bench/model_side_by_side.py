@@ -31,7 +31,7 @@ from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.rendering.ask import normalized_ask
 from ragstream.services import Services
 from ragstream.settings import Settings
-from ragstream.state import SuperPrompt
+from ragstream.state import Chunk, SuperPrompt
 from ragstream.telemetry.events import collect_llm_calls
 from ragstream.text.chunk_ids import CITATION, citations
 
@@ -212,21 +212,28 @@ def model_stages(offline_sp: SuperPrompt, settings: Settings, project: str) -> d
 _EVIDENCE = re.compile(r"cosine (-?[\d.]+), ([\d.]+) of the ask's word weight")
 
 
-def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
-    """What A3 would send the model for this run's candidates, one call per candidate about every candidate
-    (A3/v1, before) against `gate.model_batch` per call about the band only (A3/v2): calls and prompt tokens
-    (counted by the prompt budget's tokenizer, not the model's). The evidence is read from the offline
-    decisions' reasons."""
+def _a3_judged(sp: SuperPrompt) -> list[Chunk]:
+    """The candidates A3 judges in this run: its input less the near-duplicates it drops unasked."""
     from ragstream.gate.dedup import near_duplicates
-    from ragstream.llm.factory import AgentFactory
     from ragstream.stages import Stage
 
-    gate, budget = settings.gate, Services(settings).budget
     chunks = sp.chunk_by_id()
     candidates = [chunks[c] for c in sp.selection_before(Stage.A3) if c in chunks]
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
-    judged = [c for c in candidates if c.id not in dupes]
+    return [c for c in candidates if c.id not in dupes]
+
+
+def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
+    """What A3 would send the model for this run's candidates, one call per candidate about every candidate
+    (A3/v1, before) against `gate.model_batch` per call about the band's candidates the offline evidence drops
+    (A3/v2, after: it keeps the others unasked): calls and prompt tokens (counted by the prompt budget's
+    tokenizer, not the model's). The evidence and the offline decisions are read from the offline run's report."""
+    from ragstream.llm.factory import AgentFactory
+
+    gate, budget = settings.gate, Services(settings).budget
+    judged = _a3_judged(sp)
     factory, ask = AgentFactory(settings.agents_dir), normalized_ask(sp)
+    decisions = sp.extras.a3.decisions if sp.extras.a3 else {}
 
     def tokens(version: str, payload: dict[str, Any]) -> int:
         messages, _ = factory.create("A3", version, payload).compose(payload)
@@ -237,17 +244,37 @@ def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
         return float(found.group(1)) + gate.words_weight * float(found.group(2)) if found else 0.0
 
     band = [c for c in judged if gate.weak_evidence <= evidence(c.id) < gate.strong_evidence]
-    batches = [band[i : i + gate.model_batch] for i in range(0, len(band), gate.model_batch)]
+    asked = [c for c in band if c.id in decisions and decisions[c.id].decision != "keep"]
+    batches = [asked[i : i + gate.model_batch] for i in range(0, len(asked), gate.model_batch)]
     return {
         "candidates": len(judged),
         "calls_before": len(judged),
         "tokens_before": sum(tokens("v1", {"ask": ask, "passage": c.text}) for c in judged),
         "in_band": len(band),
+        "asked_after": len(asked),
         "calls_after": len(batches),
         "tokens_after": sum(
             tokens("v2", {"ask": ask, "passages": [{"n": n, "passage": c.text} for n, c in enumerate(b, 1)]})
             for b in batches
         ),
+    }
+
+
+def a3_per_candidate(sp: SuperPrompt, settings: Settings) -> dict[str, Any]:
+    """A3's call pattern before batching and the band, timed on the model server: one A3/v1 call per candidate
+    about every candidate this run's A3 judged (no decision is used: only what those calls cost)."""
+    runner = Services(settings).runner
+    ask = normalized_ask(sp)
+    payloads = [{"ask": ask, "passage": c.text} for c in _a3_judged(sp)]
+    with collect_llm_calls() as calls:
+        started = time.monotonic()
+        runner.run_many("A3", payloads, "v1")
+        seconds = time.monotonic() - started
+    return {
+        "calls": len(calls),
+        "seconds": round(seconds, 1),
+        "tokens_in": sum(e["tokens_in"] for e in calls),
+        "tokens_out": sum(e["tokens_out"] for e in calls),
     }
 
 

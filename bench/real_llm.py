@@ -14,8 +14,8 @@ Run: python bench/real_llm.py --base-url http://127.0.0.1:8089/v1 --mode json_sc
      python bench/real_llm.py --suite ../shared/eval/owasp --cases 10 --json side.json
                                                    # a suite offline and with the model, side by side
                                                    # (bench/model_side_by_side.py); --a3-per-candidate
-                                                   # asks A3 one candidate per call about every candidate
-                                                   # (the call pattern before batching and the band)
+                                                   # times A3's calls as before batching and the band
+                                                   # instead (one call per candidate, every candidate)
 Numbers on a shared 2-core machine are noisy; the outcome counts are the point. On a busy machine
 start the server with one thread (REAL_LLM_THREADS=1): llama.cpp's threads wait for each other, and
 with a load of ~20 on 2 cores Qwen2.5-0.5B generated 0.3 tokens/s on 2 threads, 5.9 on 1.
@@ -183,17 +183,17 @@ def print_run(i: int, result: dict[str, Any]) -> None:
 
 def side_by_side(args: argparse.Namespace) -> int:
     """The suite offline and with the model on one ingested corpus; prints per case and totals."""
-    from bench.model_side_by_side import a3_request_sizes, band_comparison, judge, load_cases, model_stages, run_case
+    from bench.model_side_by_side import (
+        a3_per_candidate,
+        a3_request_sizes,
+        band_comparison,
+        judge,
+        load_cases,
+        model_stages,
+        run_case,
+    )
 
     settings = settings_for(args.work, args.base_url, args.mode, args.timeout, args.answer_tokens)
-    if args.a3_per_candidate:
-        settings = settings.model_copy(
-            update={
-                "gate": settings.gate.model_copy(
-                    update={"model_batch": 1, "weak_evidence": -10.0, "strong_evidence": 10.0}
-                )
-            }
-        )
     offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
     project = re.sub(r"[^a-z0-9-]", "-", args.suite.name.lower())
     target = settings.data_dir / "doc_raw" / project
@@ -214,7 +214,10 @@ def side_by_side(args: argparse.Namespace) -> int:
         row["offline"] = {**judge(sp, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
         row["a3_sizes"] = a3_request_sizes(sp, offline)
         print(f"  {name}: A3 request sizes {row['a3_sizes']}")
-        if args.model_stages == "none":
+        if args.a3_per_candidate:
+            row["a3_per_candidate"] = a3_per_candidate(sp, settings)
+            print(f"  {name}: A3 one call per candidate {row['a3_per_candidate']}")
+        if args.model_stages == "none" or args.a3_per_candidate:
             rows.append(row)
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1, default=str))
@@ -237,7 +240,13 @@ def side_by_side(args: argparse.Namespace) -> int:
         + f" (medians per prompt: tokens before {statistics.median(x['tokens_before'] for x in sizes):.0f}, "
         f"after {statistics.median(x['tokens_after'] for x in sizes):.0f})"
     )
-    if args.model_stages != "none":
+    if args.a3_per_candidate:
+        seconds = [r["a3_per_candidate"]["seconds"] for r in rows if r["a3_per_candidate"]["calls"]]
+        print(
+            f"A3 one call per candidate: {sum(r['a3_per_candidate']['calls'] for r in rows)} calls, median "
+            + (f"{statistics.median(seconds):.1f} s per prompt ({min(seconds)}-{max(seconds)})" if seconds else "-")
+        )
+    elif args.model_stages != "none":
         print_totals(rows)
     return 0
 
@@ -332,7 +341,12 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--suite", type=Path, help="a labelled suite (../shared/eval/<name>): offline vs the model")
     parser.add_argument("--cases", type=int, default=10, help="with --suite: its first N cases")
-    parser.add_argument("--a3-per-candidate", action="store_true", help="with --suite: A3 as before batching")
+    parser.add_argument(
+        "--a3-per-candidate",
+        action="store_true",
+        help="with --suite: instead of the model's run, time A3's calls as before batching and the band (one A3/v1 "
+        "call per candidate about every candidate)",
+    )
     parser.add_argument("--only", help="with --suite: these cases (comma-separated names), in this order")
     parser.add_argument(
         "--model-stages",

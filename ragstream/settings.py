@@ -180,6 +180,8 @@ class SupportSettings(BaseModel):
     negation_cues: list[str]
     obligation_cues: list[str]
     permission_cues: list[str]
+    # a modal that puts a doer before an instruction's words ("The user must store ..."): rule 5 of the check
+    modal_cues: list[str] = Field(default_factory=list)
 
 
 class CondenserSettings(BaseModel):

@@ -392,3 +392,50 @@ def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_id
     (listed,) = [u for u in report.unsupported_lines if u.startswith(dangling)]
     assert "does not stand alone" in report.reasons[listed]
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
+
+
+def test_a_line_giving_a_doer_to_what_the_excerpt_tells_its_reader_to_do_fails(check: SupportCheck) -> None:
+    """Issue 40 (OWASP c03): "The user must store the proposed new email address as a pending change." passed in
+    the excerpt's own words, on a numbered step the system takes; an instruction names no doer but its reader."""
+    text = (
+        "# Changing a user's registered email address\n\n"
+        "1. Ask the user to submit a proposed new email address.\n"
+        "2. Store the proposed new email address as a pending change.\n"
+        "3. Create and store a time-limited nonce for the confirmation of the change.\n"
+        "4. Send a confirmation link with the nonce to the proposed new address.\n"
+    )
+    given = {"e.md@0000000000#0": one_chunk("e.md", text)}
+    wrong = [
+        "The user must store the proposed new email address as a pending change.",
+        "The user should create and store a time-limited nonce for the confirmation of the change.",
+    ]
+    fair = [
+        "You must store the proposed new email address as a pending change.",
+        "Store the proposed new email address as a pending change.",
+        "Send a confirmation link with the nonce to the proposed new address.",
+    ]
+    found = check.check([(x, ["e.md@0000000000#0"]) for x in wrong + fair], given, ["How do I change an email?"])
+    for verdict in found[: len(wrong)]:
+        assert not verdict.supported and "it makes 'user' the doer of what the cited excerpt tells" in verdict.reason
+    assert all(v.supported for v in found[len(wrong) :]), [v.reason for v in found]
+
+
+def test_a_line_stating_alone_what_the_excerpt_reports_of_a_named_thing_fails(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http c12): "Cookies are sent on both originating and cross-site requests." passed on "`None`
+    specifies that cookies are sent on both ...": the claim holds under `SameSite=None` only."""
+    text = (
+        "The `SameSite` attribute takes one of three values.\n\n"
+        "- `None` specifies that cookies are sent on both originating and cross-site requests.\n"
+        "- `Strict` causes the browser to only send the cookie in response to requests originating from the "
+        "cookie's origin site.\n\n"
+        "Note that cookies sent over plain HTTP can be read by anyone on the network.\n"
+    )
+    given = {"c.md@0000000000#0": one_chunk("c.md", text)}
+    lines = [
+        "Cookies are sent on both originating and cross-site requests.",
+        "With `None`, cookies are sent on both originating and cross-site requests.",
+        "Cookies sent over plain HTTP can be read by anyone on the network.",  # "Note that": no named thing
+    ]
+    found = check.check([(x, ["c.md@0000000000#0"]) for x in lines], given, ["Which SameSite value should I use?"])
+    assert not found[0].supported and "it states alone what the cited excerpt says of 'None'" in found[0].reason
+    assert found[1].supported and found[2].supported, [v.reason for v in found]

@@ -157,6 +157,29 @@ def test_a3_never_asks_a_model_about_what_the_evidence_keeps_and_keeps_what_it_a
     assert added and set(added) <= set(sp.views_by_stage["a3"])  # what the model chose stays beside the evidence's
 
 
+def test_the_side_by_side_bench_counts_and_times_a3s_calls_as_the_gate_makes_them(openai_on_indexed) -> None:
+    """Issue 40: the bench's figures for A3's calls before and after are the gate's own, not a stale model of
+    them: after, batches of the band's candidates the evidence drops (it keeps the others unasked); before,
+    one A3/v1 call per candidate about every candidate, timed on the server."""
+    from bench.model_side_by_side import a3_per_candidate, a3_request_sizes
+
+    server, settings = openai_on_indexed(**EVERY_CANDIDATE_IN_THE_BAND, **{"gate.model_batch": 2})
+    offline = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    ctl = AppController(offline, checkpointer=memory_checkpointer(), services=Services(offline))
+    ctl.select_project("demo")
+    alone = ctl.run_full_pipeline(TWO_PART_ASK, pause_after="none")
+    sizes = a3_request_sizes(alone, offline)
+    run_to(Stage.BUILD, settings, WeakModel({}), server, TWO_PART_ASK)
+    batches = [passages_of(r) for r in server.requests if agent_of(r) == "A3_v2"]
+    assert 0 < sizes["asked_after"] < sizes["in_band"]  # the evidence keeps some of the band, unasked
+    assert (sizes["calls_after"], sizes["asked_after"]) == (len(batches), sum(len(b) for b in batches))
+    server.requests.clear()
+    before = a3_per_candidate(alone, settings)
+    asked = [r for r in server.requests if agent_of(r) == "A3_v1"]
+    assert before["calls"] == len(asked) == sizes["calls_before"] == sizes["candidates"] == len(server.requests)
+    assert before["tokens_in"] > 0
+
+
 def test_a3_records_the_models_reason_and_mends_or_falls_back_per_passage(openai_on_indexed) -> None:
     # the offline evidence drops every candidate, so every one is the model's to add (it is asked about each)
     everything_asked = {**EVERY_CANDIDATE_IN_THE_BAND, "gate.min_evidence": 10.0, "gate.model_batch": 2}

@@ -29,7 +29,16 @@ is checked against the sentences of the chunks it cites, in this order:
    "must" against a mere permission such as "may"); and when a passage without the line's identifiers is
    closer to it by more than the margin, the line takes its claim from there, so one of the passages near
    that one must agree too ("`search_case_insensitive` must be a command line option" beside "We could make
-   this feature a command line option ..., but by instead making it an environment variable ...").
+   this feature a command line option ..., but by instead making it an environment variable ...");
+5. it gives no doer to what the excerpt tells its reader to do: a line that repeats the opening words of a
+   nearest passage after a modal (`support.modal_cues`: "must", "should", "needs to" ...) says who does it,
+   and the excerpt's instruction names no one but its reader ("The user must store the proposed new email
+   address as a pending change." on "5. Store the proposed new email address as a pending change.", a step
+   the system takes). Only the reader ("you", "we": no content word) may stand there;
+6. it does not state alone what the excerpt says of a named thing: a line opening on the words that follow a
+   nearest passage's "that", whose main clause names an identifier the line lacks ("Cookies are sent on both
+   originating and cross-site requests." on "`None` specifies that cookies are sent on both originating and
+   cross-site requests."), drops the condition its claim holds under.
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -65,6 +74,10 @@ MIN_CLAUSE_WORDS = 4
 # really only applies in method signatures, we'll look at ... means we don't have a lifetime." finishes, in its own
 # words, a sentence the chunk stops in ("... means we don't have").
 CUT_RUN_WORDS = 6
+# A line repeating this many opening words of a passage after a modal restates that passage's instruction (rule 5).
+INSTRUCTION_WORDS = 4
+_THAT = re.compile(r"^(.*?)\bthat\s+(.*)$", re.DOTALL)  # a main clause, and the clause it reports (rule 6)
+_LIST_MARK = re.compile(r"^\W*\d+[.)]\s+")  # "5. Store ...": the step's number opens no instruction
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
 _MIN_STEM = 3  # a stem that begins another counts as it from this length
@@ -170,7 +183,8 @@ class SupportCheck:
         alone: Callable[[str], bool] | None = None,
     ) -> None:
         """`weigh(text)` gives the text's content words (as the index stems them) with their rarity in the
-        project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only).
+        project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only) and rule 5,
+        which needs to tell the reader's "you" from a doer, is not applied.
         `alone(text)` says whether a line stands alone as the offline extraction's lines must (no opening
         "It"/"This" leaning on what came before, no narration such as "as shown in Listing 12-23"): a
         condensed line is read on its own, so "It can be used to run only the ignored tests." says nothing."""
@@ -181,6 +195,7 @@ class SupportCheck:
         self.negation = any_phrase(settings.negation_cues)
         self.obligation = any_phrase(settings.obligation_cues)
         self.permission = any_phrase(settings.permission_cues)
+        self.modal = any_phrase(settings.modal_cues) if settings.modal_cues else None
 
     def _agrees(self, line: str, passage: str) -> str:
         """'' when `passage` and `line` agree on negation and modality, else what differs."""
@@ -284,7 +299,41 @@ class SupportCheck:
                     scores[top],
                     top,
                 )
+        near = [p for p in passages if scores[p] >= scores[closest] - s.margin]
+        doer = next(((p, d) for p in near if (d := self._doer(text, p))), None)
+        if doer is not None:
+            quoted = ", ".join(f"'{w}'" for w in doer[1])
+            return Verdict(
+                False,
+                f"it makes {quoted} the doer of what the cited excerpt tells its reader to do: '{_short(doer[0])}'",
+                scores[doer[0]],
+                doer[0],
+            )
+        dropped = next(((p, d) for p in near if (d := _dropped_subject(text, p))), None)
+        if dropped is not None:
+            quoted = ", ".join(f"'{w}'" for w in dropped[1])
+            return Verdict(
+                False,
+                f"it states alone what the cited excerpt says of {quoted}: '{_short(dropped[0])}'",
+                scores[dropped[0]],
+                dropped[0],
+            )
         return Verdict(True, "", scores[best], best)
+
+    def _doer(self, line: str, passage: str) -> list[str]:
+        """The content words `line` puts before a modal followed by `passage`'s opening words (rule 5), if any."""
+        opening = _words(_LIST_MARK.sub("", passage))[:INSTRUCTION_WORDS]
+        mine = _words(line)
+        if self.modal is None or self.weigh is None or len(opening) < INSTRUCTION_WORDS:
+            return []  # without `weigh`, "you" and "we" would be content words
+        for i in range(1, len(mine) - INSTRUCTION_WORDS + 1):
+            if mine[i : i + INSTRUCTION_WORDS] != opening:
+                continue
+            before = " ".join(mine[:i])
+            ending = [m for m in self.modal.finditer(before) if not before[m.end() :].strip()]
+            if ending:
+                return sorted(self.words(before[: ending[-1].start()]))
+        return []
 
     def words(self, text: str) -> set[str]:
         """The text's content words as the index stems them (with `weigh`, its function words left out)."""
@@ -299,6 +348,18 @@ class SupportCheck:
         held = set(bm25_tokens([_EMPHASIS.sub(" ", cited)])[0])
         new = sorted((w for w in weights if not _held(w, held)), key=lambda w: -weights[w])
         return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
+
+
+def _dropped_subject(line: str, passage: str) -> list[str]:
+    """The identifiers of `passage`'s main clause that `line` lacks when it opens on the clause after its "that"
+    (rule 6), else none."""
+    found = _THAT.match(passage)
+    if found is None:
+        return []
+    reported = _words(found.group(2))[:INSTRUCTION_WORDS]
+    if len(reported) < INSTRUCTION_WORDS or _words(line)[:INSTRUCTION_WORDS] != reported:
+        return []
+    return [name for name in identifiers(found.group(1)) if name not in line]
 
 
 def _held(word: str, held: set[str]) -> bool:
