@@ -17,7 +17,10 @@ span), and then
 4. keeps, best first, the excerpts that fit the prompt budget;
 5. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
    idea): a code chunk holding part of a definition to the whole definition, a prose chunk to its
-   list, else to its Markdown section, each at most `excerpts.max_parent_tokens`.
+   list, else to its Markdown section, each at most `excerpts.max_parent_tokens`;
+6. then, while the budget allows, widens each kept prose excerpt by up to `excerpts.neighbour_chars` of the
+   text around it, to whole sentences: the answer to a part of the ask often sits a paragraph from the chunk
+   that matched it, across a heading the section widening stops at.
 
 A document that cannot be read back as indexed (changed, moved, a conversation turn) keeps its chunk
 as indexed, and the record says so. The work is done on the indexed text (secrets redacted); spans point
@@ -183,6 +186,29 @@ class Document:
         if new_end - end > reach:
             new_end, whole = self.line_end(end), False
         return new_start, new_end, whole
+
+    def around(self, start: int, end: int, reach: int) -> tuple[int, int]:
+        """The span grown by up to `reach` characters each way, to whole sentences, without cutting a code block
+        at either new edge (the growth stops before it), and closed over the lists it reaches (the least
+        closure: a list item keeps its lead-in, a lead-in its first item)."""
+        wide_start, wide_end, _ = self.whole(max(start - reach, 0), min(end + reach, len(self.text)), reach)
+        first, last = self.line_of(start) - 1, self.line_of(max(end - 1, start)) - 1
+        top, bottom = self.line_of(wide_start) - 1, self.line_of(max(wide_end - 1, wide_start)) - 1
+        if top < first and top in self.fenced and not FENCE_LINE.match(self._line(top)):
+            while top < first and top in self.fenced:
+                top += 1
+            wide_start = self.line_starts[top]
+        if bottom > last and bottom in self.fenced and not self._closes_fence(bottom):
+            while bottom > last and bottom in self.fenced:
+                bottom -= 1
+            wide_end = self.line_end(self.line_starts[bottom] + 1)
+        return self.trimmed(*self.closed(min(wide_start, start), max(wide_end, end), least=True))
+
+    def _closes_fence(self, i: int) -> bool:
+        """Line `i` is a fence line that closes its block (the fenced line before it is inside the block)."""
+        return (
+            bool(FENCE_LINE.match(self._line(i))) and i - 1 in self.fenced and not FENCE_LINE.match(self._line(i - 1))
+        )
 
     def section(self, start: int, end: int) -> tuple[int, int] | None:
         """The innermost Markdown section (heading to the next heading of its level or above) holding the span."""
@@ -581,21 +607,35 @@ def whole_excerpts(
         ceiling=ceiling,
     )
     ceiling = trim.ceiling
-    index = 0
-    while index < len(kept):
-        target = kept[index]
-        index += 1
-        found = parent(target)
+
+    def parent_of(excerpt: Excerpt) -> Excerpt | None:
+        found = parent(excerpt)
         if found is None:
-            continue
-        start, end, how = found
-        wider = Excerpt(list(target.members), start, end, how, target.doc)
-        if cost(wider) > cfg.max_parent_tokens:
-            continue
-        trial = merged([wider if e is target else e for e in kept])
-        used = reserve + sum(cost(e) for e in trial)
-        if used <= ceiling:
-            kept = trial
+            return None
+        wider = Excerpt(list(excerpt.members), found[0], found[1], found[2], excerpt.doc)
+        return wider if cost(wider) <= cfg.max_parent_tokens else None
+
+    def with_neighbours(excerpt: Excerpt) -> Excerpt | None:
+        doc = excerpt.doc
+        reach = cfg.neighbour_chars
+        if doc is None or doc.code or not reach:
+            return None
+        start, end = doc.around(excerpt.start, excerpt.end, reach)
+        if (start, end) == (excerpt.start, excerpt.end):
+            return None
+        return Excerpt(list(excerpt.members), start, end, f"{excerpt.how} + neighbouring text", doc)
+
+    for wider_of in (parent_of, with_neighbours):  # each pass best first, while the budget allows
+        index = 0
+        while index < len(kept):
+            target = kept[index]
+            index += 1
+            wider = wider_of(target)
+            if wider is None:
+                continue
+            trial = merged([wider if e is target else e for e in kept])
+            if reserve + sum(cost(e) for e in trial) <= ceiling:
+                kept = trial
     trim.used = reserve + sum(cost(e) for e in kept)
     trim.kept = [m.id for e in kept for m in e.members]
     trim.removed = [c.id for c in selection if c.id not in set(trim.kept)]
