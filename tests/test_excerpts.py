@@ -330,3 +330,21 @@ def test_while_the_budget_allows_an_excerpt_shows_the_text_around_it_across_a_he
     tight = budget.count(fence(chunk)) + 5
     small = shown(settings.excerpts, tight)  # no room for the text around it
     assert chunk.text in small and "A non-negative decimal integer" not in small
+
+
+def test_the_text_around_an_excerpt_never_cuts_a_code_block_or_ends_on_its_lead_in() -> None:
+    """Growing by characters may stop inside a code block: the growth stops before the block, and a lead-in it
+    then ends on brings the block it introduces (never "... by running `cargo test add`:" and nothing)."""
+    text = (
+        "# Running tests\n\nYou can run one test by naming it.\n\nA name filters the tests that run.\n\n"
+        "For example, run those two by running `cargo test add`:\n\n```console\n$ cargo test add\n"
+        + "running 2 tests\n" * 40
+        + "```\n\nThe module of a test is part of its name.\n"
+    )
+    doc = Document(text, code=False)
+    start = text.index("A name filters")
+    end = start + len("A name filters the tests that run.")
+    a, b = doc.around(start, end, 120)
+    shown = text[a:b]
+    assert "You can run one test by naming it." in shown
+    assert not shown.rstrip().endswith(":") and shown.count("```") % 2 == 0, shown

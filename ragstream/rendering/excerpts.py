@@ -195,13 +195,13 @@ class Document:
         first, last = self.line_of(start) - 1, self.line_of(max(end - 1, start)) - 1
         top, bottom = self.line_of(wide_start) - 1, self.line_of(max(wide_end - 1, wide_start)) - 1
         if top < first and top in self.fenced and not FENCE_LINE.match(self._line(top)):
-            while top < first and top in self.fenced:
+            while top < first and (top in self.fenced or not self._line(top).strip()):
                 top += 1
             wide_start = self.line_starts[top]
         if bottom > last and bottom in self.fenced and not self._closes_fence(bottom):
-            while bottom > last and bottom in self.fenced:
+            while bottom > last and (bottom in self.fenced or not self._line(bottom).strip()):
                 bottom -= 1
-            wide_end = self.line_end(self.line_starts[bottom] + 1)
+            wide_end = self.line_starts[bottom] + len(self._line(bottom))
         return self.trimmed(*self.closed(min(wide_start, start), max(wide_end, end), least=True))
 
     def _closes_fence(self, i: int) -> bool:
@@ -284,6 +284,17 @@ class Document:
             k += 1
         return start, self.line_end(self.line_starts[k] + 1)
 
+    def introduced(self, start: int, end: int, least: bool = False) -> tuple[int, int] | None:
+        """The block the span's last line introduces when it is a lead-in (ends in ':'): with `least`, only a
+        list's first item. None when it is no lead-in."""
+        last = self.line_of(max(end - 1, start)) - 1
+        if last in self.fenced or not self._line(last).rstrip().endswith(":"):
+            return None
+        found = self.following(last)
+        if found is not None and least and _LIST_ITEM.match(self._line(self.line_of(found[0]) - 1)):
+            found = found[0], self.item_end(self.line_of(found[0]) - 1)
+        return found
+
     def closed(self, start: int, end: int, least: bool = False) -> tuple[int, int]:
         """The span widened until it holds what its answer needs: a list it touches whole, with the list's
         lead-in, and the block a lead-in at its end introduces (its last line ends in ':'), or right after its
@@ -304,12 +315,8 @@ class Document:
                 lead = self.lead_in(self.line_of(block[0]) - 1)
                 start = min(start, block[0], lead if lead is not None else start)
                 end = end if least else max(end, block[1])
-            last = self.line_of(max(end - 1, start)) - 1
-            if last not in self.fenced and self._line(last).rstrip().endswith(":"):
-                found = self.following(last)
-                if found is not None and least and _LIST_ITEM.match(self._line(self.line_of(found[0]) - 1)):
-                    found = found[0], self.item_end(self.line_of(found[0]) - 1)
-                end = max(end, found[1]) if found is not None else end
+            found = self.introduced(start, end, least)
+            end = max(end, found[1]) if found is not None else end
             if (start, end) == before:
                 break
         return start, end
