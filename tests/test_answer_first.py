@@ -46,6 +46,10 @@ In Figure 3, the request goes through the proxy first.
 
 <Listing number="2-2" caption="The output from running cargo build">
 
+_**Disable Introspection & GraphiQL - JavaScript**_
+
+**Disable introspection on every production server, whatever it serves.**
+
 - : Browsers compress their messages before sending them over the network.
 
 Cargo uses only the versions of the dependencies you specified.
@@ -53,6 +57,7 @@ Cargo uses only the versions of the dependencies you specified.
     found = [s.text for s in sentences_of(one_chunk("doc.md", doc)) if s.listed or stands_alone(s.text, base.condenser)]
     assert found == [
         "Keys must be rotated every ninety days by the owner.",
+        "**Disable introspection on every production server, whatever it serves.**",
         "Browsers compress their messages before sending them over the network.",
         "Cargo uses only the versions of the dependencies you specified.",
     ]

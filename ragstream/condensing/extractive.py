@@ -37,7 +37,7 @@ from ragstream.text.sentences import MARKDOWN, spans
 
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
 # A bold or underlined label opening a piece ("**Note:** ...", "**If no DOI is issued:**"): never a line alone.
-_LABEL = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[:.]?(?:\s+|$)")
+_LABEL = re.compile(r"^[_*]?(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[_*]?[:.]?(?:\s+|$)")  # bold, maybe in italics
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
 # A chunk whose text opens on a line break began after whitespace (the splitter starts windows after
 # whitespace): a blank line, so its first piece is a whole paragraph, when that opens as a sentence or a
@@ -239,6 +239,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             raw = raw.strip("*_")  # a label alone leads in to a list, or is left out
         elif label and len(_LINK.sub("", raw).split()) < MIN_WORDS:
             continue  # a bold heading ("**Recommendation**"); a whole sentence in bold is a sentence
+        elif label and not marker and not re.search(r"[.!?]$", raw.strip("*_ ")):
+            continue  # a bold line of its own that ends no sentence is a heading ("_**Disable Introspection**_")
         if _CODE_VALUE.match(raw):
             if found and previous == index - 1 and not found[-1].listed:
                 found[-1] = Sentence(chunk, found[-1].start, a + len(raw))
