@@ -140,6 +140,23 @@ def test_a_line_cut_off_or_resting_on_a_sentence_the_chunks_edge_cuts_fails(chec
     assert found[2].supported
 
 
+def test_a_chunk_widened_to_whole_sentences_has_no_cut_edge(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http, after A4 began reading chunks widened to whole sentences): "The `no-store` directive
+    prevents a response from being stored, but does not delete any already-stored response for the same URL." was
+    withheld as a copy of a sentence the chunk's edge cuts, from the chunk whose edges the widening made whole."""
+    text = (
+        "The `no-store` directive prevents a response from being stored, but does not delete any already-stored "
+        "response for the same URL. A `no-cache` directive forces the client to send a validation request."
+    )
+    cut = one_chunk("n.md", text).model_copy(update={"span": Span(start=120, end=120 + len(text))})
+    widened = cut.model_copy(update={"metadata": {"sentence_edges": True}})
+    line = [(text.split(". ")[0] + ".", ["n.md@0000000000#0"])]
+    (before,) = check.check(line, {"n.md@0000000000#0": cut}, ["How do I stop caching?"])
+    (after,) = check.check(line, {"n.md@0000000000#0": widened}, ["How do I stop caching?"])
+    assert "copies a sentence the cited chunk's edge cuts" in before.reason
+    assert after.supported, after.reason
+
+
 def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportCheck) -> None:
     """Issue 40: "__Don't__ create a middleware ..." came back as "create a middleware ...": the bold hid the
     negation from the check."""

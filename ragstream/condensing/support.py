@@ -125,8 +125,11 @@ def _said(chunk: Chunk) -> str:
 
 def _pieces(chunk: Chunk) -> tuple[list[str], list[str]]:
     """A chunk's sentences, and those of them its edge may cut: the first of a chunk that does not open its
-    document, and a last one without its closing mark."""
+    document, and a last one without its closing mark; none of a chunk widened to whole sentences (A4 reads
+    chunks as the prompt shows them, `sentence_edges`), whose edges cut nothing."""
     pieces = split(_said(chunk), MARKDOWN)
+    if chunk.metadata.get("sentence_edges"):
+        return pieces, []
     cut = []
     if pieces and chunk.span.start > 0:
         cut, pieces = [pieces[0]], pieces[1:]
