@@ -18,9 +18,11 @@ import streamlit
 from ragstream.app.controller import AppController
 from ragstream.ingestion.loader import load_document
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.rendering.excerpts import Document, Excerpt, merged
-from ragstream.settings import Settings, load_settings
+from ragstream.rendering.excerpts import Document, Excerpt, Sources, merged, whole_excerpts
+from ragstream.rendering.styles import fence
+from ragstream.settings import ExcerptSettings, Settings, load_settings
 from ragstream.state import Chunk, Span, SuperPrompt
+from ragstream.tokens.budget import ContextBudget
 from tests.helpers import as_in_file
 
 DOCS = Path(streamlit.__file__).parent / ".agents" / "skills" / "developing-with-streamlit" / "references"
@@ -284,3 +286,65 @@ def test_an_excerpt_never_ends_on_a_lead_in_and_lists_keep_their_lead_in(
                     f"{record.source}:{n + 1} is a list item shown without its lead-in at line {(lead or 0) + 1} "
                     f"({record.hydrated})"
                 )
+
+
+RETRY_AFTER = """# Retry-After
+
+## Overview
+
+The Retry-After response header tells the client how long to wait before it makes a follow-up request.
+
+## Directives
+
+- `<delay-seconds>`: A non-negative decimal integer indicating the seconds to delay after the response is received.
+"""
+
+
+def test_while_the_budget_allows_an_excerpt_shows_the_text_around_it_across_a_heading(tmp_path: Path) -> None:
+    """The chunk that matched says what the header does; the value it takes is in the next section, which the
+    section widening stops before. The text around an excerpt is shown while the budget allows, never past it."""
+    (tmp_path / "retry-after.md").write_text(RETRY_AFTER, encoding="utf-8")
+    loaded = load_document(tmp_path / "retry-after.md", 1_000_000)
+    start = RETRY_AFTER.index("The Retry-After response")
+    end = RETRY_AFTER.index("\n\n## Directives")
+    chunk = Chunk(
+        id="retry-after.md@x#1",
+        source_path="retry-after.md",
+        sha256=loaded.sha256,
+        chunk_index=1,
+        text=RETRY_AFTER[start:end],
+        span=Span(start=start, end=end),
+        metadata={"kind": "text"},
+    )
+    settings = load_settings(overrides={"llm.provider": "local"})
+    budget = ContextBudget(settings)
+
+    def shown(cfg: ExcerptSettings, ceiling: int) -> str:
+        kept, _, records = whole_excerpts([chunk], Sources(tmp_path, settings), budget, fence, 0, cfg, ceiling)
+        return kept[0].text if kept else ""
+
+    assert "A non-negative decimal integer" in shown(settings.excerpts, 6000)
+    assert "A non-negative decimal integer" not in shown(
+        settings.excerpts.model_copy(update={"neighbour_chars": 0}), 6000
+    )
+    tight = budget.count(fence(chunk)) + 5
+    small = shown(settings.excerpts, tight)  # no room for the text around it
+    assert chunk.text in small and "A non-negative decimal integer" not in small
+
+
+def test_the_text_around_an_excerpt_never_cuts_a_code_block_or_ends_on_its_lead_in() -> None:
+    """Growing by characters may stop inside a code block: the growth stops before the block, and a lead-in it
+    then ends on brings the block it introduces (never "... by running `cargo test add`:" and nothing)."""
+    text = (
+        "# Running tests\n\nYou can run one test by naming it.\n\nA name filters the tests that run.\n\n"
+        "For example, run those two by running `cargo test add`:\n\n```console\n$ cargo test add\n"
+        + "running 2 tests\n" * 40
+        + "```\n\nThe module of a test is part of its name.\n"
+    )
+    doc = Document(text, code=False)
+    start = text.index("A name filters")
+    end = start + len("A name filters the tests that run.")
+    a, b = doc.around(start, end, 120)
+    shown = text[a:b]
+    assert "You can run one test by naming it." in shown
+    assert not shown.rstrip().endswith(":") and shown.count("```") % 2 == 0, shown

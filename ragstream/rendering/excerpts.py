@@ -17,7 +17,10 @@ span), and then
 4. keeps, best first, the excerpts that fit the prompt budget;
 5. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
    idea): a code chunk holding part of a definition to the whole definition, a prose chunk to its
-   list, else to its Markdown section, each at most `excerpts.max_parent_tokens`.
+   list, else to its Markdown section, each at most `excerpts.max_parent_tokens`;
+6. then, while the budget allows, widens each kept prose excerpt by up to `excerpts.neighbour_chars` of the
+   text around it, to whole sentences: the answer to a part of the ask often sits a paragraph from the chunk
+   that matched it, across a heading the section widening stops at.
 
 A document that cannot be read back as indexed (changed, moved, a conversation turn) keeps its chunk
 as indexed, and the record says so. The work is done on the indexed text (secrets redacted); spans point
@@ -38,6 +41,7 @@ from ragstream.code.languages import Language, load_languages
 from ragstream.code.outline import outline
 from ragstream.code.symbols import lines_of, symbols_of
 from ragstream.ingestion.loader import SkipFile, load_document
+from ragstream.secrets.scan import identity as scanner_identity
 from ragstream.secrets.scan import scan as scan_secrets
 from ragstream.settings import ExcerptSettings, Settings
 from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
@@ -183,6 +187,29 @@ class Document:
             new_end, whole = self.line_end(end), False
         return new_start, new_end, whole
 
+    def around(self, start: int, end: int, reach: int) -> tuple[int, int]:
+        """The span grown by up to `reach` characters each way, to whole sentences, without cutting a code block
+        at either new edge (the growth stops before it), and closed over the lists it reaches (the least
+        closure: a list item keeps its lead-in, a lead-in its first item)."""
+        wide_start, wide_end, _ = self.whole(max(start - reach, 0), min(end + reach, len(self.text)), reach)
+        first, last = self.line_of(start) - 1, self.line_of(max(end - 1, start)) - 1
+        top, bottom = self.line_of(wide_start) - 1, self.line_of(max(wide_end - 1, wide_start)) - 1
+        if top < first and top in self.fenced and not FENCE_LINE.match(self._line(top)):
+            while top < first and (top in self.fenced or not self._line(top).strip()):
+                top += 1
+            wide_start = self.line_starts[top]
+        if bottom > last and bottom in self.fenced and not self._closes_fence(bottom):
+            while bottom > last and (bottom in self.fenced or not self._line(bottom).strip()):
+                bottom -= 1
+            wide_end = self.line_starts[bottom] + len(self._line(bottom))
+        return self.trimmed(*self.closed(min(wide_start, start), max(wide_end, end), least=True))
+
+    def _closes_fence(self, i: int) -> bool:
+        """Line `i` is a fence line that closes its block (the fenced line before it is inside the block)."""
+        return (
+            bool(FENCE_LINE.match(self._line(i))) and i - 1 in self.fenced and not FENCE_LINE.match(self._line(i - 1))
+        )
+
     def section(self, start: int, end: int) -> tuple[int, int] | None:
         """The innermost Markdown section (heading to the next heading of its level or above) holding the span."""
         before = [h for h in self.headings if h[0] <= start]
@@ -257,6 +284,17 @@ class Document:
             k += 1
         return start, self.line_end(self.line_starts[k] + 1)
 
+    def introduced(self, start: int, end: int, least: bool = False) -> tuple[int, int] | None:
+        """The block the span's last line introduces when it is a lead-in (ends in ':'): with `least`, only a
+        list's first item. None when it is no lead-in."""
+        last = self.line_of(max(end - 1, start)) - 1
+        if last in self.fenced or not self._line(last).rstrip().endswith(":"):
+            return None
+        found = self.following(last)
+        if found is not None and least and _LIST_ITEM.match(self._line(self.line_of(found[0]) - 1)):
+            found = found[0], self.item_end(self.line_of(found[0]) - 1)
+        return found
+
     def closed(self, start: int, end: int, least: bool = False) -> tuple[int, int]:
         """The span widened until it holds what its answer needs: a list it touches whole, with the list's
         lead-in, and the block a lead-in at its end introduces (its last line ends in ':'), or right after its
@@ -277,12 +315,8 @@ class Document:
                 lead = self.lead_in(self.line_of(block[0]) - 1)
                 start = min(start, block[0], lead if lead is not None else start)
                 end = end if least else max(end, block[1])
-            last = self.line_of(max(end - 1, start)) - 1
-            if last not in self.fenced and self._line(last).rstrip().endswith(":"):
-                found = self.following(last)
-                if found is not None and least and _LIST_ITEM.match(self._line(self.line_of(found[0]) - 1)):
-                    found = found[0], self.item_end(self.line_of(found[0]) - 1)
-                end = max(end, found[1]) if found is not None else end
+            found = self.introduced(start, end, least)
+            end = max(end, found[1]) if found is not None else end
             if (start, end) == before:
                 break
         return start, end
@@ -412,7 +446,23 @@ class Sources:
             return None
         if loaded.sha256 != chunk.sha256:
             return None
-        return loaded.text, scan_secrets(loaded.text, chunk.source_path, self.settings.secrets).text
+        return loaded.text, _redacted(loaded.text, loaded.sha256, chunk.source_path, self.settings)
+
+
+_REDACTED: dict[tuple[str, str, str], str] = {}  # (sha256, path, scanner) -> the indexed text, newest last
+_REDACTED_KEPT = 64
+
+
+def _redacted(text: str, sha256: str, path: str, settings: Settings) -> str:
+    """The document's text with its secrets redacted, as indexed. Scanning is most of the cost of reading a
+    document back (36 ms for one OWASP cheat sheet), and A4 and the Prompt Builder each read the same documents
+    in every run: a document is scanned once per content and scanner in the process."""
+    key = (sha256, path, scanner_identity(settings.secrets))
+    if key not in _REDACTED:
+        if len(_REDACTED) >= _REDACTED_KEPT:
+            del _REDACTED[next(iter(_REDACTED))]
+        _REDACTED[key] = scan_secrets(text, path, settings.secrets).text
+    return _REDACTED[key]
 
 
 def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:
@@ -564,21 +614,35 @@ def whole_excerpts(
         ceiling=ceiling,
     )
     ceiling = trim.ceiling
-    index = 0
-    while index < len(kept):
-        target = kept[index]
-        index += 1
-        found = parent(target)
+
+    def parent_of(excerpt: Excerpt) -> Excerpt | None:
+        found = parent(excerpt)
         if found is None:
-            continue
-        start, end, how = found
-        wider = Excerpt(list(target.members), start, end, how, target.doc)
-        if cost(wider) > cfg.max_parent_tokens:
-            continue
-        trial = merged([wider if e is target else e for e in kept])
-        used = reserve + sum(cost(e) for e in trial)
-        if used <= ceiling:
-            kept = trial
+            return None
+        wider = Excerpt(list(excerpt.members), found[0], found[1], found[2], excerpt.doc)
+        return wider if cost(wider) <= cfg.max_parent_tokens else None
+
+    def with_neighbours(excerpt: Excerpt) -> Excerpt | None:
+        doc = excerpt.doc
+        reach = cfg.neighbour_chars
+        if doc is None or doc.code or not reach:
+            return None
+        start, end = doc.around(excerpt.start, excerpt.end, reach)
+        if (start, end) == (excerpt.start, excerpt.end):
+            return None
+        return Excerpt(list(excerpt.members), start, end, f"{excerpt.how} + neighbouring text", doc)
+
+    for wider_of in (parent_of, with_neighbours):  # each pass best first, while the budget allows
+        index = 0
+        while index < len(kept):
+            target = kept[index]
+            index += 1
+            wider = wider_of(target)
+            if wider is None:
+                continue
+            trial = merged([wider if e is target else e for e in kept])
+            if reserve + sum(cost(e) for e in trial) <= ceiling:
+                kept = trial
     trim.used = reserve + sum(cost(e) for e in kept)
     trim.kept = [m.id for e in kept for m in e.members]
     trim.removed = [c.id for c in selection if c.id not in set(trim.kept)]

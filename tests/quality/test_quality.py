@@ -115,7 +115,7 @@ def _invariants(sp: SuperPrompt) -> None:
                     f"a condensed line is not verbatim from the excerpt showing the chunk it cites: {line}"
                 )
     assert sp.s_ctx_md == "" or "~~~~condensed-context" in sp.prompt_ready
-    named = re.findall(r'^~~~~\w* ?excerpt [^\n]*?chunk="([^"]*)"', sp.prompt_ready, flags=re.MULTILINE)
+    named = re.findall(r'^~{4,}\w* ?excerpt [^\n]*?chunk="([^"]*)"', sp.prompt_ready, flags=re.MULTILINE)
     attached = {cid for ids in named for cid in ids.split()}
     for chunk_id in selected:  # an excerpt widened over neighbouring chunks names them all
         assert chunk_id in attached, f"{chunk_id} is selected but not attached as a fenced excerpt"
