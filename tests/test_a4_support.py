@@ -433,7 +433,7 @@ def test_a_line_giving_a_doer_to_what_the_excerpt_tells_its_reader_to_do_fails(c
     ]
     found = check.check([(x, ["e.md@0000000000#0"]) for x in wrong + fair], given, ["How do I change an email?"])
     for verdict in found[: len(wrong)]:
-        assert not verdict.supported and "it makes 'user' the doer of what the cited excerpt tells" in verdict.reason
+        assert not verdict.supported and "it makes 'the user' the doer of what the cited excerpt" in verdict.reason
     assert all(v.supported for v in found[len(wrong) :]), [v.reason for v in found]
 
 
@@ -456,3 +456,25 @@ def test_a_line_stating_alone_what_the_excerpt_reports_of_a_named_thing_fails(ch
     found = check.check([(x, ["c.md@0000000000#0"]) for x in lines], given, ["Which SameSite value should I use?"])
     assert not found[0].supported and "it states alone what the cited excerpt says of 'None'" in found[0].reason
     assert found[1].supported and found[2].supported, [v.reason for v in found]
+
+
+def test_a_line_making_a_thing_the_doer_of_a_step_the_reader_takes_fails(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http c14): "CORS is used to change the request such that it is a simple request ..." passed
+    on "- Change the request such that it is a simple request that doesn't cause a preflight", one of two ways
+    the reader may work around a redirect; the nearest passage was another sentence that names CORS."""
+    text = (
+        "Not all browsers follow redirects after a preflighted request. The CORS protocol originally required "
+        "that behavior but was later changed to no longer require it. Until all browsers follow, you can:\n\n"
+        "- Change the server-side behavior to avoid the preflight and/or to avoid the redirect.\n"
+        "- Change the request such that it is a [simple request](#simple_requests) that doesn't cause a preflight.\n"
+    )
+    given = {"r.md@0000000000#0": one_chunk("r.md", text)}
+    lines = [
+        "CORS is used to change the request such that it is a [simple request](#simple_requests) that doesn't cause "
+        "a preflight.",
+        "You can change the request such that it is a [simple request](#simple_requests) that doesn't cause a "
+        "preflight.",
+    ]
+    found = check.check([(x, ["r.md@0000000000#0"]) for x in lines], given, ["Why does my redirect fail?"])
+    assert not found[0].supported and "it makes 'cors' the doer" in found[0].reason, found[0].reason
+    assert found[1].supported, found[1].reason
