@@ -140,6 +140,23 @@ def test_a_line_cut_off_or_resting_on_a_sentence_the_chunks_edge_cuts_fails(chec
     assert found[2].supported
 
 
+def test_a_chunk_widened_to_whole_sentences_has_no_cut_edge(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http, after A4 began reading chunks widened to whole sentences): "The `no-store` directive
+    prevents a response from being stored, but does not delete any already-stored response for the same URL." was
+    withheld as a copy of a sentence the chunk's edge cuts, from the chunk whose edges the widening made whole."""
+    text = (
+        "The `no-store` directive prevents a response from being stored, but does not delete any already-stored "
+        "response for the same URL. A `no-cache` directive forces the client to send a validation request."
+    )
+    cut = one_chunk("n.md", text).model_copy(update={"span": Span(start=120, end=120 + len(text))})
+    widened = cut.model_copy(update={"metadata": {"sentence_edges": True}})
+    line = [(text.split(". ")[0] + ".", ["n.md@0000000000#0"])]
+    (before,) = check.check(line, {"n.md@0000000000#0": cut}, ["How do I stop caching?"])
+    (after,) = check.check(line, {"n.md@0000000000#0": widened}, ["How do I stop caching?"])
+    assert "copies a sentence the cited chunk's edge cuts" in before.reason
+    assert after.supported, after.reason
+
+
 def test_a_rule_the_excerpt_negates_in_bold_is_not_turned_around(check: SupportCheck) -> None:
     """Issue 40: "__Don't__ create a middleware ..." came back as "create a middleware ...": the bold hid the
     negation from the check."""
@@ -416,7 +433,7 @@ def test_a_line_giving_a_doer_to_what_the_excerpt_tells_its_reader_to_do_fails(c
     ]
     found = check.check([(x, ["e.md@0000000000#0"]) for x in wrong + fair], given, ["How do I change an email?"])
     for verdict in found[: len(wrong)]:
-        assert not verdict.supported and "it makes 'user' the doer of what the cited excerpt tells" in verdict.reason
+        assert not verdict.supported and "it makes 'the user' the doer of what the cited excerpt" in verdict.reason
     assert all(v.supported for v in found[len(wrong) :]), [v.reason for v in found]
 
 
@@ -439,3 +456,25 @@ def test_a_line_stating_alone_what_the_excerpt_reports_of_a_named_thing_fails(ch
     found = check.check([(x, ["c.md@0000000000#0"]) for x in lines], given, ["Which SameSite value should I use?"])
     assert not found[0].supported and "it states alone what the cited excerpt says of 'None'" in found[0].reason
     assert found[1].supported and found[2].supported, [v.reason for v in found]
+
+
+def test_a_line_making_a_thing_the_doer_of_a_step_the_reader_takes_fails(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http c14): "CORS is used to change the request such that it is a simple request ..." passed
+    on "- Change the request such that it is a simple request that doesn't cause a preflight", one of two ways
+    the reader may work around a redirect; the nearest passage was another sentence that names CORS."""
+    text = (
+        "Not all browsers follow redirects after a preflighted request. The CORS protocol originally required "
+        "that behavior but was later changed to no longer require it. Until all browsers follow, you can:\n\n"
+        "- Change the server-side behavior to avoid the preflight and/or to avoid the redirect.\n"
+        "- Change the request such that it is a [simple request](#simple_requests) that doesn't cause a preflight.\n"
+    )
+    given = {"r.md@0000000000#0": one_chunk("r.md", text)}
+    lines = [
+        "CORS is used to change the request such that it is a [simple request](#simple_requests) that doesn't cause "
+        "a preflight.",
+        "You can change the request such that it is a [simple request](#simple_requests) that doesn't cause a "
+        "preflight.",
+    ]
+    found = check.check([(x, ["r.md@0000000000#0"]) for x in lines], given, ["Why does my redirect fail?"])
+    assert not found[0].supported and "it makes 'cors' the doer" in found[0].reason, found[0].reason
+    assert found[1].supported, found[1].reason

@@ -31,7 +31,9 @@ is checked against the sentences of the chunks it cites, in this order:
    that one must agree too ("`search_case_insensitive` must be a command line option" beside "We could make
    this feature a command line option ..., but by instead making it an environment variable ...");
 5. it gives no doer to what the excerpt tells its reader to do: a line that repeats the opening words of a
-   nearest passage after a modal (`support.modal_cues`: "must", "should", "needs to" ...) says who does it,
+   sentence of its nearest or best passages after a modal (`support.modal_cues`: "must", "should", "is used
+   to" ...) says who does it ("CORS is used to change the request such that ..." on "- Change the request
+   such that ..."),
    and the excerpt's instruction names no one but its reader ("The user must store the proposed new email
    address as a pending change." on "5. Store the proposed new email address as a pending change.", a step
    the system takes). Only the reader ("you", "we": no content word) may stand there;
@@ -125,8 +127,11 @@ def _said(chunk: Chunk) -> str:
 
 def _pieces(chunk: Chunk) -> tuple[list[str], list[str]]:
     """A chunk's sentences, and those of them its edge may cut: the first of a chunk that does not open its
-    document, and a last one without its closing mark."""
+    document, and a last one without its closing mark; none of a chunk widened to whole sentences (A4 reads
+    chunks as the prompt shows them, `sentence_edges`), whose edges cut nothing."""
     pieces = split(_said(chunk), MARKDOWN)
+    if chunk.metadata.get("sentence_edges"):
+        return pieces, []
     cut = []
     if pieces and chunk.span.start > 0:
         cut, pieces = [pieces[0]], pieces[1:]
@@ -300,16 +305,16 @@ class SupportCheck:
                     top,
                 )
         near = [p for p in passages if scores[p] >= scores[closest] - s.margin]
-        doer = next(((p, d) for p in near if (d := self._doer(text, p))), None)
+        steps = [q for q in passages if any(q in p for p in [best, *near])]  # each sentence of those, pairs too
+        doer = next(((p, who) for p in steps if (who := self._doer(text, p))), None)
         if doer is not None:
-            quoted = ", ".join(f"'{w}'" for w in doer[1])
             return Verdict(
                 False,
-                f"it makes {quoted} the doer of what the cited excerpt tells its reader to do: '{_short(doer[0])}'",
+                f"it makes '{doer[1]}' the doer of what the cited excerpt tells its reader to do: '{_short(doer[0])}'",
                 scores[doer[0]],
                 doer[0],
             )
-        dropped = next(((p, d) for p in near if (d := _dropped_subject(text, p))), None)
+        dropped = next(((p, lacking) for p in near if (lacking := _dropped_subject(text, p))), None)
         if dropped is not None:
             quoted = ", ".join(f"'{w}'" for w in dropped[1])
             return Verdict(
@@ -320,20 +325,22 @@ class SupportCheck:
             )
         return Verdict(True, "", scores[best], best)
 
-    def _doer(self, line: str, passage: str) -> list[str]:
-        """The content words `line` puts before a modal followed by `passage`'s opening words (rule 5), if any."""
+    def _doer(self, line: str, passage: str) -> str:
+        """The words `line` puts before a modal followed by `passage`'s opening words (rule 5), when they hold a
+        content word ("the user"; "you" holds none), else ''."""
         opening = _words(_LIST_MARK.sub("", passage))[:INSTRUCTION_WORDS]
         mine = _words(line)
         if self.modal is None or self.weigh is None or len(opening) < INSTRUCTION_WORDS:
-            return []  # without `weigh`, "you" and "we" would be content words
+            return ""  # without `weigh`, "you" and "we" would be content words
         for i in range(1, len(mine) - INSTRUCTION_WORDS + 1):
             if mine[i : i + INSTRUCTION_WORDS] != opening:
                 continue
             before = " ".join(mine[:i])
             ending = [m for m in self.modal.finditer(before) if not before[m.end() :].strip()]
-            if ending:
-                return sorted(self.words(before[: ending[-1].start()]))
-        return []
+            subject = before[: ending[-1].start()].strip() if ending else ""
+            if subject and self.words(subject):
+                return subject
+        return ""
 
     def words(self, text: str) -> set[str]:
         """The text's content words as the index stems them (with `weigh`, its function words left out)."""
