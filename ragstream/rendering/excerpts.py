@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -451,6 +452,7 @@ class Sources:
 
 _REDACTED: dict[tuple[str, str, str], str] = {}  # (sha256, path, scanner) -> the indexed text, newest last
 _REDACTED_KEPT = 64
+_REDACTED_LOCK = threading.Lock()
 
 
 def _redacted(text: str, sha256: str, path: str, settings: Settings) -> str:
@@ -458,11 +460,15 @@ def _redacted(text: str, sha256: str, path: str, settings: Settings) -> str:
     document back (36 ms for one OWASP cheat sheet), and A4 and the Prompt Builder each read the same documents
     in every run: a document is scanned once per content and scanner in the process."""
     key = (sha256, path, scanner_identity(settings.secrets))
-    if key not in _REDACTED:
-        if len(_REDACTED) >= _REDACTED_KEPT:
-            del _REDACTED[next(iter(_REDACTED))]
-        _REDACTED[key] = scan_secrets(text, path, settings.secrets).text
-    return _REDACTED[key]
+    with _REDACTED_LOCK:  # runs of a server's threads share it
+        found = _REDACTED.get(key)
+    if found is None:
+        found = scan_secrets(text, path, settings.secrets).text
+        with _REDACTED_LOCK:
+            while len(_REDACTED) >= _REDACTED_KEPT:
+                del _REDACTED[next(iter(_REDACTED))]
+            _REDACTED[key] = found
+    return found
 
 
 def indexed_span(doc: Document, chunk: Chunk) -> tuple[int, int]:

@@ -45,12 +45,14 @@ class Ask:
 
 
 def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
-    """Chunks widened to whole sentences from the project's documents (`sentence_whole`)."""
+    """Chunks widened to whole sentences from the project's documents (`sentence_whole`); one reader for the run,
+    so the model path's two widenings (its extraction, then the excerpts it sends) read each document once."""
     from ragstream.rendering.excerpts import sentence_whole
     from ragstream.stages.sources import project_sources
 
     reach = env.services.settings.excerpts.sentence_reach_chars
-    return lambda chunks: sentence_whole(chunks, project_sources(sp, env), reach)
+    sources = project_sources(sp, env)
+    return lambda chunks: sentence_whole(chunks, sources, reach)
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
