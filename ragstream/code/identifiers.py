@@ -1,12 +1,19 @@
 """Identifiers split into words for lexical search: `best_match` also reads "best match", and
 `parseHTTPHeader` also "parse HTTP header", so a question in words finds the code and a question
-naming the identifier still matches it whole."""
+naming the identifier still matches it whole.
+
+Joined terms (`no-cache`, `--cap-drop`, `X-Frame-Options`, `process::exit`) are the reverse case: the
+tokenizer cuts them at the hyphen or colons, and their parts are common words ("no" is a stopword,
+"cache" is on every page of a caching guide), so `no-cache` and `no-store` would both read "cache"
+and "store". They also count as one word, spelt with underscores, beside their parts."""
 
 from __future__ import annotations
 
 import re
 
 _COMPOUND = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+\b|\b[A-Za-z]+[a-z0-9](?:[A-Z][A-Za-z0-9]*)+\b")
+_JOINED = re.compile(r"(?<!\w)[A-Za-z][A-Za-z0-9]*(?:(?:-|::)[A-Za-z0-9]+)+(?!\w)")
+_JOINT = re.compile(r"-|::")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -15,6 +22,8 @@ def identifier_parts(identifier: str) -> list[str]:
 
 
 def with_identifier_parts(text: str) -> str:
-    """The text followed by the words of each compound identifier in it (the original stays)."""
+    """The text followed by the words of each compound identifier in it and each joined term as one word
+    (the original stays)."""
     parts = [" ".join(identifier_parts(m.group())) for m in _COMPOUND.finditer(text)]
+    parts += [_JOINT.sub("_", m.group()) for m in _JOINED.finditer(text)]
     return f"{text}\n{' '.join(parts)}" if parts else text

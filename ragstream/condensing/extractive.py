@@ -32,7 +32,7 @@ from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE
-from ragstream.text.phrases import phrase
+from ragstream.text.phrases import phrase, unquoted
 from ragstream.text.sentences import MARKDOWN, spans
 
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
@@ -353,7 +353,7 @@ def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
 
 
 def _cue(sentence: str, cues: list[str]) -> str:
-    lowered = sentence.lower()
+    lowered = unquoted(sentence).lower()
     return next((cue for cue in cues if phrase(cue).search(lowered)), "")
 
 
