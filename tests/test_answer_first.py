@@ -435,13 +435,18 @@ Unsafe code is needed because hardware and operating systems are not safe to use
 
 
 def test_a_line_that_announces_a_list_comes_with_the_list(base: Settings) -> None:
-    """"You can take four actions ..." answers "which actions" only with the list after it: the list is chosen
+    """ "You can take four actions ..." answers "which actions" only with the list after it: the list is chosen
     with the sentence that announces it, right after it, even when other sentences outscore the list."""
     services = Services(base)
     ask = ["Which actions does unsafe code allow that checked code doesn't?"]
     settings = base.condenser.model_copy(update={"max_lines": 3})
     lines = condense_extractively(
-        ask, [one_chunk("unsafe.md", UNSAFE)], services.embedder.embed_together, settings, ask, a3_evidence(base.gate, {})
+        ask,
+        [one_chunk("unsafe.md", UNSAFE)],
+        services.embedder.embed_together,
+        settings,
+        ask,
+        a3_evidence(base.gate, {}),
     )
     texts = [line.text for line in lines]
     announcing = next(i for i, text in enumerate(texts) if text.startswith("You can take four actions"))

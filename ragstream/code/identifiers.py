@@ -5,7 +5,9 @@ naming the identifier still matches it whole.
 Joined terms (`no-cache`, `--cap-drop`, `X-Frame-Options`, `process::exit`) are the reverse case: the
 tokenizer cuts them at the hyphen or colons, and their parts are common words ("no" is a stopword,
 "cache" is on every page of a caching guide), so `no-cache` and `no-store` would both read "cache"
-and "store". They also count as one word, spelt with underscores, beside their parts."""
+and "store". For the BM25 index and its queries they also count as one word, spelt with underscores, beside
+their parts; the gate's and the support check's words stay the parts (a joined term is no word a user wrote
+that the documents could lack)."""
 
 from __future__ import annotations
 
@@ -21,9 +23,10 @@ def identifier_parts(identifier: str) -> list[str]:
     return _PART.findall(identifier)
 
 
-def with_identifier_parts(text: str) -> str:
-    """The text followed by the words of each compound identifier in it and each joined term as one word
-    (the original stays)."""
+def with_identifier_parts(text: str, joined: bool = False) -> str:
+    """The text followed by the words of each compound identifier in it and, with `joined`, each joined term as
+    one word (the original stays)."""
     parts = [" ".join(identifier_parts(m.group())) for m in _COMPOUND.finditer(text)]
-    parts += [_JOINT.sub("_", m.group()) for m in _JOINED.finditer(text)]
+    if joined:
+        parts += [_JOINT.sub("_", m.group()) for m in _JOINED.finditer(text)]
     return f"{text}\n{' '.join(parts)}" if parts else text
