@@ -612,3 +612,34 @@ def test_a4_withholds_a_swapped_doer_and_an_exhibits_value_over_http(tmp_path: P
     (listed,) = [u for u in report.unsupported_lines if u.startswith(value)]
     assert "without Listing 8-8" in report.reasons[listed] and value not in sp.s_ctx_md
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
+
+
+EMAIL = """# Changing a user's registered email address
+
+1. Ask the user to submit a proposed new email address.
+2. Store the proposed new email address as a pending change.
+3. Send a confirmation link with a time-limited nonce to the proposed new address.
+"""
+
+
+def test_evals_judge_is_the_stages_check_with_the_projects_word_rarity(tmp_path: Path) -> None:
+    """`ragstream eval` judges a condensed line with the check A4 builds (issue 40: it was built without the word
+    weights, so rule 5 was off and a line the stage withholds passed the judge)."""
+    from ragstream.evaluation.runner import support_check
+
+    data = tmp_path / "data"
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "email.md").write_text(EMAIL, encoding="utf-8")
+    IngestionManager(settings).ingest("demo")
+    services = Services(settings)
+    (chunk,) = services.searcher("demo").snapshot().chunks
+    name, judge = support_check(services, "demo")
+    lines = [
+        ("The user must store the proposed new email address as a pending change.", [chunk.id]),
+        ("Store the proposed new email address as a pending change.", [chunk.id]),
+    ]
+    (doer, ok), (fair, _) = judge(lines, {chunk.id: chunk}, ["How do I change a user's email address?"])
+    assert "A4's support check" in name
+    assert not doer and "it makes 'the user' the doer" in ok
+    assert fair
