@@ -40,7 +40,19 @@ is checked against the sentences of the chunks it cites, in this order:
 6. it does not state alone what the excerpt says of a named thing: a line opening on the words that follow a
    nearest passage's "that", whose main clause names an identifier the line lacks ("Cookies are sent on both
    originating and cross-site requests." on "`None` specifies that cookies are sent on both originating and
-   cross-site requests."), drops the condition its claim holds under.
+   cross-site requests."), drops the condition its claim holds under;
+7. it does not state an exhibit's value alone: a number each cited sentence holding it gives as what a numbered
+   exhibit does ("The `for` loop in Listing 8-8 will add `50` to each element.", `condenser.exhibit_nouns`) needs
+   that exhibit in the line ("The `for` loop in Rust is used to add `50` to each element." is an example read as a
+   rule);
+8. it does not say of another subject what the excerpt says: where it repeats a run of a passage's words, the words
+   before that run in its clause hold every name, identifier and number the passage's clause puts there ("The
+   `max-age` directive indicates that the client allows ..." on "The `max-age=N` request directive indicates that
+   ..."), and do not put in the passage's first word's place a word the passage puts after it ("a client responds
+   with a 401 ..." on "The server responds to a client with a 401 ...");
+9. it does not write the ask's words into the excerpt's: no run of its words that a sentence of the ask holds is
+   missing from the cited excerpt ("The API send instead of the wildcard to allow any site to access it ..." from
+   "what should the API send instead?").
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -79,9 +91,9 @@ MIN_CLAUSE_WORDS = 4
 CUT_RUN_WORDS = 6
 # A line repeating this many opening words of a passage after a modal restates that passage's instruction (rule 5).
 INSTRUCTION_WORDS = 4
-# A line repeating this many words in a row of a passage says what the passage says there, of its subject (rule 7).
+# A line repeating this many words in a row of a passage says what the passage says there, of its subject (rule 8).
 SUBJECT_RUN_WORDS = 5
-# A line holding this many words in a row of the ask that its excerpt lacks writes the ask into the excerpt (rule 8).
+# A line holding this many words in a row of the ask that its excerpt lacks writes the ask into the excerpt (rule 9).
 ASK_RUN_WORDS = 4
 _THAT = re.compile(r"^(.*?)\bthat\s+(.*)$", re.DOTALL)  # a main clause, and the clause it reports (rule 6)
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")  # a Markdown link's target: where it points, not what it names
@@ -213,7 +225,7 @@ class SupportCheck:
         `alone(text)` says whether a line stands alone as the offline extraction's lines must (no opening
         "It"/"This" leaning on what came before, no narration such as "as shown in Listing 12-23"): a
         condensed line is read on its own, so "It can be used to run only the ignored tests." says nothing.
-        `exhibits` are the nouns of a numbered exhibit ("Listing", "Figure": `condenser.exhibit_nouns`, rule 9)."""
+        `exhibits` are the nouns of a numbered exhibit ("Listing", "Figure": `condenser.exhibit_nouns`, rule 7)."""
         self.settings = settings
         self.embed = embed
         self.weigh = weigh
@@ -364,18 +376,19 @@ class SupportCheck:
         return Verdict(True, "", scores[best], best)
 
     def _subject(self, line: str, passage: str) -> str:
-        """Why `line` says of another subject what `passage` says (rule 7), else ''. The line repeats a run of
+        """Why `line` says of another subject what `passage` says (rule 8), else ''. The line repeats a run of
         `SUBJECT_RUN_WORDS` words of the passage, and before it, in its own clause, either lacks a name, identifier
         or number the passage's clause puts there ("The `max-age` directive indicates that the client allows ..."
         on "The `max-age=N` request directive indicates that ..."; 411's entry given 413's words), or opens on a
         word the passage puts after its own first one, which the line lacks ("a client responds with a 401 ..." on
         "The server responds to a client with a 401 ...")."""
-        mine, theirs = _worded(line), _worded(_LIST_MARK.sub("", passage))
+        line, passage = _LINK_TARGET.sub("]", line), _LINK_TARGET.sub("]", _LIST_MARK.sub("", passage))
+        mine, theirs = _worded(line), _worded(passage)
         run = SequenceMatcher(None, [w for w, _ in mine], [w for w, _ in theirs], autojunk=False).find_longest_match()
         if run.size < SUBJECT_RUN_WORDS or not run.a or not run.b:
             return ""
         before_mine = _clause_before(line, mine[run.a][1])
-        before_theirs = _LINK_TARGET.sub("]", _clause_before(_LIST_MARK.sub("", passage), theirs[run.b][1]))
+        before_theirs = _clause_before(passage, theirs[run.b][1])
         lacking = [
             n
             for n in [*identifiers(before_theirs), *names(before_theirs)]
@@ -408,7 +421,7 @@ class SupportCheck:
 
     def _grafted(self, line: str, cited: str, asks: Sequence[str]) -> str:
         """A run of `ASK_RUN_WORDS` words of `line`, one of them a content word, that a sentence of the ask holds
-        and the cited excerpt does not (rule 8): the ask's words written into the excerpt's make a sentence neither
+        and the cited excerpt does not (rule 9): the ask's words written into the excerpt's make a sentence neither
         says ("The API send instead of the wildcard to allow any site to access it ..." from "what should the API
         send instead?" and "You can also configure a site to allow any site to access it ...")."""
         said = {tuple(r) for r in _runs(_words(cited), ASK_RUN_WORDS)}
@@ -418,7 +431,7 @@ class SupportCheck:
 
     def _exhibit_value(self, line: str, cited: list[Chunk]) -> tuple[str, str] | None:
         """A number of `line` that each cited sentence holding it gives as a numbered exhibit's value ("The `for`
-        loop in Listing 8-8 will add `50` to each element."), when the line names none of those exhibits (rule 9):
+        loop in Listing 8-8 will add `50` to each element."), when the line names none of those exhibits (rule 7):
         an example's value stated alone reads as a rule ("The `for` loop in Rust is used to add `50` ..."). Returns
         the number and the exhibit."""
         if self.exhibit is None:
