@@ -523,21 +523,29 @@ The `max-age=N` request directive indicates that the client allows a stored resp
 origin server within _N_ seconds.
 
 However, a `no-cache` directive will force the client to send a validation request before reusing any stored
-response.
+response. Session expiration must be enforced server-side. The idle timeout limits the chances an attacker has to
+guess and use a valid session ID. A signed JWT can
+be authenticated using either a digital signature or a MAC. You can use SQL views to further increase the
+granularity of access by limiting the read access to specific fields of a table.
 """
 
 
 def test_a_line_saying_of_another_subject_what_the_excerpt_says_fails(check: SupportCheck) -> None:
     """Issue 40 (mdn-http c06, c01): the excerpt's own words given another doer ("a client responds with a 401 ..."
     where the server does) or a subject without the name the excerpt says it of (the `max-age` directive for the
-    request directive `max-age=N`). Lines that drop only an opening "Note that" or "However," stand."""
+    request directive `max-age=N`), or another word in the place of the excerpt's ("expiration" for "idle", OWASP
+    c01). Lines that drop an opening "Note that" or "However,", a name's plural or a qualifier stand."""
     given = {"a.md@0000000000#0": one_chunk("a.md", AUTH), "d.md@0000000000#0": one_chunk("d.md", DIRECTIVES)}
     wrong = {
         "The challenge and response flow works like this: a client responds with a 401 Unauthorized response status "
         "and provides information on how to authorize with a WWW-Authenticate response header containing at least "
-        "one challenge.": ("a.md@0000000000#0", "it makes 'client' the doer where the cited excerpt has 'server'"),
+        "one challenge.": ("a.md@0000000000#0", "it puts 'client' where the cited excerpt says 'server'"),
         "The `max-age` directive indicates that the client allows a stored response that is generated on the origin "
         "server within _N_ seconds.": ("d.md@0000000000#0", "what the cited excerpt says of 'max-age=N'"),
+        "The expiration timeout limits the chances an attacker has to guess and use a valid session ID.": (
+            "d.md@0000000000#0",
+            "it puts 'expiration' where the cited excerpt says 'idle'",
+        ),
     }
     fair = {
         "The server responds to a client with a 401 (Unauthorized) response status and provides information on how "
@@ -545,6 +553,9 @@ def test_a_line_saying_of_another_subject_what_the_excerpt_says_fails(check: Sup
         "The `max-age` directive is not the elapsed time since the response was received.": "d.md@0000000000#0",
         "A `no-cache` directive will force the client to send a validation request before reusing any stored "
         "response.": "d.md@0000000000#0",
+        "JWTs can be authenticated using either a digital signature or a MAC.": "d.md@0000000000#0",
+        "You can use views to further increase the granularity of access by limiting the read access to "
+        "specific fields of a table.": "d.md@0000000000#0",
     }
     lines = [(x, [cid]) for x, (cid, _) in wrong.items()] + [(x, [cid]) for x, cid in fair.items()]
     found = check.check(lines, given, ["How does HTTP authentication work, and how long is a response fresh?"])
@@ -608,7 +619,7 @@ def test_a4_withholds_a_swapped_doer_and_an_exhibits_value_over_http(tmp_path: P
     report = sp.extras.a4
     assert report.agent == "A4/v1"
     (listed,) = [u for u in report.unsupported_lines if u.startswith(swapped)]
-    assert "it makes 'client' the doer" in report.reasons[listed] and swapped not in sp.s_ctx_md
+    assert "it puts 'client' where" in report.reasons[listed] and swapped not in sp.s_ctx_md
     (listed,) = [u for u in report.unsupported_lines if u.startswith(value)]
     assert "without Listing 8-8" in report.reasons[listed] and value not in sp.s_ctx_md
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons

@@ -48,8 +48,9 @@ is checked against the sentences of the chunks it cites, in this order:
 8. it does not say of another subject what the excerpt says: where it repeats a run of a passage's words, the words
    before that run in its clause hold every name, identifier and number the passage's clause puts there ("The
    `max-age` directive indicates that the client allows ..." on "The `max-age=N` request directive indicates that
-   ..."), and do not put in the passage's first word's place a word the passage puts after it ("a client responds
-   with a 401 ..." on "The server responds to a client with a 401 ...");
+   ..."), and do not put another word where the passage's clause has its first one ("a client responds with a 401
+   ..." on "The server responds to a client with a 401 ..."; "The expiration timeout limits ..." on "The idle
+   timeout limits ...");
 9. it does not write the ask's words into the excerpt's: no run of its words that a sentence of the ask holds is
    missing from the cited excerpt ("The API send instead of the wildcard to allow any site to access it ..." from
    "what should the API send instead?").
@@ -389,33 +390,27 @@ class SupportCheck:
             return ""
         before_mine = _clause_before(line, mine[run.a][1])
         before_theirs = _clause_before(passage, theirs[run.b][1])
-        lacking = [
-            n
-            for n in [*identifiers(before_theirs), *names(before_theirs)]
-            if not _occurs(n, line, exact=n in identifiers(before_theirs))
-        ]
+        code = identifiers(before_theirs)
+        numbers = _NUMBER.findall(_CODE_SPAN.sub(" ", before_theirs))
+        lacking = [n for n in code if n not in line] + [n for n in numbers if not _occurs(n, line, exact=False)]
         if lacking:
             return f"it says of another subject what the cited excerpt says of '{lacking[0]}'"
-        swapped = self._swapped(_worded(before_mine), _worded(before_theirs), line)
+        shared = [(mine[run.a][0], 0)]  # the run's first word follows both clauses
+        swapped = self._swapped(_worded(before_mine) + shared, _worded(before_theirs) + shared, line)
         if swapped[0]:
-            return f"it makes '{swapped[0]}' the doer where the cited excerpt has '{swapped[1]}'"
+            return f"it puts '{swapped[0]}' where the cited excerpt says '{swapped[1]}'"
         return ""
 
     def _swapped(self, mine: list[tuple[str, int]], theirs: list[tuple[str, int]], line: str) -> tuple[str, str]:
         """The line's first content word and the passage's, when the line puts its own where the passage puts its
-        (the same word follows both), the passage's is nowhere in the line and the line's stands later in the
-        passage: "a client responds" on "The server responds to a client"."""
+        (the same word follows both) and the passage's is nowhere in the line: "a client responds" on "The server
+        responds to a client", "The expiration timeout limits the chances ..." on "The idle timeout limits ..."."""
         words = [w for w, _ in mine], [w for w, _ in theirs]
         at = [next((i for i, w in enumerate(found) if self.words(w)), -1) for found in words]
         if min(at) < 0 or at[0] + 1 >= len(words[0]) or at[1] + 1 >= len(words[1]):
             return ("", "")
         own, other = words[0][at[0]], words[1][at[1]]
-        if (
-            own != other
-            and words[0][at[0] + 1] == words[1][at[1] + 1]
-            and not self.words(other) & self.words(line)
-            and own in words[1][at[1] + 1 :]
-        ):
+        if own != other and words[0][at[0] + 1] == words[1][at[1] + 1] and not self.words(other) & self.words(line):
             return (own, other)
         return ("", "")
 
