@@ -526,7 +526,8 @@ However, a `no-cache` directive will force the client to send a validation reque
 response. Session expiration must be enforced server-side. The idle timeout limits the chances an attacker has to
 guess and use a valid session ID. A signed JWT can
 be authenticated using either a digital signature or a MAC. You can use SQL views to further increase the
-granularity of access by limiting the read access to specific fields of a table.
+granularity of access by limiting the read access to specific fields of a table. Some modern hashing algorithms
+have been specifically designed to securely store passwords.
 """
 
 
@@ -556,6 +557,7 @@ def test_a_line_saying_of_another_subject_what_the_excerpt_says_fails(check: Sup
         "JWTs can be authenticated using either a digital signature or a MAC.": "d.md@0000000000#0",
         "You can use views to further increase the granularity of access by limiting the read access to "
         "specific fields of a table.": "d.md@0000000000#0",
+        "Password hashing algorithms have been specifically designed to securely store passwords.": "d.md@0000000000#0",
     }
     lines = [(x, [cid]) for x, (cid, _) in wrong.items()] + [(x, [cid]) for x, cid in fair.items()]
     found = check.check(lines, given, ["How does HTTP authentication work, and how long is a response fresh?"])

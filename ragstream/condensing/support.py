@@ -396,23 +396,29 @@ class SupportCheck:
         if lacking:
             return f"it says of another subject what the cited excerpt says of '{lacking[0]}'"
         shared = [(mine[run.a][0], 0)]  # the run's first word follows both clauses
-        swapped = self._swapped(_worded(before_mine) + shared, _worded(before_theirs) + shared, line)
+        swapped = self._swapped(_worded(before_mine) + shared, _worded(before_theirs) + shared, line, passage)
         if swapped[0]:
             return f"it puts '{swapped[0]}' where the cited excerpt says '{swapped[1]}'"
         return ""
 
-    def _swapped(self, mine: list[tuple[str, int]], theirs: list[tuple[str, int]], line: str) -> tuple[str, str]:
+    def _swapped(
+        self, mine: list[tuple[str, int]], theirs: list[tuple[str, int]], line: str, passage: str
+    ) -> tuple[str, str]:
         """The line's first content word and the passage's, when the line puts its own where the passage puts its
-        (the same word follows both) and the passage's is nowhere in the line: "a client responds" on "The server
-        responds to a client", "The expiration timeout limits the chances ..." on "The idle timeout limits ..."."""
+        (the same word follows both), the passage's is nowhere in the line, and the line's is either one the
+        passage's clause puts after its own ("a client responds" on "The server responds to a client": the roles
+        turned around) or none the passage says ("The expiration timeout limits ..." on "The idle timeout limits
+        ...": another thing). A word the passage says elsewhere names its subject in its own words ("Password hashing
+        algorithms have been ..." on "Some modern hashing algorithms have been ... to securely store passwords")."""
         words = [w for w, _ in mine], [w for w, _ in theirs]
         at = [next((i for i, w in enumerate(found) if self.words(w)), -1) for found in words]
         if min(at) < 0 or at[0] + 1 >= len(words[0]) or at[1] + 1 >= len(words[1]):
             return ("", "")
         own, other = words[0][at[0]], words[1][at[1]]
-        if own != other and words[0][at[0] + 1] == words[1][at[1] + 1] and not self.words(other) & self.words(line):
-            return (own, other)
-        return ("", "")
+        if own == other or words[0][at[0] + 1] != words[1][at[1] + 1] or self.words(other) & self.words(line):
+            return ("", "")
+        turned = own in words[1][at[1] + 1 :]
+        return (own, other) if turned or not self.words(own) & self.words(passage) else ("", "")
 
     def _grafted(self, line: str, cited: str, asks: Sequence[str]) -> str:
         """A run of `ASK_RUN_WORDS` words of `line`, one of them a content word, that a sentence of the ask holds
