@@ -415,3 +415,40 @@ def test_an_html_comment_is_never_a_line_and_a_sentence_holding_one_reads_withou
         "Plain counters shared by threads have simpler types in the [`std::sync::atomic` module][atomic] of the "
         "standard library."
     ]
+
+
+UNSAFE = """# Unsafe code
+
+Unsafe code lets a program do what the checker cannot prove safe, and the programmer answers for it.
+You can take four actions in unsafe code that you cannot take in checked code, which we call unsafe powers.
+Those powers include the ability to:
+
+1. Read through a raw address.
+1. Call a foreign function.
+1. Write a global variable.
+1. Implement an unchecked interface.
+
+Unsafe code does not turn off the checker: borrowing is still checked inside an unsafe block.
+Keep unsafe blocks small, so that a memory bug is easy to find when one happens.
+Unsafe code is needed because hardware and operating systems are not safe to use.
+"""
+
+
+def test_a_line_that_announces_a_list_comes_with_the_list(base: Settings) -> None:
+    """ "You can take four actions ..." answers "which actions" only with the list after it: the list is chosen
+    with the sentence that announces it, right after it, even when other sentences outscore the list."""
+    services = Services(base)
+    ask = ["Which actions does unsafe code allow that checked code doesn't?"]
+    settings = base.condenser.model_copy(update={"max_lines": 3})
+    lines = condense_extractively(
+        ask,
+        [one_chunk("unsafe.md", UNSAFE)],
+        services.embedder.embed_together,
+        settings,
+        ask,
+        a3_evidence(base.gate, {}),
+    )
+    texts = [line.text for line in lines]
+    announcing = next(i for i, text in enumerate(texts) if text.startswith("You can take four actions"))
+    assert texts[announcing + 1].startswith("Those powers include the ability to:"), texts
+    assert "Implement an unchecked interface." in texts[announcing + 1] and len(lines) <= 3

@@ -348,3 +348,20 @@ def test_another_langchain_vector_store_is_configured_as_the_docs_say(
     sp = ctl.run_full_pipeline("# Task\nHow are changed documents re-embedded?", project="demo", pause_after="none")
     assert sp.final_selection_ids and set(sp.final_selection_ids) <= ids
     assert 'excerpt source="ingestion.md"' in sp.prompt_ready
+
+
+def test_an_index_written_with_other_lexical_terms_is_rewritten_without_re_embedding(
+    settings: Settings, project: Path, monkeypatch
+) -> None:
+    """Queries are tokenized by today's code: an index whose BM25 terms an older tokenizer wrote is rewritten
+    on the next ingest, and since the chunks are the same, nothing is embedded again."""
+    import ragstream.ingestion.manager as manager_module
+
+    first = IngestionManager(settings).ingest("demo")
+    assert IngestionManager(settings).ingest("demo").generation == first.generation
+    monkeypatch.setattr(manager_module, "lexical_identity", lambda: "another-tokenizer")
+    again = IngestionManager(settings).ingest("demo")
+    assert again.generation > first.generation and again.chunks_written == 0
+    manifest = Manifest.load(project_paths(settings, "demo").manifest_path)
+    assert manifest.lexical == "another-tokenizer"
+    assert IngestionManager(settings).ingest("demo").generation == again.generation

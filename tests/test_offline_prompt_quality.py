@@ -87,6 +87,14 @@ def test_an_example_with_must_is_not_a_constraint(settings: Settings) -> None:
     assert classify("A file argument must exist before the command runs.", settings.condenser)[0] == "constraints"
 
 
+def test_a_cue_inside_a_code_span_is_quoted_not_a_rule(settings: Settings) -> None:
+    """The Rust book's "the error message just prints `Should have been able to read the file`" reports a
+    message; it is no rule of the documents, so it is a fact, not a Constraint."""
+    quoted = "The error message just prints `Should have been able to read the file`, which says little."
+    assert classify(quoted, settings.condenser) == ("facts", "")
+    assert classify("The file should be readable by the `app` user.", settings.condenser)[0] == "constraints"
+
+
 def test_a3_keeps_nothing_when_no_candidate_has_evidence(settings: Settings) -> None:
     """Absolute evidence: the best of a bad lot is still dropped (a ratio to the best would keep it)."""
     candidates = [

@@ -160,3 +160,22 @@ def test_openai_embeddings_option_against_a_local_server(tmp_path) -> None:
         local = load_settings(overrides={"data_dir": str(tmp_path / "data"), "llm.provider": "local"})
         again = IngestionManager(local).ingest("oa")  # a different embedding model re-embeds everything
         assert again.chunks_written == 6 and again.unchanged == 0
+
+
+def test_a_hyphenated_term_is_found_as_itself_not_as_its_common_parts(settings: Settings) -> None:
+    """Asked for `no-store`, the page naming it comes before a page that says "cache" and "store" everywhere
+    (before, "no" was dropped as a stopword and the term read "store")."""
+    from ragstream.ingestion.manager import IngestionManager
+
+    folder = settings.data_dir / "doc_raw" / "headers"
+    folder.mkdir(parents=True)
+    (folder / "guide.md").write_text(
+        "# Caching guide\n\nA cache may store a response. The store keeps each cached response; a shared cache "
+        "stores responses for many users, and a private cache stores them for one. Store what you can cache.\n"
+    )
+    (folder / "directives.md").write_text(
+        "# Directives\n\nThe `no-store` directive: nothing of the response is kept, whatever else is sent.\n"
+    )
+    IngestionManager(settings).ingest("headers")
+    result = build_searcher(settings, "headers").retrieve(["no-store"], Strategy.KEYWORD)
+    assert _files(result)[0] == "directives.md"

@@ -32,7 +32,7 @@ from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE
-from ragstream.text.phrases import phrase
+from ragstream.text.phrases import phrase, unquoted
 from ragstream.text.sentences import MARKDOWN, spans
 
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
@@ -102,6 +102,7 @@ class Sentence:
     listed: bool = False  # a lead-in with the list or short code block it introduces: the items carry it
     code: bool = False  # a code block's comment with the lines it describes ("# Save state to file", its command)
     lead: str = ""  # the lead-in of the list this item stands in, when the list was too long to be one line
+    items: bool = False  # a lead-in with the whole list of items it introduces (not a code block)
 
     @property
     def scored(self) -> str:
@@ -349,11 +350,11 @@ def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
     span = text[start:stop]
     if len(span.split()) > MAX_LIST_WORDS or not is_prose(span) or span.rstrip().endswith(":"):
         return None  # too long, not prose, or its last item leads in to something the span does not hold
-    return Sentence(chunk, start, stop, listed=True)
+    return Sentence(chunk, start, stop, listed=True, items=True)
 
 
 def _cue(sentence: str, cues: list[str]) -> str:
-    lowered = sentence.lower()
+    lowered = unquoted(sentence).lower()
     return next((cue for cue in cues if phrase(cue).search(lowered)), "")
 
 
@@ -544,6 +545,25 @@ def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Senten
     return list(unique.values())
 
 
+def _delivery(i: int, candidates: list[Sentence | Reference]) -> int | None:
+    """The list that comes right after candidate `i` in its chunk (a lead-in with its items), if any: a sentence
+    that answers a part often announces what the list then gives ("You can take five actions in unsafe Rust
+    ..." before "Those superpowers include the ability to: 1. ..."), and the list is the answer."""
+    first = candidates[i]
+    if not isinstance(first, Sentence):
+        return None
+    for j, then in enumerate(candidates):
+        if (
+            isinstance(then, Sentence)
+            and then.items
+            and then.chunk.id == first.chunk.id
+            and then.start >= first.end
+            and not then.chunk.text[first.end : then.start].strip()
+        ):
+            return j
+    return None
+
+
 def condense_extractively(
     asks: list[str],
     chunks: list[Chunk],
@@ -621,8 +641,20 @@ def condense_extractively(
             break
         if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i, chosen):
             chosen.append(i)
+    delivered: dict[int, int] = {}  # a chosen line: the list it announces, chosen with it
+    for i in list(chosen):
+        j = _delivery(i, candidates)
+        weakest = [k for k in chosen if k not in core and k != i and k not in delivered and k not in delivered.values()]
+        if i not in chosen or j is None or not fresh(j, chosen) or (len(chosen) >= settings.max_lines and not weakest):
+            continue
+        if len(chosen) >= settings.max_lines:  # the weakest filler line makes room
+            chosen.remove(weakest[-1])
+        delivered[i] = j
+        chosen.insert(chosen.index(i) + 1, j)
+    core |= {j for i, j in delivered.items() if i in core}
     order = {c.id: i for i, c in enumerate(chunks)}
     part_of = {i: int(np.argmax(scores[i])) for i in chosen}
+    part_of.update({j: part_of[i] for i, j in delivered.items() if j in part_of})
     chosen.sort(key=lambda i: (part_of[i], order[candidates[i].chunk.id], candidates[i].start))
     lines = []
     for i in chosen:

@@ -72,10 +72,9 @@ from ragstream.gate.coverage import _NAME
 from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import SupportSettings
 from ragstream.state import Chunk
-from ragstream.text.phrases import any_phrase
+from ragstream.text.phrases import CODE_SPAN, any_phrase, unquoted
 from ragstream.text.sentences import MARKDOWN, split
 
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENTIFIER = re.compile(
     r"(?<![\w-])(?:--?[A-Za-z][\w-]*"  # a command-line flag
     r"|[A-Za-z_][\w-]*(?:(?:\.|::|/)[\w-]*[A-Za-z_][\w-]*)+"  # dotted, path-like or namespaced
@@ -119,14 +118,14 @@ class Verdict:
 
 def identifiers(line: str) -> list[str]:
     """Code spans, flags, dotted/snake_case/camelCase names in `line`: they must occur verbatim."""
-    found = [m.strip() for m in _CODE_SPAN.findall(line)]
-    found += [m for m in _IDENTIFIER.findall(_CODE_SPAN.sub(" ", line)) if not _ABBREVIATION.match(m)]
+    found = [m.strip() for m in CODE_SPAN.findall(line)]
+    found += [m for m in _IDENTIFIER.findall(unquoted(line)) if not _ABBREVIATION.match(m)]
     return list(dict.fromkeys(f.rstrip(".,:;") for f in found if f.rstrip(".,:;")))
 
 
 def names(line: str) -> list[str]:
     """Capitalized words inside a sentence (A3's rule for a name the user wrote) and numbers."""
-    plain = _CODE_SPAN.sub(" ", line)
+    plain = unquoted(line)
     found = [re.sub(r"'s$", "", n) for n in _NAME.findall(plain)]
     return list(dict.fromkeys(found + _NUMBER.findall(plain)))
 
@@ -205,7 +204,7 @@ def _polar(text: str, cues: re.Pattern[str]) -> bool:
     """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name), its
     Markdown emphasis read as words ("__Don't__ create a middleware" is negated) and a typographic apostrophe as
     the cues write it (an excerpt's "can’t" is "can't")."""
-    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", _CODE_SPAN.sub(" ", text.replace("\u2019", "'"))))
+    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", unquoted(text.replace("\u2019", "'"))))
     return cues.search(plain) is not None
 
 

@@ -34,6 +34,7 @@ class Manifest(BaseModel):
     generation: int = 0
     embedding: str = "local:all-MiniLM-L6-v2"
     chunking: str = ""  # how files were cut (see manager.chunking_identity); "" before it was recorded
+    lexical: str = ""  # how chunks became BM25 terms (see manager.lexical_identity); "" before it was recorded
     files: dict[str, FileEntry] = Field(default_factory=dict)
     skipped: dict[str, str] = Field(default_factory=dict)  # path: why it was not indexed (ignore rule, secrets, type)
 

@@ -35,11 +35,12 @@ _STEMMER = Stemmer.Stemmer("english")
 _TOKEN_FILE = re.compile(r"[\w./\-]+\.\w{1,8}")
 
 
-def bm25_tokens(texts: list[str]) -> list[list[str]]:
-    """Stemmed words without stopwords; compound identifiers also as their words (see `identifiers`)."""
+def bm25_tokens(texts: list[str], joined: bool = False) -> list[list[str]]:
+    """Stemmed words without stopwords; compound identifiers also as their words, and with `joined` (the BM25
+    index and its queries) joined terms also as one word (see `identifiers`)."""
     import bm25s
 
-    expanded = [with_identifier_parts(text) for text in texts]
+    expanded = [with_identifier_parts(text, joined) for text in texts]
     return bm25s.tokenize(expanded, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
 
 
@@ -123,7 +124,7 @@ class Snapshot:
 
     def chunk_bm25(self, query: str, chunk_ids: list[str]) -> np.ndarray:
         """BM25 of each chunk (0 for a chunk the generation lacks or a query without terms)."""
-        tokens = bm25_tokens([query])[0]
+        tokens = bm25_tokens([query], joined=True)[0]
         if self.bm25 is None or not tokens:
             return np.zeros(len(chunk_ids))
         scores = self.bm25.get_scores(tokens)
@@ -131,7 +132,7 @@ class Snapshot:
 
     def file_bm25_of(self, query: str, chunk_ids: list[str]) -> np.ndarray:
         """BM25 of each chunk's whole file: document-level lexical evidence for the chunk."""
-        tokens = bm25_tokens([query])[0]
+        tokens = bm25_tokens([query], joined=True)[0]
         if self.file_bm25 is None or not tokens:
             return np.zeros(len(chunk_ids))
         scores = dict(zip(self.files, (float(s) for s in self.file_bm25.get_scores(tokens)), strict=False))
@@ -158,7 +159,7 @@ class Snapshot:
     def bm25_search(self, query: str, k: int) -> list[tuple[str, float]]:
         if self.bm25 is None or not self.chunks:
             return []
-        tokens = bm25_tokens([query])
+        tokens = bm25_tokens([query], joined=True)
         if not tokens or not tokens[0]:
             return []
         docs, scores = self.bm25.retrieve(tokens, k=min(k, len(self.chunks)), show_progress=False, n_threads=1)
@@ -177,7 +178,7 @@ def find_links(chunks_by_file: dict[str, str], names: dict[str, str]) -> dict[st
 
 
 def _save_bm25(folder: Path, texts: list[str], k1: float = 1.5, b: float = 0.75) -> None:
-    tokens = bm25_tokens(texts) if texts else []
+    tokens = bm25_tokens(texts, joined=True) if texts else []
     if any(tokens):  # a corpus without a single word (say, only punctuation) has no lexical index
         import bm25s
 

@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
 import ragstream.code.chunks
+import ragstream.code.identifiers
 import ragstream.code.outline
 import ragstream.ingestion.loader
 import ragstream.text.chunking
@@ -56,6 +58,9 @@ log = logging.getLogger("ragstream.ingestion")
 # (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
 Progress = Callable[[str, int, int], None]
 # The modules whose code decides where chunks are cut (their source is part of chunking_identity).
+# The modules whose code decides a chunk's lexical (BM25) terms: a change rewrites the index generation on the
+# next ingest, with the stored vectors (nothing is embedded again).
+LEXICAL_MODULES = (ragstream.code.identifiers,)
 CUTTING_MODULES = (
     ragstream.text.chunking,
     ragstream.code.chunks,
@@ -126,8 +131,19 @@ def chunking_identity(settings: Settings) -> str:
 def cutting_rules_version() -> str:
     """A digest of the modules whose code decides where chunks are cut, so that changing a cutting
     rule re-chunks on the next ingest without anyone remembering to bump a version by hand."""
+    return _modules_digest(CUTTING_MODULES)
+
+
+@functools.cache
+def lexical_identity() -> str:
+    """A digest of the modules that turn a chunk into BM25 terms: an index written with other terms than the
+    queries' is rewritten on the next ingest (the terms of `no-cache` changed on 2026-11-25)."""
+    return _modules_digest(LEXICAL_MODULES)
+
+
+def _modules_digest(modules: tuple[ModuleType, ...]) -> str:
     digest = hashlib.sha256()
-    for module in CUTTING_MODULES:
+    for module in modules:
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()[:12]
 
@@ -378,6 +394,7 @@ class IngestionManager:
                     or stats.deleted > 0
                     or set(files) != set(manifest.files)
                     or stats.skipped != manifest.skipped
+                    or manifest.lexical != lexical_identity()
                 )
                 generation = manifest.generation
                 if changed or damaged or last is None or last.vectors is None or (chunks and not last.files):
@@ -398,6 +415,7 @@ class IngestionManager:
                             generation=generation,
                             embedding=identity,
                             chunking=chunking,
+                            lexical=lexical_identity(),
                             files=files,
                             skipped=stats.skipped,
                         ),

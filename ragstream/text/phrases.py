@@ -8,6 +8,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def unquoted(text: str) -> str:
+    """The text without its inline code spans: what a code span holds is quoted (a message, a name, a
+    command), so a cue inside it ("`Should have been able to read the file`") is not the writer's."""
+    return CODE_SPAN.sub(" ", text)
+
 
 def phrase(cue: str) -> re.Pattern[str]:
     """`cue` as whole words, lower case (match it against lower-cased text)."""
