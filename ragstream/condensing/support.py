@@ -390,7 +390,7 @@ class SupportCheck:
         before_mine = _clause_before(line, mine[run.a][1])
         before_theirs = _clause_before(passage, theirs[run.b][1])
         code = identifiers(before_theirs)
-        numbers = _NUMBER.findall(_CODE_SPAN.sub(" ", before_theirs))
+        numbers = _NUMBER.findall(CODE_SPAN.sub(" ", before_theirs))
         lacking = [n for n in code if n not in line] + [n for n in numbers if not _occurs(n, line, exact=False)]
         if lacking:
             return f"it says of another subject what the cited excerpt says of '{lacking[0]}'"
