@@ -76,6 +76,7 @@ def check(tmp_path_factory: pytest.TempPathFactory) -> SupportCheck:
         settings.condenser.support,
         Services(settings).embedder.embed_together,
         lambda text: dict.fromkeys(stemmed_terms(text, settings.gate), 1.0),  # every content word weighs the same
+        exhibits=settings.condenser.exhibit_nouns,
     )
 
 
@@ -478,3 +479,180 @@ def test_a_line_making_a_thing_the_doer_of_a_step_the_reader_takes_fails(check: 
     found = check.check([(x, ["r.md@0000000000#0"]) for x in lines], given, ["Why does my redirect fail?"])
     assert not found[0].supported and "it makes 'cors' the doer" in found[0].reason, found[0].reason
     assert found[1].supported, found[1].reason
+
+
+VECTORS = """# Storing lists of values with vectors
+
+In Rust, a `for` loop is used to iterate over the elements of a vector and change them in turn.
+We can also iterate over mutable references to each element in a mutable vector in order to make changes to all the
+elements. The `for` loop in Listing 8-8 will add `50` to each element.
+
+A vector of `i32` values may hold up to `3` elements when it is created with `Vec::with_capacity(3)`.
+"""
+
+
+def test_an_exhibits_value_stated_without_its_exhibit_fails(check: SupportCheck) -> None:
+    """Issue 40 (rust-book c13): "The `for` loop in Rust is used to add `50` to each element." passed on "The `for`
+    loop in Listing 8-8 will add `50` to each element.": the number is what one listing does, not a rule."""
+    given = {"v.md@0000000000#0": one_chunk("v.md", VECTORS)}
+    lines = [
+        "The `for` loop in Rust is used to add `50` to each element.",
+        "The `for` loop in Listing 8-8 will add `50` to each element.",
+        "A vector of `i32` values may hold up to `3` elements when it is created with `Vec::with_capacity(3)`.",
+    ]
+    found = check.check([(x, ["v.md@0000000000#0"]) for x in lines], given, ["How do I change every element?"])
+    assert not found[0].supported and "it states '50' without Listing 8-8" in found[0].reason, found[0].reason
+    assert found[1].supported and found[2].supported, [v.reason for v in found]
+
+
+AUTH = """# HTTP authentication
+
+The challenge and response flow works like this:
+
+1. The server responds to a client with a 401 (Unauthorized) response status and provides information on how to
+   authorize with a WWW-Authenticate response header containing at least one challenge.
+2. A client that wants to authenticate itself with the server can then do so by including an Authorization request
+   header with the credentials.
+"""
+DIRECTIVES = """# Cache-Control
+
+The `max-age=N` response directive indicates that the response remains fresh until _N_ seconds after the response is
+generated. Note that `max-age` is not the elapsed time since the response was received.
+
+The `max-age=N` request directive indicates that the client allows a stored response that is generated on the
+origin server within _N_ seconds.
+
+However, a `no-cache` directive will force the client to send a validation request before reusing any stored
+response. Session expiration must be enforced server-side. The idle timeout limits the chances an attacker has to
+guess and use a valid session ID. A signed JWT can
+be authenticated using either a digital signature or a MAC. You can use SQL views to further increase the
+granularity of access by limiting the read access to specific fields of a table. Some modern hashing algorithms
+have been specifically designed to securely store passwords.
+"""
+
+
+def test_a_line_saying_of_another_subject_what_the_excerpt_says_fails(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http c06, c01): the excerpt's own words given another doer ("a client responds with a 401 ..."
+    where the server does) or a subject without the name the excerpt says it of (the `max-age` directive for the
+    request directive `max-age=N`), or another word in the place of the excerpt's ("expiration" for "idle", OWASP
+    c01). Lines that drop an opening "Note that" or "However,", a name's plural or a qualifier stand."""
+    given = {"a.md@0000000000#0": one_chunk("a.md", AUTH), "d.md@0000000000#0": one_chunk("d.md", DIRECTIVES)}
+    wrong = {
+        "The challenge and response flow works like this: a client responds with a 401 Unauthorized response status "
+        "and provides information on how to authorize with a WWW-Authenticate response header containing at least "
+        "one challenge.": ("a.md@0000000000#0", "it puts 'client' where the cited excerpt says 'server'"),
+        "The `max-age` directive indicates that the client allows a stored response that is generated on the origin "
+        "server within _N_ seconds.": ("d.md@0000000000#0", "what the cited excerpt says of 'max-age=N'"),
+        "The expiration timeout limits the chances an attacker has to guess and use a valid session ID.": (
+            "d.md@0000000000#0",
+            "it puts 'expiration' where the cited excerpt says 'idle'",
+        ),
+    }
+    fair = {
+        "The server responds to a client with a 401 (Unauthorized) response status and provides information on how "
+        "to authorize with a WWW-Authenticate response header containing at least one challenge.": "a.md@0000000000#0",
+        "The `max-age` directive is not the elapsed time since the response was received.": "d.md@0000000000#0",
+        "A `no-cache` directive will force the client to send a validation request before reusing any stored "
+        "response.": "d.md@0000000000#0",
+        "JWTs can be authenticated using either a digital signature or a MAC.": "d.md@0000000000#0",
+        "You can use views to further increase the granularity of access by limiting the read access to "
+        "specific fields of a table.": "d.md@0000000000#0",
+        "Password hashing algorithms have been specifically designed to securely store passwords.": "d.md@0000000000#0",
+    }
+    lines = [(x, [cid]) for x, (cid, _) in wrong.items()] + [(x, [cid]) for x, cid in fair.items()]
+    found = check.check(lines, given, ["How does HTTP authentication work, and how long is a response fresh?"])
+    for verdict, (_, why) in zip(found, wrong.values(), strict=False):
+        assert not verdict.supported and why in verdict.reason, verdict.reason
+    assert all(v.supported for v in found[len(wrong) :]), [v.reason for v in found[len(wrong) :]]
+
+
+WILDCARD = """# Reason: CORS header 'Access-Control-Allow-Origin' missing
+
+You can also configure a site to allow any site to access it by using the `*` wildcard. You should only use this for
+public APIs. Private APIs should never use `*`, and should instead have a specific domain or domains set. In
+addition, the wildcard only works for requests made with the `crossorigin` attribute set to `anonymous`, and it
+prevents sending credentials like cookies in requests.
+
+> Using the wildcard to allow all sites to access a private API is a bad idea.
+"""
+
+
+def test_a_line_writing_the_asks_words_into_the_excerpts_fails(check: SupportCheck) -> None:
+    """Issue 40 (mdn-http c15): "The API send instead of the wildcard to allow any site to access it by using the
+    `*` wildcard." joins the ask's "what should the API send instead?" to a sentence of the excerpt; each of its
+    words is the excerpt's, the sentence neither says."""
+    given = {"w.md@0000000000#0": one_chunk("w.md", WILDCARD)}
+    ask = "The same call worked before we added the credentials option. What should the API send instead?"
+    lines = [
+        "The API send instead of the wildcard to allow any site to access it by using the `*` wildcard. You should "
+        "only use this for public APIs. Private APIs should never use `*`, and should instead have a specific domain "
+        "or domains set.",
+        "You can also configure a site to allow any site to access it by using the `*` wildcard.",
+        "The wildcard prevents sending credentials like cookies in requests.",
+    ]
+    found = check.check([(x, ["w.md@0000000000#0"]) for x in lines], given, [ask])
+    assert not found[0].supported and "the prompt's words 'the api send instead'" in found[0].reason, found[0].reason
+    assert found[1].supported and found[2].supported, [v.reason for v in found]
+
+
+def test_a4_withholds_a_swapped_doer_and_an_exhibits_value_over_http(tmp_path: Path) -> None:
+    """The stage builds the check with the project's word rarity and the configured exhibit nouns
+    (`condenser.exhibit_nouns`): a model's line giving the server's step to the client, or an example's value
+    without its listing, is withheld with the reason; its fair lines stand."""
+    data = tmp_path / "data"
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "auth.md").write_text(AUTH, encoding="utf-8")
+    (data / "doc_raw" / "demo" / "vectors.md").write_text(VECTORS, encoding="utf-8")
+    swapped = (
+        "A client responds with a 401 (Unauthorized) response status and provides information on how to authorize "
+        "with a WWW-Authenticate response header containing at least one challenge."
+    )
+    value = "The `for` loop in Rust is used to add `50` to each element."
+    fair = "The `for` loop in Listing 8-8 will add `50` to each element."
+
+    def a4(request: dict[str, Any]) -> str:
+        ids = given_ids(request)
+        auth, vectors = (next(i for i in ids if i.startswith(name)) for name in ("auth.md", "vectors.md"))
+        lines = [f"{swapped} [{auth}]", f"{value} [{vectors}]", f"{fair} [{vectors}]"]
+        return json.dumps({"facts": lines, "constraints": [], "open_issues": []})
+
+    ask = "# Task\nHow does the server ask a client to authenticate, and how do I change each element of a vector?"
+    sp = run_with_a4(data, a4, ask)
+    report = sp.extras.a4
+    assert report.agent == "A4/v1"
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(swapped)]
+    assert "it puts 'client' where" in report.reasons[listed] and swapped not in sp.s_ctx_md
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(value)]
+    assert "without Listing 8-8" in report.reasons[listed] and value not in sp.s_ctx_md
+    assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
+
+
+EMAIL = """# Changing a user's registered email address
+
+1. Ask the user to submit a proposed new email address.
+2. Store the proposed new email address as a pending change.
+3. Send a confirmation link with a time-limited nonce to the proposed new address.
+"""
+
+
+def test_evals_judge_is_the_stages_check_with_the_projects_word_rarity(tmp_path: Path) -> None:
+    """`ragstream eval` judges a condensed line with the check A4 builds (issue 40: it was built without the word
+    weights, so rule 5 was off and a line the stage withholds passed the judge)."""
+    from ragstream.evaluation.runner import support_check
+
+    data = tmp_path / "data"
+    settings = load_settings(overrides={"data_dir": str(data), "llm.provider": "local"})
+    (data / "doc_raw" / "demo").mkdir(parents=True)
+    (data / "doc_raw" / "demo" / "email.md").write_text(EMAIL, encoding="utf-8")
+    IngestionManager(settings).ingest("demo")
+    services = Services(settings)
+    (chunk,) = services.searcher("demo").snapshot().chunks
+    name, judge = support_check(services, "demo")
+    lines = [
+        ("The user must store the proposed new email address as a pending change.", [chunk.id]),
+        ("Store the proposed new email address as a pending change.", [chunk.id]),
+    ]
+    (doer, ok), (fair, _) = judge(lines, {chunk.id: chunk}, ["How do I change a user's email address?"])
+    assert "A4's support check" in name
+    assert not doer and "it makes 'the user' the doer" in ok
+    assert fair

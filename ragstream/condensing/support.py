@@ -40,7 +40,20 @@ is checked against the sentences of the chunks it cites, in this order:
 6. it does not state alone what the excerpt says of a named thing: a line opening on the words that follow a
    nearest passage's "that", whose main clause names an identifier the line lacks ("Cookies are sent on both
    originating and cross-site requests." on "`None` specifies that cookies are sent on both originating and
-   cross-site requests."), drops the condition its claim holds under.
+   cross-site requests."), drops the condition its claim holds under;
+7. it does not state an exhibit's value alone: a number each cited sentence holding it gives as what a numbered
+   exhibit does ("The `for` loop in Listing 8-8 will add `50` to each element.", `condenser.exhibit_nouns`) needs
+   that exhibit in the line ("The `for` loop in Rust is used to add `50` to each element." is an example read as a
+   rule);
+8. it does not say of another subject what the excerpt says: where it repeats a run of a passage's words, the words
+   before that run in its clause hold every name, identifier and number the passage's clause puts there ("The
+   `max-age` directive indicates that the client allows ..." on "The `max-age=N` request directive indicates that
+   ..."), and do not put another word where the passage's clause has its first one ("a client responds with a 401
+   ..." on "The server responds to a client with a 401 ..."; "The expiration timeout limits ..." on "The idle
+   timeout limits ...");
+9. it does not write the ask's words into the excerpt's: no run of its words that a sentence of the ask holds is
+   missing from the cited excerpt ("The API send instead of the wildcard to allow any site to access it ..." from
+   "what should the API send instead?").
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -50,6 +63,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 import numpy as np
 
@@ -77,7 +91,12 @@ MIN_CLAUSE_WORDS = 4
 CUT_RUN_WORDS = 6
 # A line repeating this many opening words of a passage after a modal restates that passage's instruction (rule 5).
 INSTRUCTION_WORDS = 4
+# A line repeating this many words in a row of a passage says what the passage says there, of its subject (rule 8).
+SUBJECT_RUN_WORDS = 5
+# A line holding this many words in a row of the ask that its excerpt lacks writes the ask into the excerpt (rule 9).
+ASK_RUN_WORDS = 4
 _THAT = re.compile(r"^(.*?)\bthat\s+(.*)$", re.DOTALL)  # a main clause, and the clause it reports (rule 6)
+_LINK_TARGET = re.compile(r"\]\([^)\s]*\)")  # a Markdown link's target: where it points, not what it names
 _LIST_MARK = re.compile(r"^\W*\d+[.)]\s+")  # "5. Store ...": the step's number opens no instruction
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _ABBREVIATION = re.compile(r"^(?:\w\.)+\w?$")  # e.g, i.e: not an identifier
@@ -152,8 +171,21 @@ def _copied_cut(line: str, chunk: Chunk) -> str | None:
     return next((p for p in cut if any(tuple(w) in mine - said for w in _runs(_words(p)))), None)
 
 
-def _runs(words: list[str]) -> list[list[str]]:
-    return [words[i : i + CUT_RUN_WORDS] for i in range(len(words) - CUT_RUN_WORDS + 1)]
+def _runs(words: list[str], size: int = CUT_RUN_WORDS) -> list[list[str]]:
+    return [words[i : i + size] for i in range(len(words) - size + 1)]
+
+
+def _worded(text: str) -> list[tuple[str, int]]:
+    """`_words` of the text, each with where it starts in the text (emphasis marks are blanked, not removed)."""
+    plain = _EMPHASIS.sub(lambda m: " " * len(m.group()), text.replace("\u2019", "'"))
+    return [(m.group().lower(), m.start()) for m in re.finditer(r"\w+", plain)]
+
+
+def _clause_before(text: str, end: int) -> str:
+    """The text before `end` back to the clause it is in: a sentence's end, a colon, semicolon or comma opens one
+    ("In addition, the wildcard only works for requests made with the `crossorigin` attribute, and it prevents ...":
+    what prevents is "it", not the attribute)."""
+    return re.split(r"[.!?:;,](?:\s+|$)", text[:end])[-1]
 
 
 def _passages(chunk: Chunk) -> list[str]:
@@ -185,13 +217,15 @@ class SupportCheck:
         embed: Callable[[list[str]], np.ndarray],
         weigh: Callable[[str], dict[str, float]] | None = None,
         alone: Callable[[str], bool] | None = None,
+        exhibits: Sequence[str] = (),
     ) -> None:
         """`weigh(text)` gives the text's content words (as the index stems them) with their rarity in the
         project; without it, words are not weighed (rule 2 checks names, identifiers and numbers only) and rule 5,
         which needs to tell the reader's "you" from a doer, is not applied.
         `alone(text)` says whether a line stands alone as the offline extraction's lines must (no opening
         "It"/"This" leaning on what came before, no narration such as "as shown in Listing 12-23"): a
-        condensed line is read on its own, so "It can be used to run only the ignored tests." says nothing."""
+        condensed line is read on its own, so "It can be used to run only the ignored tests." says nothing.
+        `exhibits` are the nouns of a numbered exhibit ("Listing", "Figure": `condenser.exhibit_nouns`, rule 7)."""
         self.settings = settings
         self.embed = embed
         self.weigh = weigh
@@ -200,6 +234,8 @@ class SupportCheck:
         self.obligation = any_phrase(settings.obligation_cues)
         self.permission = any_phrase(settings.permission_cues)
         self.modal = any_phrase(settings.modal_cues) if settings.modal_cues else None
+        nouns = "|".join(re.escape(noun) for noun in exhibits)
+        self.exhibit = re.compile(rf"\b(?:{nouns})\s+\d+(?:[.-]\d+)*", re.IGNORECASE) if nouns else None
 
     def _agrees(self, line: str, passage: str) -> str:
         """'' when `passage` and `line` agree on negation and modality, else what differs."""
@@ -232,7 +268,7 @@ class SupportCheck:
         for k, (text, ids) in enumerate(lines):
             cited = [chunks[c] for c in ids if c in chunks]
             passages = list(dict.fromkeys(p for c in ids for p in units.get(c, [])))
-            verdicts.append(self._one(text, cited, passages, line_v[k], ask_v, pool_v, index))
+            verdicts.append(self._one(text, cited, passages, line_v[k], (asks, ask_v), pool_v, index))
         return verdicts
 
     def _one(
@@ -241,11 +277,12 @@ class SupportCheck:
         cited: list[Chunk],
         passages: list[str],
         vector: np.ndarray,
-        ask_vectors: np.ndarray,
+        ask: tuple[list[str], np.ndarray],
         pool_vectors: np.ndarray,
         index: dict[str, int],
     ) -> Verdict:
         s = self.settings
+        asks, ask_vectors = ask
         whole = "\n".join(_said(c) for c in cited)
         if not ends_whole(text):
             return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
@@ -322,7 +359,91 @@ class SupportCheck:
                 scores[dropped[0]],
                 dropped[0],
             )
+        exhibit = self._exhibit_value(text, cited)
+        if exhibit is not None:
+            return Verdict(
+                False,
+                f"it states '{exhibit[0]}' without {exhibit[1]}, whose value the cited excerpt says it is",
+                scores[best],
+                best,
+            )
+        subject = next(((p, why) for p in steps if (why := self._subject(text, p))), None)
+        if subject is not None:
+            return Verdict(False, f"{subject[1]}: '{_short(subject[0])}'", scores[subject[0]], subject[0])
+        grafted = self._grafted(text, whole, asks)
+        if grafted:
+            return Verdict(False, f"it writes the prompt's words '{grafted}' into the excerpt's", scores[best], best)
         return Verdict(True, "", scores[best], best)
+
+    def _subject(self, line: str, passage: str) -> str:
+        """Why `line` says of another subject what `passage` says (rule 8), else ''. The line repeats a run of
+        `SUBJECT_RUN_WORDS` words of the passage, and before it, in its own clause, either lacks a name, identifier
+        or number the passage's clause puts there ("The `max-age` directive indicates that the client allows ..."
+        on "The `max-age=N` request directive indicates that ..."; 411's entry given 413's words), or opens on a
+        word the passage puts after its own first one, which the line lacks ("a client responds with a 401 ..." on
+        "The server responds to a client with a 401 ...")."""
+        line, passage = _LINK_TARGET.sub("]", line), _LINK_TARGET.sub("]", _LIST_MARK.sub("", passage))
+        mine, theirs = _worded(line), _worded(passage)
+        run = SequenceMatcher(None, [w for w, _ in mine], [w for w, _ in theirs], autojunk=False).find_longest_match()
+        if run.size < SUBJECT_RUN_WORDS or not run.a or not run.b:
+            return ""
+        before_mine = _clause_before(line, mine[run.a][1])
+        before_theirs = _clause_before(passage, theirs[run.b][1])
+        code = identifiers(before_theirs)
+        numbers = _NUMBER.findall(CODE_SPAN.sub(" ", before_theirs))
+        lacking = [n for n in code if n not in line] + [n for n in numbers if not _occurs(n, line, exact=False)]
+        if lacking:
+            return f"it says of another subject what the cited excerpt says of '{lacking[0]}'"
+        shared = [(mine[run.a][0], 0)]  # the run's first word follows both clauses
+        swapped = self._swapped(_worded(before_mine) + shared, _worded(before_theirs) + shared, line, passage)
+        if swapped[0]:
+            return f"it puts '{swapped[0]}' where the cited excerpt says '{swapped[1]}'"
+        return ""
+
+    def _swapped(
+        self, mine: list[tuple[str, int]], theirs: list[tuple[str, int]], line: str, passage: str
+    ) -> tuple[str, str]:
+        """The line's first content word and the passage's, when the line puts its own where the passage puts its
+        (the same word follows both), the passage's is nowhere in the line, and the line's is either one the
+        passage's clause puts after its own ("a client responds" on "The server responds to a client": the roles
+        turned around) or none the passage says ("The expiration timeout limits ..." on "The idle timeout limits
+        ...": another thing). A word the passage says elsewhere names its subject in its own words ("Password hashing
+        algorithms have been ..." on "Some modern hashing algorithms have been ... to securely store passwords")."""
+        words = [w for w, _ in mine], [w for w, _ in theirs]
+        at = [next((i for i, w in enumerate(found) if self.words(w)), -1) for found in words]
+        if min(at) < 0 or at[0] + 1 >= len(words[0]) or at[1] + 1 >= len(words[1]):
+            return ("", "")
+        own, other = words[0][at[0]], words[1][at[1]]
+        if own == other or words[0][at[0] + 1] != words[1][at[1] + 1] or self.words(other) & self.words(line):
+            return ("", "")
+        turned = own in words[1][at[1] + 1 :]
+        return (own, other) if turned or not self.words(own) & self.words(passage) else ("", "")
+
+    def _grafted(self, line: str, cited: str, asks: Sequence[str]) -> str:
+        """A run of `ASK_RUN_WORDS` words of `line`, one of them a content word, that a sentence of the ask holds
+        and the cited excerpt does not (rule 9): the ask's words written into the excerpt's make a sentence neither
+        says ("The API send instead of the wildcard to allow any site to access it ..." from "what should the API
+        send instead?" and "You can also configure a site to allow any site to access it ...")."""
+        said = {tuple(r) for r in _runs(_words(cited), ASK_RUN_WORDS)}
+        asked = {tuple(r) for a in asks for r in _runs(_words(a), ASK_RUN_WORDS)}
+        found = [r for r in _runs(_words(line), ASK_RUN_WORDS) if tuple(r) in asked - said and self.words(" ".join(r))]
+        return " ".join(found[0]) if found else ""
+
+    def _exhibit_value(self, line: str, cited: list[Chunk]) -> tuple[str, str] | None:
+        """A number of `line` that each cited sentence holding it gives as a numbered exhibit's value ("The `for`
+        loop in Listing 8-8 will add `50` to each element."), when the line names none of those exhibits (rule 7):
+        an example's value stated alone reads as a rule ("The `for` loop in Rust is used to add `50` ..."). Returns
+        the number and the exhibit."""
+        if self.exhibit is None:
+            return None
+        named = {e.lower() for e in self.exhibit.findall(line)}
+        sentences = [s for c in cited for s in _pieces(c)[0]]
+        for number in _NUMBER.findall(self.exhibit.sub(" ", line.replace("`", " "))):
+            holding = [s for s in sentences if number in _NUMBER.findall(self.exhibit.sub(" ", s.replace("`", " ")))]
+            exhibits = [self.exhibit.findall(s) for s in holding]
+            if holding and all(exhibits) and not named & {e.lower() for found in exhibits for e in found}:
+                return number, exhibits[0][0]
+        return None
 
     def _doer(self, line: str, passage: str) -> str:
         """The words `line` puts before a modal followed by `passage`'s opening words (rule 5), when they hold a

@@ -96,13 +96,16 @@ def corpus_fingerprint(suite: Suite) -> str:
     return digest.hexdigest()[:16]
 
 
-def support_check(services: Any) -> tuple[str, Support]:
+def support_check(services: Any, project: str) -> tuple[str, Support]:
     """How a condensed line is judged against the chunks it cites: its words are the chunk's (an extractive
     line), or else, when this version has it, A4's own support check (issue 36: a model's line against the
-    cited sentences) passes it. The report names which judge ran."""
+    cited sentences) passes it, built as the stage builds it (issue 40: the project's word rarity too, so no rule
+    of the stage is off in the judge). The report names which judge ran."""
+    from ragstream.stages.io import StageEnv
+
     try:
-        module = importlib.import_module("ragstream.condensing.support")
-        checker = module.SupportCheck(services.settings.condenser.support, services.embedder.embed_together)
+        module = importlib.import_module("ragstream.stages.a4")
+        checker = module.support_check(StageEnv(services=services, context=RunOptions(project=project)), project)
     except (ImportError, AttributeError):
         return "verbatim (the cited excerpt is shown and the line's words are in it)", verbatim_support
 
@@ -174,7 +177,7 @@ def run_suite(
         stats = session.workspace.ingest_docs(project, source=folder)
     else:
         stats = session.workspace.ingest_docs(project, source=suite.corpus)
-    name, check = support_check(services)
+    name, check = support_check(services, project)
     run = EvalRun(
         suite=suite.name,
         kind=suite.kind,

@@ -17,6 +17,7 @@ from ragstream.state import A4Report, Chunk, LLMOutcomes, Stage, SuperPrompt
 
 if TYPE_CHECKING:
     from ragstream.condensing.extractive import Evidence
+    from ragstream.condensing.support import SupportCheck
 
 SPEC = stage_spec(
     "a4",
@@ -109,27 +110,36 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
     return text, kept, report
 
 
-def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
-    """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's lines; the
-    extraction alone when none holds."""
-    from ragstream.condensing.condenser import addressed_to_reader, condense, extracted
+def support_check(env: StageEnv, project: str | None) -> SupportCheck:
+    """The check a model's condensed line must pass, with the project's rarity of its words and the offline
+    extraction's rule for a line that stands alone. Eval's judge builds it here too: a line it calls supported is
+    one this stage would have let through."""
     from ragstream.condensing.extractive import stands_alone
     from ragstream.condensing.support import SupportCheck
-    from ragstream.rendering.ask import normalized_ask
-    from ragstream.text.sentences import TYPED, split
 
-    services = env.services
-    project = env.context.project or sp.extras.project
+    settings = env.services.settings
 
     def weigh(text: str) -> dict[str, float]:
         return ask_rarity([text], env, project)[1]
 
-    check = SupportCheck(
-        services.settings.condenser.support,
-        services.embedder.embed_together,
+    return SupportCheck(
+        settings.condenser.support,
+        env.services.embedder.embed_together,
         weigh,
-        lambda text: stands_alone(text, services.settings.condenser),
+        lambda text: stands_alone(text, settings.condenser),
+        settings.condenser.exhibit_nouns,
     )
+
+
+def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
+    """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's lines; the
+    extraction alone when none holds."""
+    from ragstream.condensing.condenser import addressed_to_reader, condense, extracted
+    from ragstream.rendering.ask import normalized_ask
+    from ragstream.text.sentences import TYPED, split
+
+    services = env.services
+    check = support_check(env, env.context.project or sp.extras.project)
     lines, _, _ = extracted(
         ask.pieces,
         ask.selection,
