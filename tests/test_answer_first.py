@@ -452,3 +452,27 @@ def test_a_line_that_announces_a_list_comes_with_the_list(base: Settings) -> Non
     announcing = next(i for i, text in enumerate(texts) if text.startswith("You can take four actions"))
     assert texts[announcing + 1].startswith("Those powers include the ability to:"), texts
     assert "Implement an unchecked interface." in texts[announcing + 1] and len(lines) <= 3
+
+
+def test_a_lead_in_still_introduces_its_command_across_an_html_comment() -> None:
+    """The Rust book puts "<!-- manual-regeneration ... -->" between "... if you ran `cargo update`:" and the
+    session: a comment is never read, so the lead-in comes with the command, and the line shows no comment."""
+    doc = """# Updating a crate
+
+If the rand crate has released two new versions, you would see the following if
+you ran `cargo update`:
+
+<!-- manual-regeneration
+cd listings/ch02
+cargo update
+-->
+
+```console
+$ cargo update
+    Updating crates.io index
+```
+
+Cargo ignores the 0.999.0 release.
+"""
+    lead = next(s for s in sentences_of(one_chunk("ch02.md", doc)) if s.text.startswith("If the rand crate"))
+    assert lead.listed and "$ cargo update" in lead.text and "manual-regeneration" not in lead.text

@@ -95,6 +95,18 @@ def test_a_cue_inside_a_code_span_is_quoted_not_a_rule(settings: Settings) -> No
     assert classify("The file should be readable by the `app` user.", settings.condenser)[0] == "constraints"
 
 
+def test_cues_read_typographic_apostrophes_and_a_tag_quoting_angle_brackets_is_markup(settings: Settings) -> None:
+    """The Rust book writes "Let’s" and "can’t": narration and rules are the same with either apostrophe. Its
+    listing tags quote code (`MyBox<T>`) in an attribute: still one tag, no line."""
+    cfg = settings.condenser
+    assert not stands_alone("Let’s look at how the annotations restrict the `longest` function.", cfg)
+    assert classify("You can’t remove previous versions of a crate.", cfg)[0] == "constraints"
+    tag = '<Listing number="15-8" file-name="src/main.rs" caption="Defining a `MyBox<T>` type">'
+    assert [s.text for s in sentences_of(_chunk(f"# Deref\n\n{tag}\n\nWe define a struct named MyBox.\n"))] == [
+        "We define a struct named MyBox."
+    ]
+
+
 def test_a3_keeps_nothing_when_no_candidate_has_evidence(settings: Settings) -> None:
     """Absolute evidence: the best of a bad lot is still dropped (a ratio to the best would keep it)."""
     candidates = [

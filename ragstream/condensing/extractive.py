@@ -32,7 +32,7 @@ from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE
-from ragstream.text.phrases import phrase, unquoted
+from ragstream.text.phrases import as_typed, phrase, unquoted
 from ragstream.text.sentences import MARKDOWN, spans
 
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
@@ -60,7 +60,8 @@ _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{
 # that is one HTML or JSX tag, an image (or the end of its alt text), a sequence diagram's arrow.
 _MARKUP = re.compile(
     r"<!--|-->|^\s*(?:-{3,}|={3,}|~{3,}|\*{3,}|\^{3,})\s*$|^\s*\.\.\s|^\s*:[\w -]+:|^\s*\||^\s*(?:>>>|\$\s|\.\.\.\s)"
-    r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)|^\s*</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>\s*$"
+    r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)"
+    r'|^\s*</?[A-Za-z][\w-]*(?:\s(?:"[^"]*"|[^<>"])*)?/?>\s*$'
     r"|!\[|\]\([^)\s]+\.(?:svg|png|jpe?g|gif|webp)\)|-+>>|<<-+",
     re.MULTILINE,
 )
@@ -71,13 +72,16 @@ _LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
 # A fenced block of at most three short lines right after a lead-in: the command or setting it introduces
 # (a plain block, its info string a language name at most: a directive such as {eval-rst} is markup, and so
 # is a template's {{#include ...}}).
+# The line break after a lead-in, and the HTML comments before its block (the Rust book's "<!-- manual-regeneration
+# ... -->" before each session): a comment is never read, so the lead-in still introduces the block.
+_BLOCK_GAP = r"[ \t]*\n(?:[ \t]*\n)?(?:[ \t]*<!--[\s\S]*?-->[ \t]*\n(?:[ \t]*\n)?)*"
 _SHORT_CODE = re.compile(
-    r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(`{3,}|~{3,})[\w+.-]*[ \t]*\n"
+    _BLOCK_GAP + r"[ \t]*(`{3,}|~{3,})[\w+.-]*[ \t]*\n"
     r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,3}?[ \t]*\1[ \t]*(?=\n|$)"
 )
 # A longer block after a lead-in that opens with a shell prompt ("$ cargo test -- --show-output", then its
 # output): the command is what the lead-in introduces, so it comes with it (the output stays in the excerpt).
-_COMMAND_FIRST = re.compile(r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*\n[ \t]*[$>] [^\n]{1,120}(?=\n)")
+_COMMAND_FIRST = re.compile(_BLOCK_GAP + r"[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*\n[ \t]*[$>] [^\n]{1,120}(?=\n)")
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|<?https?://\S+>?")
 # A piece that is only a value in code ("> `X-Content-Type-Options: nosniff`"): the setting the sentence before
 # it recommends, so it goes with that sentence.
@@ -354,7 +358,7 @@ def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
 
 
 def _cue(sentence: str, cues: list[str]) -> str:
-    lowered = unquoted(sentence).lower()
+    lowered = as_typed(unquoted(sentence)).lower()
     return next((cue for cue in cues if phrase(cue).search(lowered)), "")
 
 

@@ -72,7 +72,7 @@ from ragstream.gate.coverage import _NAME
 from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import SupportSettings
 from ragstream.state import Chunk
-from ragstream.text.phrases import CODE_SPAN, any_phrase, unquoted
+from ragstream.text.phrases import CODE_SPAN, any_phrase, as_typed, unquoted
 from ragstream.text.sentences import MARKDOWN, split
 
 _IDENTIFIER = re.compile(
@@ -159,7 +159,7 @@ def _pieces(chunk: Chunk) -> tuple[list[str], list[str]]:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", _EMPHASIS.sub(" ", text.replace("\u2019", "'")).lower())
+    return re.findall(r"\w+", _EMPHASIS.sub(" ", as_typed(text)).lower())
 
 
 def _copied_cut(line: str, chunk: Chunk) -> str | None:
@@ -177,7 +177,7 @@ def _runs(words: list[str], size: int = CUT_RUN_WORDS) -> list[list[str]]:
 
 def _worded(text: str) -> list[tuple[str, int]]:
     """`_words` of the text, each with where it starts in the text (emphasis marks are blanked, not removed)."""
-    plain = _EMPHASIS.sub(lambda m: " " * len(m.group()), text.replace("\u2019", "'"))
+    plain = _EMPHASIS.sub(lambda m: " " * len(m.group()), as_typed(text))
     return [(m.group().lower(), m.start()) for m in re.finditer(r"\w+", plain)]
 
 
@@ -204,7 +204,7 @@ def _polar(text: str, cues: re.Pattern[str]) -> bool:
     """Whether `text` holds one of `cues`, outside code spans and hyphenated words ('no-cache' is a name), its
     Markdown emphasis read as words ("__Don't__ create a middleware" is negated) and a typographic apostrophe as
     the cues write it (an excerpt's "can’t" is "can't")."""
-    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", unquoted(text.replace("\u2019", "'"))))
+    plain = re.sub(r"\w+(?:-\w+)+", " ", _EMPHASIS.sub(" ", unquoted(as_typed(text))))
     return cues.search(plain) is not None
 
 

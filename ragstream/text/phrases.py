@@ -11,6 +11,12 @@ from collections.abc import Iterable
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
+def as_typed(text: str) -> str:
+    """Typographic apostrophes as typed ones: the cue lists write "let's" and "can't", documents often "let’s"
+    and "can’t" (the Rust book throughout)."""
+    return text.replace("\u2019", "'")
+
+
 def unquoted(text: str) -> str:
     """The text without its inline code spans: what a code span holds is quoted (a message, a name, a
     command), so a cue inside it ("`Should have been able to read the file`") is not the writer's."""
