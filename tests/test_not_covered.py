@@ -84,6 +84,21 @@ def test_the_missing_half_of_an_ask_is_named_on_code(corpora: dict[str, Settings
     assert any("Jaeger" in line for line in _section(sp, "Open issues")), sp.s_ctx_md
 
 
+def test_each_side_of_a_comparison_is_judged_and_only_the_missing_side_is_named(corpora: dict[str, Settings]) -> None:
+    """ "The difference between X and Y" asks about X and about Y: pages that treat only one side answer it in
+    part. attrs' docs treat validators and never Kafka: the validator pages are kept, and the Open issues name
+    the side they lack, not the whole question (before, the question as a whole kept nothing)."""
+    sp = _run(corpora["attrs"], "attrs", "What's the difference between validators and kafka consumer groups?")
+    assert sp.final_selection_ids, "the covered side keeps its evidence"
+    assert any("validator" in line.lower() for line in _section(sp, "Facts")), sp.s_ctx_md
+    assert _section(sp, "Open issues") == ["- The documents do not cover: kafka consumer groups"], sp.s_ctx_md
+    neither = _run(
+        corpora["attrs"], "attrs", "What's the difference between kafka consumer groups and raft leader leases?"
+    )
+    assert not neither.final_selection_ids
+    assert neither.extras.a3 is not None and len(neither.extras.a3.uncovered) == 1, neither.extras.a3.uncovered
+
+
 def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
     """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
     though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads

@@ -91,3 +91,16 @@ def test_a_sentence_asks_by_a_question_mark_or_a_configured_opener_only() -> Non
 def test_a_cue_phrase_matches_whole_words_only() -> None:
     assert phrase("S3").search("we use s3 daily") and not phrase("s3").search("aws3x")
     assert any_phrase(["you", "thank you"]).search("Thank you!").group(0) == "Thank you"
+
+
+def test_a_comparing_clause_names_its_two_sides() -> None:
+    from ragstream.text.asking import compared_sides
+
+    assert compared_sides("What's the difference between Box<T> and Rc<T>") == ["Box<T>", "Rc<T>"]
+    assert compared_sides("Compare JWT with server-side sessions for a mobile app") == ["JWT", "server-side sessions"]
+    assert compared_sides("How do I choose between cookies and local storage when users log in?") == [
+        "cookies",
+        "local storage",
+    ]
+    assert compared_sides("What is the difference between the two?") == []
+    assert compared_sides("How do I read and write files?") == []

@@ -9,7 +9,7 @@ from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
-from ragstream.text.asking import clauses
+from ragstream.text.asking import clauses, compared_sides
 
 # A word that leans on the rest of its sentence ("... and what can change before it is sent"): such a
 # clause is not named on its own as uncovered. The subject of a yes/no question ("..., and can it export
@@ -25,7 +25,8 @@ _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 
 def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) -> list[str]:
     """The asks of the task, one per clause (canonicalize.clauses): "How are X found, and how are Y ranked?"
-    is two asks, so a chunk answering either is evidence and an unanswered one can be named. A clause
+    is two asks, so a chunk answering either is evidence and an unanswered one can be named; a clause that
+    compares ("the difference between X and Y") is followed by each side, a topic of its own. A clause
     must name at least two content terms of its own; with `standalone`, also no word that leans on the
     rest of its sentence, and no sentence that leans on text the user gave beside it (the parts judged for
     coverage, named in Open issues: "What does it mean?" under a pasted error is no topic the documents
@@ -52,4 +53,10 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
         )
 
     found = clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
+    found = [
+        ask
+        for clause in found
+        for ask in [clause, *(side for side in compared_sides(clause) if stemmed_terms(side, settings.gate))]
+    ]
+    found = list(dict.fromkeys(found))
     return [clause for clause in found if not points_outside(clause)] if standalone else found

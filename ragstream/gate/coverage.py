@@ -10,6 +10,7 @@ from ragstream.gate.evidence import judge, stemmed_terms, word_share
 from ragstream.index.snapshot import Snapshot, bm25_tokens
 from ragstream.settings import GateSettings
 from ragstream.state import Chunk
+from ragstream.text.asking import compared_sides
 
 _NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
 
@@ -57,7 +58,8 @@ def uncovered_parts(
     reaches `gate.weak_evidence`, the band where the model's word decides: a clause the fenced excerpt
     answers is not named as uncovered beside it. Under that band the model's keep counts for nothing."""
     if not kept:
-        return [*parts, *(name for clause in leaning for name in absent_names(clause, settings, absent, parts))]
+        named = [name for clause in leaning for name in absent_names(clause, settings, absent, parts)]
+        return _compared_once([*parts, *named], parts)
     texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
     cosine = part_vectors @ kept_vectors.T
     banded = settings.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
@@ -73,7 +75,16 @@ def uncovered_parts(
         missing += absent_names(part, settings, absent, missing)
     for clause in leaning:
         missing += absent_names(clause, settings, absent, missing)
-    return missing
+    return _compared_once(missing, parts)
+
+
+def _compared_once(missing: list[str], parts: list[str]) -> list[str]:
+    """A comparing clause and its sides named once: the side the documents lack when they cover the other, the
+    clause alone when they cover neither."""
+    sides = {part: [side for side in compared_sides(part) if side in parts] for part in missing}
+    half = {part for part, found in sides.items() if any(side not in missing for side in found)}
+    whole = {side for part, found in sides.items() if part not in half for side in found}
+    return [part for part in missing if part not in half and part not in whole]
 
 
 def absent_names(text: str, settings: GateSettings, absent: set[str], named: list[str]) -> list[str]:

@@ -66,3 +66,23 @@ def clauses(
         parts = [sentence[bounds[i] : bounds[i + 1]].strip() for i in range(0, len(bounds), 2)]
         found += parts if len(parts) > 1 and all(substantive(p) for p in parts) else [sentence]
     return found
+
+
+# "the difference between X and Y", "compare X with Y": each side is a topic of its own, answered by pages
+# that treat only one of them (the Box chapter for "Box<T> and Rc<T>").
+_COMPARED = re.compile(
+    r"\b(?:between|compare|comparing)\s+(?P<a>[^,;?!]+?)\s+(?:and|with|to|vs\.?|versus)\s+(?P<b>[^,;?!]+?)"
+    r"\s*(?:[,;?!]|\.(?:\s|$)|$|\s+(?:and|or|but|for|when|if|in|on)\s)",
+    re.IGNORECASE,
+)
+MAX_SIDE_WORDS = 6
+
+
+def compared_sides(clause: str) -> list[str]:
+    """The two things a comparing clause compares ("Box<T>", "Rc<T>"), each at most a few words; none when the
+    clause compares nothing."""
+    found = _COMPARED.search(clause)
+    if found is None:
+        return []
+    sides = [found.group("a").strip(), found.group("b").strip()]
+    return sides if all(0 < len(side.split()) <= MAX_SIDE_WORDS for side in sides) else []
