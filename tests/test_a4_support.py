@@ -592,7 +592,18 @@ def test_a_line_writing_the_asks_words_into_the_excerpts_fails(check: SupportChe
     ]
     found = check.check([(x, ["w.md@0000000000#0"]) for x in lines], given, [ask])
     assert not found[0].supported and "the prompt's words 'the api send instead'" in found[0].reason, found[0].reason
-    assert found[1].supported and found[2].supported, [v.reason for v in found]
+    assert all(v.supported for v in found[1:]), [v.reason for v in found]
+    # a name written as the ask writes it is no run of the ask's words (mdn-http c04: "Cache-Control: no-store")
+    store = {
+        "s.md@0000000000#0": one_chunk(
+            "s.md",
+            "The `no-store` directive prevents a response from being stored. "
+            "It is sent in the `Cache-Control` header.\n",
+        )
+    }
+    named = "Cache-Control: no-store prevents a response from being stored."
+    (verdict,) = check.check([(named, ["s.md@0000000000#0"])], store, ["What does Cache-Control: no-store do?"])
+    assert verdict.supported, verdict.reason
 
 
 def test_a4_withholds_a_swapped_doer_and_an_exhibits_value_over_http(tmp_path: Path) -> None:

@@ -96,6 +96,8 @@ SUBJECT_RUN_WORDS = 5
 # A line holding this many words in a row of the ask that its excerpt lacks writes the ask into the excerpt (rule 9).
 ASK_RUN_WORDS = 4
 _THAT = re.compile(r"^(.*?)\bthat\s+(.*)$", re.DOTALL)  # a main clause, and the clause it reports (rule 6)
+# A code span or a name with inner punctuation (Cache-Control, no-store): rule 9 reads no run across one
+_NAMED = re.compile(r"`[^`\n]*`|\w+(?:[-./:]\w+)+")
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")  # a Markdown link's target: where it points, not what it names
 _LIST_MARK = re.compile(r"^\W*\d+[.)]\s+")  # "5. Store ...": the step's number opens no instruction
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
@@ -423,10 +425,13 @@ class SupportCheck:
         """A run of `ASK_RUN_WORDS` words of `line`, one of them a content word, that a sentence of the ask holds
         and the cited excerpt does not (rule 9): the ask's words written into the excerpt's make a sentence neither
         says ("The API send instead of the wildcard to allow any site to access it ..." from "what should the API
-        send instead?" and "You can also configure a site to allow any site to access it ...")."""
+        send instead?" and "You can also configure a site to allow any site to access it ..."). A name the line
+        writes as the ask does ("Cache-Control: no-store") is no run of the ask's words: rule 2 holds it to the
+        excerpt's names."""
         said = {tuple(r) for r in _runs(_words(cited), ASK_RUN_WORDS)}
         asked = {tuple(r) for a in asks for r in _runs(_words(a), ASK_RUN_WORDS)}
-        found = [r for r in _runs(_words(line), ASK_RUN_WORDS) if tuple(r) in asked - said and self.words(" ".join(r))]
+        mine = [r for part in _NAMED.split(line) for r in _runs(_words(part), ASK_RUN_WORDS)]
+        found = [r for r in mine if tuple(r) in asked - said and self.words(" ".join(r))]
         return " ".join(found[0]) if found else ""
 
     def _exhibit_value(self, line: str, cited: list[Chunk]) -> tuple[str, str] | None:
