@@ -667,3 +667,29 @@ def test_evals_judge_is_the_stages_check_with_the_projects_word_rarity(tmp_path:
     assert "A4's support check" in name
     assert not doer and "it makes 'the user' the doer" in ok
     assert fair
+
+
+SHARED = """# Sharing state
+
+Recall the thread-safe smart pointers: to share ownership across multiple threads and allow the threads to mutate
+the value, we need to use `Arc<Mutex<T>>`. The `Mutex` will ensure that only one `Worker` gets a job at a time.
+The `max-age=N` request directive indicates that the client allows a stored response. A `max-age` of `0` forbids it.
+"""
+
+
+def test_a_name_the_excerpt_holds_only_inside_a_longer_one_fails(check: SupportCheck) -> None:
+    """Issue 40 (rust-book c05): "Mutex<T> is a type that is safe to share ownership across multiple threads ..."
+    passed because "Mutex<T>" occurs in `Arc<Mutex<T>>`, which the excerpt says it of; a name it also holds on its
+    own (`max-age` beside `max-age=N`) stands."""
+    given = {"m.md@0000000000#0": one_chunk("m.md", SHARED)}
+    lines = [
+        "Mutex<T> is a type that is safe to share ownership across multiple threads and allows the threads to "
+        "mutate the value.",
+        "To share ownership across multiple threads and allow the threads to mutate the value, we need to use "
+        "`Arc<Mutex<T>>`.",
+        "A `max-age` of `0` forbids it.",
+    ]
+    found = check.check([(x, ["m.md@0000000000#0"]) for x in lines], given, ["How do threads share a value?"])
+    assert not found[0].supported, found[0]
+    assert "holds only inside 'Arc<Mutex<T>>'" in found[0].reason, found[0].reason
+    assert found[1].supported and found[2].supported, [v.reason for v in found]

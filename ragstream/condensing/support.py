@@ -12,7 +12,9 @@ is checked against the sentences of the chunks it cites, in this order:
    `support.restates_prompt` and beats its best cited sentence;
 2. every name, identifier and number it holds occurs in a cited chunk: identifiers (code spans,
    flags, dotted or snake_case names, CamelCase) verbatim, names (a capitalized word inside the
-   sentence) and numbers as words; and the content words no cited chunk holds carry at most
+   sentence) and numbers as words; an identifier or generic type the excerpt holds only inside a longer one is
+   not the excerpt's ("Mutex<T> is a type that is safe to share ownership across multiple threads ..." where the
+   excerpt says it of `Arc<Mutex<T>>`); and the content words no cited chunk holds carry at most
    `support.max_new_words` of its word weight (each word weighed by its rarity in the project), counted
    from `support.min_new_words` of them. "Session ID guessing and brute force detection should be
    implemented to minimize ..." on a sentence that says expiration timeouts minimize it, "... and it is
@@ -83,6 +85,8 @@ _IDENTIFIER = re.compile(
     r"|[A-Z]\w*[a-z]\w*[A-Z]\w*)"  # CamelCase with an inner capital
     r"(?![\w-])"
 )
+# A generic type written without a code span (Mutex<T>, Arc<Mutex<T>>): a name the excerpt must hold on its own
+_GENERIC = re.compile(r"(?<![\w<])[A-Za-z_]\w*<[^<>\s`]*(?:<[^<>\s`]*>[^<>\s`]*)*>")
 _CLAUSE = re.compile(r"[,;:]\s+")
 MIN_CLAUSE_WORDS = 4
 # A line sharing this many words in a row with a sentence a chunk's edge cuts copies that sentence: "The third rule
@@ -130,6 +134,20 @@ def names(line: str) -> list[str]:
     plain = unquoted(line)
     found = [re.sub(r"'s$", "", n) for n in _NAME.findall(plain)]
     return list(dict.fromkeys(found + _NUMBER.findall(plain)))
+
+
+def _only_inside(name: str, text: str) -> str:
+    """The longer name that holds `name` wherever `text` has it ("Arc<Mutex<T>>" for "Mutex<T>", "max-age=N" for
+    "max-age"), or '' when `text` has it on its own somewhere: the line names a part of what the excerpt names."""
+    plain = _EMPHASIS.sub(" ", text)
+    longer = []
+    for found in re.finditer(re.escape(name), plain):
+        before, after = plain[: found.start()], plain[found.end() :]
+        if not re.search(r"[\w<-]$", before) and not re.match(r"[\w>=-]", after):
+            return ""
+        start = len(before) - len(re.findall(r"[^\s`]*$", before)[0])
+        longer.append(plain[start : found.end() + len(re.findall(r"^[^\s`]*", after)[0])].rstrip(".,;:"))
+    return longer[0] if longer else ""
 
 
 def _occurs(word: str, text: str, exact: bool) -> bool:
@@ -306,6 +324,15 @@ class SupportCheck:
         if missing:
             quoted = ", ".join(f"'{w}'" for w in missing)
             return Verdict(False, f"names {quoted}, which the cited excerpt does not contain", scores[best], best)
+        named = [*code, *_GENERIC.findall(unquoted(text))]
+        inside = next(((w, longer) for w in named if (longer := _only_inside(w, whole))), None)
+        if inside is not None:
+            return Verdict(
+                False,
+                f"names '{inside[0]}', which the cited excerpt holds only inside '{inside[1]}'",
+                scores[best],
+                best,
+            )
         new, share = self._new_words(text, whole)
         if share > s.max_new_words and len(new) >= s.min_new_words:
             quoted = ", ".join(f"'{w}'" for w in new)
