@@ -277,6 +277,32 @@ def test_a4_the_offline_lines_stand_beside_the_models(openai_on_indexed) -> None
     assert not any(line.startswith(again) for line in report.unsupported_lines), report.reasons
 
 
+def test_a4_an_offline_line_on_an_excerpt_the_model_was_not_given_still_stands(openai_on_indexed) -> None:
+    """The extraction and the model call fit A4's budget each with its own reserve, so they may read one chunk
+    apart (OWASP c03 lost two offline lines on the model path). Every offline line stands, and the chunk it
+    cites stays in the selection, so the prompt shows it: never worse than offline."""
+    from ragstream.condensing.condenser import condense
+    from ragstream.condensing.support import SupportCheck
+    from ragstream.retrieval.factory import build_searcher
+
+    server, settings = openai_on_indexed()
+    services = Services(settings)
+    first, second = build_searcher(settings, "demo").snapshot().chunks[:2]
+    tight = services.budget.count("ask") + services.budget.count(first.text) + 1
+    services.budget.ceilings = {**services.budget.ceilings, "a4": tight}
+    server.responder = lambda request: json.dumps(
+        {"facts": [f"{first.text.split('.')[0]}. [{first.id}]"], "constraints": [], "open_issues": []}
+    )
+    standing = [("facts", "A sentence the extraction took from the second chunk.", [second.id])]
+    check = SupportCheck(settings.condenser.support, services.embedder.embed_together)
+    text, kept, report = condense(
+        "ask", [first, second], services.runner, services.budget, lambda why: pytest.fail(why), check, standing=standing
+    )
+    assert report.dropped_for_budget == [second.id], "the model was given the first chunk only"
+    assert f"- A sentence the extraction took from the second chunk. [{second.id}]" in text.splitlines()
+    assert kept == [first.id, second.id]
+
+
 def test_a4_is_not_called_without_excerpts(openai_on_indexed) -> None:
     from ragstream.condensing.condenser import condense
     from ragstream.condensing.support import SupportCheck

@@ -122,13 +122,14 @@ def _sort_in(
 def beside(
     standing: Sequence[tuple[str, str, list[str]]],
     sections: dict[str, list[tuple[str, list[str]]]],
-    kept: set[str],
     words: Callable[[str], set[str]],
 ) -> tuple[dict[str, list[tuple[str, list[str]]]], int]:
     """The `standing` lines (section, text, cited ids) first in their sections, then the model's lines that
-    say something a standing line does not (a line whose words are all one standing line's says it again); a
-    standing line citing an excerpt the model was not given is left out. Also how many lines stood."""
-    stood = [(key, text, ids) for key, text, ids in standing if set(ids) <= kept]
+    say something a standing line does not (a line whose words are all one standing line's says it again).
+    Every standing line stands, also one citing an excerpt the model was not given (the extraction's budget
+    reserves the ask's pieces, the model call the ask, so the two may read one chunk apart): the model's
+    prompt is never without a line the offline prompt has. Also how many lines stood."""
+    stood = list(standing)
     merged: dict[str, list[tuple[str, list[str]]]] = {}
     for key, text, ids in stood:
         merged.setdefault(key, []).append((text, ids))
@@ -207,7 +208,7 @@ def condense(
             "used offline extraction"
         )
         return text, ids, report.model_copy(update={"unsupported_lines": unsupported, "reasons": reasons})
-    sections, stood = beside(standing, sections, {c.id for c in kept}, check.words)
+    sections, stood = beside(standing, sections, check.words)
     outcomes = LLMOutcomes.of([call])
     if stood:
         outcomes.notes.append(f"{stood} lines of the offline extraction stand beside the model's")
@@ -222,7 +223,10 @@ def condense(
         uncovered=list(uncovered),
         llm=outcomes,
     )
-    return render_sctx(sections, uncovered), [c.id for c in kept], report
+    ids = [c.id for c in kept]
+    standing_ids = {cid for _, _, found in standing for cid in found}
+    ids += [c.id for c in selection if c.id in standing_ids and c.id not in ids]
+    return render_sctx(sections, uncovered), ids, report
 
 
 def within_share(
