@@ -57,6 +57,28 @@ def test_task_present_rule(settings: Settings, chunker: Chunker) -> None:
     assert sp.body.user_prompt == "P"
 
 
+def test_a_question_after_another_sections_list_is_the_ask(settings: Settings, chunker: Chunker) -> None:
+    """A "## Constraints" list, then a blank line and the user's question: Markdown keeps the question under the
+    header, but it is no constraint: it joins the task (or is the task, when nothing else asks), where the stages
+    look for the ask and the prompt shows it. A question inside a section's prose stays where it is."""
+    prompt = (
+        "I'm writing a log scanner in Rust.\n\n## Constraints\n- Standard library only.\n- Exit non-zero on errors."
+        "\n\nHow should I read the environment variable, and how should I print errors?"
+    )
+    sp = _run(prompt, settings, chunker)
+    question = "How should I read the environment variable, and how should I print errors?"
+    assert sp.body.task == question and sp.body.user_prompt == "I'm writing a log scanner in Rust."
+    assert sp.body.constraints == "- Standard library only.\n- Exit non-zero on errors."
+    asking = _run(
+        f"I need two things I cannot do yet.\n\n## Constraints\n- Standard library only.\n\n{question}",
+        settings,
+        chunker,
+    )
+    assert asking.body.task == asking.body.user_prompt == f"I need two things I cannot do yet.\n\n{question}"
+    kept = _run("# Task\nExplain RRF.\n\n# Context\nWe fuse two lists. Why fuse at all?", settings, chunker)
+    assert kept.body.context == "We fuse two lists. Why fuse at all?" and kept.body.task == "Explain RRF."
+
+
 def test_task_from_user_prompt(settings: Settings, chunker: Chunker) -> None:
     sp = _run("# Context\nC\n# User prompt\nwhat is RRF?", settings, chunker)
     assert sp.preprocessing.task_rule == "FROM_USER_PROMPT"

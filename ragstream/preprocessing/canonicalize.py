@@ -210,18 +210,50 @@ def section_text(prompt: str, parsed: ParsedPrompt, entry: CanonEntry) -> str:
 
 
 def body_fields(prompt: str, parsed: ParsedPrompt, canon: Canonicalized) -> dict[str, str]:
-    """Canonical body fields; repeated sections of one canon are joined with a blank line."""
+    """Canonical body fields; repeated sections of one canon are joined with a blank line. A question the user
+    wrote after the list of another section (a "## Constraints" list, then "How should I ...?") is the ask, not
+    an item: it joins the task (or is the task, when its section was taken for the task only because of it),
+    where the stages look for what is asked and the prompt shows it; the list stays its section's."""
     fields: dict[str, list[str]] = {}
+    asked: dict[int, str] = {}  # section index: the question after its list
     for e in canon.entries:
         text = section_text(prompt, parsed, e)
+        if canon.task_section is not None and e.canon not in (None, "TASK", "USER_PROMPT"):
+            text, question = _trailing_question(text)
+            if question:
+                asked[e.section_index] = question
         if e.canon is not None and text:
             fields.setdefault(e.canon.lower(), []).append(text)
     joined = {k: "\n\n".join(v) for k, v in fields.items()}
     if canon.task_section is not None and "task" not in joined:
-        task_text = section_text(prompt, parsed, canon.entries[canon.task_section])
+        task_text = (
+            "" if canon.task_section in asked else section_text(prompt, parsed, canon.entries[canon.task_section])
+        )
         if task_text:
             joined["task"] = task_text
+    if asked:
+        task_canon = canon.entries[canon.task_section].canon if canon.task_section is not None else None
+        same = (task_canon or "task").lower() if task_canon in (None, "TASK", "USER_PROMPT") else "task"
+        for field in {"task", same}:  # the task's own section too, when the task is its text
+            joined[field] = "\n\n".join([joined.get(field, ""), *asked.values()]).strip()
     return joined
+
+
+_LIST_ITEM_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\S")
+
+
+def _trailing_question(text: str) -> tuple[str, str]:
+    """(the section's text, the question after its list): a last paragraph of questions only, after a list,
+    is no item of that list but what the user asks; ("text", "") when there is none."""
+    head, sep, last = text.rstrip().rpartition("\n\n")
+    if not sep or "\n" in last.strip():
+        return text, ""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", last.strip()) if s]
+    if not sentences or not all(s.endswith("?") for s in sentences):
+        return text, ""
+    if not _LIST_ITEM_LINE.match(head.rstrip().rsplit("\n", 1)[-1]):
+        return text, ""
+    return head.rstrip(), last.strip()
 
 
 def source_spans(canon: Canonicalized) -> dict[str, list[Span]]:
