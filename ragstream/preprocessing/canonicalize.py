@@ -244,7 +244,7 @@ _LIST_ITEM_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\S")
 
 def _trailing_question(text: str) -> tuple[str, str]:
     """(the section's text, the question after its list): a last paragraph of questions only, after a list,
-    is no item of that list but what the user asks; ("text", "") when there is none."""
+    is no item of that list but what the user asks; (text, "") when there is none."""
     head, sep, last = text.rstrip().rpartition("\n\n")
     if not sep or "\n" in last.strip():
         return text, ""
