@@ -117,6 +117,8 @@ def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answe
         ("I keep getting this:\n\n```\nerror: run 7f3a is locked\n```\n\nWhat does it mean?", []),
         ("let v = vec![1]; v.iter().map(f);\n\nExplain why nothing gets printed here.", []),
         ("We can cache with no-store or with private, max-age=0.\n\nWhich one should I put on the account page?", []),
+        ("The reranker and the gate score chunks.\n\nDon’t they both score chunks?", []),
+        ("The reranker and the gate score chunks.\n\nDoesn't it decide alone?", []),
         (
             "How do I generate Python stubs from a .proto file and serve them with a grpcio server?",
             ["How do I generate Python stubs from a .proto file and serve them with a grpcio server?"],
