@@ -22,7 +22,7 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
-from ragstream.state import Span, SuperPrompt
+from ragstream.state import A4Report, Span, SuperPrompt
 from tests.helpers import one_chunk
 from tests.openai_server import FakeOpenAIServer, schema_responder
 from tests.test_weak_model import WeakModel, agent_of, given_ids, run_to
@@ -280,8 +280,7 @@ def test_a4_withholds_a_models_unsupported_lines_with_the_reason_and_keeps_the_s
     report = sp.extras.a4
     assert report.agent == "A4/v1"
     for line, why in UNSUPPORTED.items():
-        (listed,) = [u for u in report.unsupported_lines if u.startswith(line)]
-        assert why in report.reasons[listed], (line, report.reasons[listed])
+        assert why in withheld_for(report, line), (line, report.reasons)
         assert line not in sp.s_ctx_md
     for line in SUPPORTED:  # kept, or left out as said already by an offline line beside them (issue 40)
         assert not any(u.startswith(line) for u in report.unsupported_lines), report.reasons
@@ -319,6 +318,12 @@ When you _do_ want to update a crate, Cargo provides the command `update`, which
 file and figure out all the latest versions that fit your specifications in _Cargo.toml_.
 """
 CARGO_ASK = "How do I bring rand definitions into scope, and how do I get a newer rand than my Cargo.lock file has?"
+
+
+def withheld_for(report: A4Report, line: str) -> str:
+    """The reason A4 gives for withholding `line`: it must be listed once among the unsupported lines."""
+    (listed,) = [u for u in report.unsupported_lines if u.startswith(line)]
+    return report.reasons[listed]
 
 
 def run_with_a4(data: Path, a4: Callable[[dict[str, Any]], str], ask: str) -> SuperPrompt:
@@ -359,8 +364,7 @@ def test_words_only_an_html_comment_holds_support_nothing_and_a_name_in_emphasis
     sp = run_with_a4(data, a4, f"# Task\n{CARGO_ASK}")
     report = sp.extras.a4
     assert report.agent == "A4/v1"
-    (listed,) = [u for u in report.unsupported_lines if u.startswith(made_up)]
-    assert "'updat'" in report.reasons[listed] and made_up not in sp.s_ctx_md
+    assert "'updat'" in withheld_for(report, made_up) and made_up not in sp.s_ctx_md
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
 
 
@@ -403,12 +407,9 @@ def test_a_line_closer_to_a_sentence_it_turns_around_than_to_those_naming_its_id
     sp = run_with_a4(data, a4, ask)
     report = sp.extras.a4
     assert report.agent == "A4/v1"
-    (listed,) = [u for u in report.unsupported_lines if u.startswith(turned)]
-    assert "its modality differs" in report.reasons[listed] and turned not in sp.s_ctx_md
-    (listed,) = [u for u in report.unsupported_lines if u.startswith(cut)]
-    assert "cut off" in report.reasons[listed]
-    (listed,) = [u for u in report.unsupported_lines if u.startswith(dangling)]
-    assert "does not stand alone" in report.reasons[listed]
+    assert "its modality differs" in withheld_for(report, turned) and turned not in sp.s_ctx_md
+    assert "cut off" in withheld_for(report, cut)
+    assert "does not stand alone" in withheld_for(report, dangling)
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
 
 
@@ -631,10 +632,8 @@ def test_a4_withholds_a_swapped_doer_and_an_exhibits_value_over_http(tmp_path: P
     sp = run_with_a4(data, a4, ask)
     report = sp.extras.a4
     assert report.agent == "A4/v1"
-    (listed,) = [u for u in report.unsupported_lines if u.startswith(swapped)]
-    assert "it puts 'client' where" in report.reasons[listed] and swapped not in sp.s_ctx_md
-    (listed,) = [u for u in report.unsupported_lines if u.startswith(value)]
-    assert "without Listing 8-8" in report.reasons[listed] and value not in sp.s_ctx_md
+    assert "it puts 'client' where" in withheld_for(report, swapped) and swapped not in sp.s_ctx_md
+    assert "without Listing 8-8" in withheld_for(report, value) and value not in sp.s_ctx_md
     assert not any(u.startswith(fair) for u in report.unsupported_lines), report.reasons
 
 
