@@ -158,6 +158,10 @@ class GateSettings(BaseModel):
     # A dropped candidate is kept when a kept chunk names its file in words this close (cosine) to the ask.
     min_reference_similarity: float = Field(ge=-1.0, le=1.0)
     function_words: list[str] = Field(default_factory=list)  # not evidence of shared content
+    # Words that name no topic of their own: the work asked of the user's material ("review", "fix", "a corrected
+    # version"), counts, generic nouns. Evidence like any word, but an ask naming nothing else is about the
+    # user's own text and is not named as a topic the documents lack.
+    generic_words: list[str] = Field(default_factory=list)
     # Calibration against the corpus (gate/calibration.calibrated): the off-topic questions (a file in
     # config/), the hits of each judged, and how far above their evidence (robust spreads) a chunk must be.
     off_topic_questions: str = "a3_off_topic.json"

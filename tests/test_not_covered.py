@@ -119,6 +119,17 @@ def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answe
         ("We can cache with no-store or with private, max-age=0.\n\nWhich one should I put on the account page?", []),
         ("The reranker and the gate score chunks.\n\nDon’t they both score chunks?", []),
         ("The reranker and the gate score chunks.\n\nDoesn't it decide alone?", []),
+        ("Our deploy file:\n\n```yaml\nreplicas: 1\n```\n\nWhat would you fix before it goes live?", []),
+        ("Two scripts follow.\n\n```sh\nrm -rf $D\n```\n\nPlease check both and send a tidier version of each.", []),
+        ("let v = vec![1]; v.iter().map(f);\n\nExplain why nothing gets printed here and show the simplest fix.", []),
+        (
+            "There are three things I can't work out yet.\n\nHow do I rotate the signing keys?",
+            ["How do I rotate the signing keys?"],
+        ),
+        (
+            "How do I fix a Kerberos ticket that keeps expiring?",
+            ["How do I fix a Kerberos ticket that keeps expiring?"],
+        ),
         (
             "How do I generate Python stubs from a .proto file and serve them with a grpcio server?",
             ["How do I generate Python stubs from a .proto file and serve them with a grpcio server?"],
@@ -129,6 +140,8 @@ def test_a_question_about_text_the_user_gave_is_not_judged_alone_but_a_whole_ask
     settings: Settings, prompt: str, judged: list[str]
 ) -> None:
     """ "What does it mean?" under a pasted error asks about the user's own text, not a topic the documents
-    could lack, so it is never named as uncovered; a sentence that names its subject before leaning on it
-    ("... stubs ... serve them") is an ask of its own."""
+    could lack, so it is never named as uncovered; nor is an ask naming only the work asked of it ("what would
+    you fix", "check both", "the simplest fix" beside "here", "three things"). A sentence that names its subject
+    before leaning on it ("... stubs ... serve them") or a topic beside the work ("fix a Kerberos ticket") is
+    an ask of its own."""
     assert asking_parts(preprocessed(prompt, settings), settings, standalone=True) == judged

@@ -107,6 +107,16 @@ def test_cues_read_typographic_apostrophes_and_a_tag_quoting_angle_brackets_is_m
     ]
 
 
+def test_a_sentence_that_states_something_before_it_turns_to_narrate_is_a_line(settings: Settings) -> None:
+    """ "The standard library provides the `eprintln!` macro ..., so let’s change ..." answers where errors
+    go: the narration comes after a clause that states something. An opening phrase states nothing."""
+    cfg = settings.condenser
+    stated = "The logging module provides a `journal` handler that writes to systemd, so let’s switch both calls to it."
+    assert stands_alone(stated, cfg)
+    assert not stands_alone("As an example of where a handler fits, let’s look at the `journal` handler.", cfg)
+    assert not stands_alone("Let’s switch both calls to the `journal` handler.", cfg)
+
+
 def test_a3_keeps_nothing_when_no_candidate_has_evidence(settings: Settings) -> None:
     """Absolute evidence: the best of a bad lot is still dropped (a ratio to the best would keep it)."""
     candidates = [

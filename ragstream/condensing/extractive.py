@@ -385,13 +385,31 @@ def points_at_exhibit(sentence: str, settings: CondenserSettings) -> bool:
     return bool(nouns) and bool(re.match(rf"\W*(?:(?:in|as in|see)\s+)?(?:{nouns})\s+\d[\w.-]*", sentence, re.I))
 
 
+# A clause that states something before the sentence turns to narrate ("The standard library provides the
+# `eprintln!` macro that prints to the standard error stream, so let's change ..."): at least six words,
+# then a comma or semicolon and a joining word right before the narration cue. An opening phrase ("As an
+# example of ..., let's look at ...") states nothing: the sentence narrates.
+_STATED_FIRST = re.compile(r"^\W*(?:\S+\s+){5,}\S*[,;]\s*(?:so|and|but|then)\s+$")
+
+
+def narrates(sentence: str, settings: CondenserSettings) -> bool:
+    """The sentence is about the text's own course ("Let's look at ...", "In this chapter, ..."), not its
+    subject: a narration cue, unless a clause stating something comes before it."""
+    lowered = as_typed(unquoted(sentence)).lower()
+    for cue in settings.narration_cues:
+        found = phrase(cue).search(lowered)
+        if found and not _STATED_FIRST.match(lowered[: found.start()]):
+            return True
+    return False
+
+
 def stands_alone(sentence: str, settings: CondenserSettings) -> bool:
     """Content about the subject: not narration or a cross-reference, not leaning on what came before."""
     opening = re.match(r"\W*([A-Za-z]+)", sentence)
     first = opening.group(1).lower() if opening else ""
     return (
         first not in settings.dangling_openers
-        and not _cue(sentence, settings.narration_cues)
+        and not narrates(sentence, settings)
         and not points_at_exhibit(sentence, settings)
     )
 
@@ -526,7 +544,7 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
             and before.end <= s.start
             and not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", s.chunk.text[before.end : s.start])
             and stands_alone(before.text, settings)
-            and not _cue(s.text, settings.narration_cues)
+            and not narrates(s.text, settings)
         ):
             kept.append(Sentence(s.chunk, before.start, s.end))
     return kept

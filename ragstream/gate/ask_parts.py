@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ragstream.gate.evidence import stemmed_terms
+from ragstream.gate.evidence import stemmed_terms, topic_terms
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import Settings
@@ -15,9 +15,13 @@ from ragstream.text.asking import clauses, compared_sides
 # clause is not named on its own as uncovered. The subject of a yes/no question ("..., and can it export
 # the prompt to PDF?") is the sentence's own subject: the rest of that clause is an ask of its own. A whole
 # sentence leans on text the user gave beside it when it points there ("why nothing gets printed here") or
-# names nothing before its back-reference ("What does it mean?" under a pasted error).
+# names nothing but the work asked before its back-reference ("What does it mean?" under a pasted error, "What
+# should we change before it ships?" under a pasted file). "both" and "each" stand for what the user gave when
+# nothing follows them ("review both and give me a corrected version of each").
 _BACK_REFERENCE = re.compile(
-    r"\b(?:it|its|they|them|their|this|these|those|(?:which|that|either|neither|the other)\s+one)\b", re.IGNORECASE
+    r"\b(?:it|its|they|them|their|this|these|those|(?:which|that|either|neither|the other)\s+one"
+    r"|(?:both|each)(?=\s*(?:[.,;:?!)]|$|\s(?:and|or)\b)))\b",
+    re.IGNORECASE,
 )
 _DEICTIC = re.compile(r"\b(?:here|above|below)\b", re.IGNORECASE)
 _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
@@ -27,15 +31,18 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     """The asks of the task, one per clause (canonicalize.clauses): "How are X found, and how are Y ranked?"
     is two asks, so a chunk answering either is evidence and an unanswered one can be named; a clause that
     compares ("the difference between X and Y") is followed by each side, a topic of its own. A clause
-    must name at least two content terms of its own; with `standalone`, also no word that leans on the
-    rest of its sentence, and no sentence that leans on text the user gave beside it (the parts judged for
-    coverage, named in Open issues: "What does it mean?" under a pasted error is no topic the documents
-    could lack). The task when none asks."""
+    must name at least two content terms of its own; with `standalone`, two that name a topic (`topic_terms`)
+    and no word that leans on the rest of its sentence, and no sentence may lean on text the user gave beside
+    it or name no topic at all (the parts judged for coverage, named in Open issues: "What does it mean?"
+    under a pasted error, or "Please review both", is no topic the documents could lack). The task when none
+    asks."""
     task = sp.body.task or normalized_ask(sp)
     schema = load_prompt_schema(settings.prompt_schema_path)
 
     def substantive(clause: str) -> bool:
-        return len(stemmed_terms(clause, settings.gate)) >= 2 and not (standalone and leans(clause))
+        if standalone:
+            return len(topic_terms(clause, settings.gate)) >= 2 and not leans(clause)
+        return len(stemmed_terms(clause, settings.gate)) >= 2
 
     def own(clause: str) -> str:
         """The clause without the subject of its yes/no question."""
@@ -49,7 +56,7 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
         rest = own(clause)
         back = _BACK_REFERENCE.search(rest)
         return bool(_DEICTIC.search(rest)) or (
-            back is not None and not stemmed_terms(rest[: back.start()], settings.gate)
+            back is not None and not topic_terms(rest[: back.start()], settings.gate)
         )
 
     found = clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
@@ -59,4 +66,6 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
         for ask in [clause, *(side for side in compared_sides(clause) if stemmed_terms(side, settings.gate))]
     ]
     found = list(dict.fromkeys(found))
-    return [clause for clause in found if not points_outside(clause)] if standalone else found
+    if not standalone:
+        return found
+    return [clause for clause in found if topic_terms(clause, settings.gate) and not points_outside(clause)]

@@ -19,6 +19,12 @@ def stemmed_terms(text: str, settings: GateSettings) -> set[str]:
     return set(bm25_tokens([text])[0]) - _function_stems(tuple(settings.function_words))
 
 
+def topic_terms(text: str, settings: GateSettings) -> set[str]:
+    """The content terms that name a topic: without the generic words ("fix", "a corrected version", "two").
+    An ask left with none asks for work on the user's own text, not about something the documents could lack."""
+    return stemmed_terms(text, settings) - _function_stems(tuple(settings.generic_words))
+
+
 @functools.lru_cache(maxsize=8)
 def _function_stems(words: tuple[str, ...]) -> frozenset[str]:
     """The configured function words as BM25 stems (tokenized once per configuration, not per term set)."""
