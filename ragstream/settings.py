@@ -182,11 +182,15 @@ class SupportSettings(BaseModel):
     max_new_words: float = Field(default=1.0, ge=0.0, le=1.0)
     # the count of new words from which that share applies (fewer may be a synonym or another form: kept/keeps)
     min_new_words: int = Field(default=1, ge=1)
+    # the share of a line's word weight that may come from sentences away from the ones it is nearest (rule 10)
+    max_far_words: float = Field(default=1.0, ge=0.0, le=1.0)
     negation_cues: list[str]
     obligation_cues: list[str]
     permission_cues: list[str]
     # a modal that puts a doer before an instruction's words ("The user must store ..."): rule 5 of the check
     modal_cues: list[str] = Field(default_factory=list)
+    # how a sentence opens on what its reader wants or does ("If you want ..."): advice under that condition (rule 11)
+    reader_conditions: list[str] = Field(default_factory=list)
 
 
 class CondenserSettings(BaseModel):

@@ -692,3 +692,83 @@ def test_a_name_the_excerpt_holds_only_inside_a_longer_one_fails(check: SupportC
     assert not found[0].supported, found[0]
     assert "holds only inside 'Arc<Mutex<T>>'" in found[0].reason, found[0].reason
     assert found[1].supported and found[2].supported, [v.reason for v in found]
+
+
+LOCKFILE = """### Ensuring reproducible builds
+
+When you build a project for the first time, Cargo figures out all the versions of the dependencies that fit the
+criteria and then writes them to the _Cargo.lock_ file. When you build your project in the future, Cargo will see that
+the _Cargo.lock_ file exists and will use the versions specified there. This lets you have a reproducible build
+automatically. In other words, your project will remain at 0.10.1 until you explicitly upgrade, thanks to the
+_Cargo.lock_ file. Because the _Cargo.lock_ file is important for reproducible builds, it's often checked into source
+control with the rest of the code in your project.
+
+#### Updating a crate
+
+When you _do_ want to update a crate, Cargo provides the command `update`, which will ignore the _Cargo.lock_ file.
+
+### Content-Security-Policy (CSP)
+
+Content Security Policy (CSP) is a security feature that is used to specify the origin of content that is allowed to
+be loaded on a website or in a web application.
+
+Responses are grouped in five classes:
+
+1. Informational responses
+2. Successful responses
+3. Redirection messages
+4. Client error responses
+5. Server error responses
+
+Content Security Policy is complex to configure and maintain.
+"""
+
+
+def test_a_line_joining_words_from_sentences_away_from_the_one_it_restates_fails(check: SupportCheck) -> None:
+    """Issue 40 (rust-book c01, every run): "Cargo can update dependencies automatically by checking the _Cargo.lock_
+    file." holds only the excerpt's words, and its nearest sentence agrees with it on negation and modality, but its
+    "update" and "checked" come from sentences further on, while the excerpt says the versions stay "until you
+    explicitly upgrade". A line restating one place stands: a sentence with the ones beside it, a list with the line
+    announcing it, a subject the excerpt names only in its heading ("CSP")."""
+    given = {"l.md@0000000000#0": one_chunk("l.md", LOCKFILE)}
+    lines = [
+        "Cargo can update dependencies automatically by checking the _Cargo.lock_ file.",
+        "Cargo writes the versions of the dependencies to the _Cargo.lock_ file when you first build a project.",
+        "Cargo will use the versions in the _Cargo.lock_ file, so your project will remain at 0.10.1.",
+        "Responses are grouped in five classes: informational responses, successful responses, redirection messages, "
+        "client error responses, and server error responses.",
+        "CSP is complex to configure and maintain.",
+    ]
+    found = check.check([(x, ["l.md@0000000000#0"]) for x in lines], given, ["Will cargo build pick up rand 0.10.2?"])
+    assert not found[0].supported, found[0]
+    assert "it joins 'updat', 'check' to what one place of the cited excerpt says" in found[0].reason, found[0].reason
+    assert all(v.supported for v in found[1:]), [v.reason for v in found]
+
+
+ADVICE = """# Cache-Control
+
+If you want caches to always check for content updates while reusing stored content, `no-cache` is the directive
+to use. It does this by requiring caches to revalidate each request with the origin server.
+
+If no `SameSite` attribute is set, the cookie is treated as `Lax` by default.
+"""
+
+
+def test_a_line_giving_as_advice_for_everyone_what_the_excerpt_advises_for_one_goal_fails(
+    check: SupportCheck,
+) -> None:
+    """Issue 40 (mdn-http c01, evening run): "The `no-cache` directive is the directive to use." drops the goal the
+    excerpt gives it for ("If you want caches to always check for content updates ..."), and a user asking which
+    directive to send reads it as the answer for any goal. A condition on the world that the line says another way
+    stands ("Cookies are treated as `Lax` by default."), and so does the advice with its condition."""
+    given = {"c.md@0000000000#0": one_chunk("c.md", ADVICE)}
+    lines = [
+        "The `no-cache` directive is the directive to use. It does this by requiring caches to revalidate each "
+        "request with the origin server.",
+        "If you want caches to always check for content updates while reusing stored content, use `no-cache`.",
+        "Cookies are treated as `Lax` by default.",
+    ]
+    found = check.check([(x, ["c.md@0000000000#0"]) for x in lines], given, ["Will browsers cache my response?"])
+    assert not found[0].supported, found[0]
+    assert "it states without its condition what the cited excerpt advises only under it" in found[0].reason
+    assert found[1].supported and found[2].supported, [v.reason for v in found]

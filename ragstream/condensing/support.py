@@ -55,7 +55,17 @@ is checked against the sentences of the chunks it cites, in this order:
    timeout limits ...");
 9. it does not write the ask's words into the excerpt's: no run of its words that a sentence of the ask holds is
    missing from the cited excerpt ("The API send instead of the wildcard to allow any site to access it ..." from
-   "what should the API send instead?").
+   "what should the API send instead?");
+10. it restates one place of the excerpt: a sentence with the ones beside it (a list's lead-in with its items is one
+   sentence), from which come all but `support.max_far_words` of its word weight, its subject aside (up to
+   `SUBJECT_WORDS` words before the first one that place holds: "CSP is complex to configure and maintain." where a
+   heading names CSP). "Cargo can update dependencies automatically by checking the _Cargo.lock_ file." holds only the
+   excerpt's words, but "update" and "checked" come from sentences further on, and the excerpt says the versions stay
+   "until you explicitly upgrade";
+11. it does not give as advice for every reader what the excerpt advises for one goal: a line repeating the main
+   clause of a sentence that opens on its reader's condition (`support.reader_conditions`: "If you want caches to
+   always check for content updates ..., `no-cache` is the directive to use.") keeps half of that condition's
+   content words ("The `no-cache` directive is the directive to use." does not).
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -69,7 +79,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from ragstream.condensing.extractive import ends_whole, is_prose
+from ragstream.condensing.extractive import Sentence, ends_whole, is_prose, sentences_of
 from ragstream.gate.coverage import _NAME
 from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import SupportSettings
@@ -99,6 +109,12 @@ INSTRUCTION_WORDS = 4
 SUBJECT_RUN_WORDS = 5
 # A line holding this many words in a row of the ask that its excerpt lacks writes the ask into the excerpt (rule 9).
 ASK_RUN_WORDS = 4
+# A line may name its subject in this many words the place it restates lacks, as the excerpt's heading does (rule 10).
+SUBJECT_WORDS = 2
+# The opening of a line's nearest passage that places it in a sentence of the excerpt (rule 10).
+PLACE_KEY_CHARS = 40
+# A line repeating this many words in a row of a conditioned sentence's main clause restates its advice (rule 11).
+CONDITION_RUN_WORDS = 4
 _THAT = re.compile(r"^(.*?)\bthat\s+(.*)$", re.DOTALL)  # a main clause, and the clause it reports (rule 6)
 # A code span or a name with inner punctuation (Cache-Control, no-store): rule 9 reads no run across one
 _NAMED = re.compile(r"`[^`\n]*`|\w+(?:[-./:]\w+)+")
@@ -254,6 +270,7 @@ class SupportCheck:
         self.obligation = any_phrase(settings.obligation_cues)
         self.permission = any_phrase(settings.permission_cues)
         self.modal = any_phrase(settings.modal_cues) if settings.modal_cues else None
+        self.reader = any_phrase(settings.reader_conditions) if settings.reader_conditions else None
         nouns = "|".join(re.escape(noun) for noun in exhibits)
         self.exhibit = re.compile(rf"\b(?:{nouns})\s+\d+(?:[.-]\d+)*", re.IGNORECASE) if nouns else None
 
@@ -402,7 +419,84 @@ class SupportCheck:
         grafted = self._grafted(text, whole, asks)
         if grafted:
             return Verdict(False, f"it writes the prompt's words '{grafted}' into the excerpt's", scores[best], best)
+        far, share, place = self._far_words(text, cited, best)
+        if far and share > s.max_far_words:
+            quoted = ", ".join(f"'{w}'" for w in far)
+            return Verdict(
+                False,
+                f"it joins {quoted} to what one place of the cited excerpt says ({share:.2f} of its word weight): "
+                f"'{_short(place)}'",
+                scores[best],
+                best,
+            )
+        sentences = {p for c in cited for p in _pieces(c)[0]}
+        dropped_if = next((p for p in steps if p in sentences and self._drops_condition(text, p)), None)
+        if dropped_if is not None:
+            return Verdict(
+                False,
+                f"it states without its condition what the cited excerpt advises only under it: '{_short(dropped_if)}'",
+                scores[best],
+                best,
+            )
         return Verdict(True, "", scores[best], best)
+
+    def _drops_condition(self, line: str, sentence: str) -> bool:
+        """Whether `line` repeats `CONDITION_RUN_WORDS` words in a row of the main clause of `sentence`, which opens on
+        what its reader wants or does (`support.reader_conditions`: "If you want caches to always check for content
+        updates while reusing stored content, `no-cache` is the directive to use."), and holds fewer than half of that
+        condition's content words (rule 11): advice for one goal read as advice for every reader ("The `no-cache`
+        directive is the directive to use."). A condition on the world, not the reader, may go where the main clause
+        says it another way ("If no `SameSite` attribute is set, the cookie is treated as `Lax` by default.")."""
+        plain = " ".join(_LIST_MARK.sub("", sentence).split())
+        opening = self.reader.match(plain) if self.reader is not None else None
+        if opening is None or "," not in plain:
+            return False
+        condition, main = plain.split(",", 1)
+        mine, theirs = _words(line), _words(main)
+        run = SequenceMatcher(None, mine, theirs, autojunk=False).find_longest_match()
+        if run.size < CONDITION_RUN_WORDS:
+            return False
+        wanted = self.words(condition) - self.words(main)
+        return len(wanted & self.words(line)) * 2 < len(wanted)
+
+    def _far_words(self, line: str, cited: list[Chunk], nearest: str) -> tuple[list[str], float, str]:
+        """The line's content words that no one place of each cited chunk holds (rule 10), their share of its word
+        weight, and that place: of every sentence with the ones beside it (a list's lead-in with its items is one
+        sentence; an item of a long list is read with its lead-in and every item), the one that leaves the least
+        weight out. A line restates one place; words it joins from further away put another sentence's claim into
+        this one's ("Cargo can update dependencies automatically by checking the _Cargo.lock_ file." on "Cargo
+        figures out all the versions of the dependencies ... and then writes them to the _Cargo.lock_ file.", its
+        "update" and "checked" from two sentences further on, and "automatically" from one saying the build is
+        reproducible). Words before the first one the place holds are the line's subject, which the excerpt may
+        name only in its heading or an earlier sentence ("CSP is complex to configure and maintain." on "Content
+        Security Policy is complex to configure and maintain."). None when no sentence of the excerpt, as the
+        extraction reads it, holds the line's `nearest` passage: a chunk that opens inside a code block reads its
+        prose as code there, and where the line stands is not known."""
+        opening = " ".join(nearest.split())[:PLACE_KEY_CHARS]
+        units = {chunk.id: _units(chunk) for chunk in cited}
+        if self.weigh is None or not any(opening in u.text for found in units.values() for u in found):
+            return [], 0.0, ""
+        weights = self.weigh(_EMPHASIS.sub(" ", line))
+        total = sum(weights.values())
+        order = list(dict.fromkeys(w for w in bm25_tokens([_EMPHASIS.sub(" ", line)])[0] if w in weights))
+        places = []
+        for chunk in cited:
+            found = [(self._left_out(order, weights, place), place) for place in _places(chunk, units[chunk.id])]
+            if found:
+                places.append(min(found, key=lambda f: f[0][0])[1])
+        if not places or total <= 0:
+            return [], 0.0, ""
+        far = self._left_out(order, weights, " ".join(places))[1]
+        far_words = sorted(far, key=lambda w: (-weights[w], order.index(w)))  # rarest first, then as the line says
+        return far_words, sum(weights[w] for w in far_words) / total, " ... ".join(places)
+
+    def _left_out(self, order: list[str], weights: dict[str, float], place: str) -> tuple[float, set[str]]:
+        """The weight of the line's words (in `order`) that `place` does not hold, but for up to `SUBJECT_WORDS` of
+        them before the first one it holds (the subject the line names)."""
+        held = set(bm25_tokens([_EMPHASIS.sub(" ", place)])[0])
+        first = next((k for k, w in enumerate(order) if _held(w, held)), len(order))
+        out = {w for w in order[min(first, SUBJECT_WORDS) :] if not _held(w, held)}
+        return sum(weights[w] for w in out), out
 
     def _subject(self, line: str, passage: str) -> str:
         """Why `line` says of another subject what `passage` says (rule 8), else ''. The line repeats a run of
@@ -519,6 +613,27 @@ def _dropped_subject(line: str, passage: str) -> list[str]:
     if len(reported) < INSTRUCTION_WORDS or _words(line)[:INSTRUCTION_WORDS] != reported:
         return []
     return [name for name in identifiers(found.group(1)) if name not in line]
+
+
+def _units(chunk: Chunk) -> list[Sentence]:
+    """The sentences of what `chunk` says as the offline extraction reads them, in order (a list's lead-in with its
+    items is one)."""
+    said = chunk.model_copy(update={"text": _said(chunk)})
+    return sorted((u for u in sentences_of(said) if isinstance(u, Sentence)), key=lambda u: u.start)
+
+
+def _places(chunk: Chunk, units: list[Sentence]) -> list[str]:
+    """Each of `units` (the sentences of `chunk`) with the ones before and after it, as the chunk writes them (an
+    item of a long list comes with its lead-in and every item)."""
+    said = _said(chunk)
+    places = []
+    for k in range(len(units)):
+        lo, hi = max(k - 1, 0), min(k + 1, len(units) - 1)
+        leads = {u.lead for u in units[lo : hi + 1] if u.lead}
+        listed = [j for j, u in enumerate(units) if u.lead in leads]
+        lo, hi = min([lo, *listed]), max([hi, *listed])
+        places.append(" ".join([*leads, said[units[lo].start : units[hi].end]]))
+    return places
 
 
 def _held(word: str, held: set[str]) -> bool:
