@@ -476,3 +476,34 @@ Cargo ignores the 0.999.0 release.
 """
     lead = next(s for s in sentences_of(one_chunk("ch02.md", doc)) if s.text.startswith("If the rand crate"))
     assert lead.listed and "$ cargo update" in lead.text and "manual-regeneration" not in lead.text
+
+
+SOCKET = """# The daemon socket
+
+The daemon listens on a UNIX socket owned by root.
+Granting containers access to it is the same as granting them full control of the host.
+Logs of the daemon rotate every night.
+Environments which report that they support colour get coloured logs.
+"""
+
+
+def test_a_sentence_leaning_on_the_one_before_through_a_pronoun_is_read_with_it(base: Settings) -> None:
+    """ "Granting containers access to it is ..." answers what mounting the socket means only with the sentence
+    naming the socket: the two are one line. A pronoun of the sentence's own ("Environments which report that
+    they ...") leaves the sentence alone, and a line is never lost for pairing."""
+    services = Services(base)
+    ask = ["Is it safe to mount the daemon socket into a container?"]
+    lines = condense_extractively(
+        ask, [one_chunk("socket.md", SOCKET)], services.embedder.embed_together, base.condenser, ask
+    )
+    texts = [line.text for line in lines]
+    assert (
+        "The daemon listens on a UNIX socket owned by root. "
+        "Granting containers access to it is the same as granting them full control of the host."
+    ) in texts, texts
+    assert not any(text.startswith("Granting containers") for text in texts)
+    colour = ["Which environments get coloured logs?"]
+    lines = condense_extractively(
+        colour, [one_chunk("socket.md", SOCKET)], services.embedder.embed_together, base.condenser, colour
+    )
+    assert "Environments which report that they support colour get coloured logs." in [line.text for line in lines]

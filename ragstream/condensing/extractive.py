@@ -528,25 +528,40 @@ def references_of(chunk: Chunk) -> list[Reference]:
     return plain + [Reference(chunk, r.symbol, span) for r in plain for span in _doc_paragraphs(r)]
 
 
+# A pronoun among a sentence's first words stands for something the sentence before names ("Giving someone
+# access to it is equivalent to giving unrestricted root access to your host."): the two read as one. After a
+# relative word the pronoun is the sentence's own ("Environments which report that they support ...").
+_EARLY_PRONOUN = re.compile(
+    r"^\W*(?:(?!(?:which|who|whose|that)\b)\S+\s+){0,4}(?:it|they|them)\b(?!['’])", re.IGNORECASE
+)
+
+
+def _leans_early(sentence: str) -> bool:
+    return _EARLY_PRONOUN.match(unquoted(sentence)) is not None
+
+
 def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
     """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
     "This response must ...") with that sentence, when it is right before it in the same paragraph and
-    stands alone itself: the two read as one statement."""
+    stands alone itself: the two read as one statement. A sentence with a pronoun among its first words
+    ("Giving someone access to it is ...") is read with the sentence before it where they pair, else alone
+    (the pronoun may be the sentence's own: "Environments which report that they ...")."""
     kept: list[Sentence] = []
     for k, s in enumerate(found):
-        if s.listed or stands_alone(s.text, settings):
-            kept.append(s)
-            continue
+        alone = s.listed or stands_alone(s.text, settings)
         before = found[k - 1] if k else None
-        if (
+        pairs = (
             before is not None
-            and not (before.listed or before.code or s.code)
+            and not (s.listed or before.listed or before.code or s.code)
             and before.end <= s.start
             and not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", s.chunk.text[before.end : s.start])
             and stands_alone(before.text, settings)
             and not narrates(s.text, settings)
-        ):
+        )
+        if pairs and before is not None and (not alone or _leans_early(s.text)):
             kept.append(Sentence(s.chunk, before.start, s.end))
+        elif alone:
+            kept.append(s)
     return kept
 
 
