@@ -108,7 +108,7 @@ class ExcerptSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sentence_reach_chars: int = Field(default=1500, gt=0)  # how far an edge may move to a sentence boundary
-    max_parent_tokens: int = Field(default=2000, gt=0)  # the largest enclosing definition/list/section shown whole
+    max_parent_tokens: int = Field(default=700, gt=0)  # the largest enclosing definition/list/section shown whole
     # the most a list and its lead-in may add to close an excerpt: closing comes before the budget is filled, so a
     # long list (a changelog) must not crowd out the excerpts after it; widening to the parent comes after
     max_closing_tokens: int = Field(default=700, gt=0)
