@@ -112,7 +112,7 @@ class ExcerptSettings(BaseModel):
     # the most a list and its lead-in may add to close an excerpt: closing comes before the budget is filled, so a
     # long list (a changelog) must not crowd out the excerpts after it; widening to the parent comes after
     max_closing_tokens: int = Field(default=700, gt=0)
-    neighbour_chars: int = Field(default=1200, ge=0)  # the text around a kept excerpt shown while the budget allows
+    neighbour_chars: int = Field(default=1800, ge=0)  # the text around a kept excerpt shown while the budget allows
 
 
 class RetrievalSettings(BaseModel):
