@@ -117,6 +117,15 @@ def test_a_sentence_that_states_something_before_it_turns_to_narrate_is_a_line(s
     assert not stands_alone("Let’s switch both calls to the `journal` handler.", cfg)
 
 
+def test_a_sentence_about_the_page_itself_is_not_a_line(settings: Settings) -> None:
+    """An index page's "This article describes different methods of caching ..." says what another page holds,
+    not what the subject is: it is no Fact, and the sentence before it stands alone."""
+    cfg = settings.condenser
+    assert not stands_alone("This article describes the structure of a message and its types.", cfg)
+    assert not stands_alone("In short, this page is an introduction to access control.", cfg)
+    assert stands_alone("Every message has a start line, headers and an optional body.", cfg)
+
+
 def test_a3_keeps_nothing_when_no_candidate_has_evidence(settings: Settings) -> None:
     """Absolute evidence: the best of a bad lot is still dropped (a ratio to the best would keep it)."""
     candidates = [
