@@ -120,6 +120,7 @@ def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answe
         ("The reranker and the gate score chunks.\n\nDon’t they both score chunks?", []),
         ("The reranker and the gate score chunks.\n\nDoesn't it decide alone?", []),
         ("Our deploy file:\n\n```yaml\nreplicas: 1\n```\n\nWhat would you fix before it goes live?", []),
+        ("Our deploy file:\n\n```yaml\nreplicas: 1\n```\n\nWhat would you fix before we roll it out?", []),
         ("Two scripts follow.\n\n```sh\nrm -rf $D\n```\n\nPlease check both and send a tidier version of each.", []),
         ("let v = vec![1]; v.iter().map(f);\n\nExplain why nothing gets printed here and show the simplest fix.", []),
         (

@@ -16,13 +16,16 @@ from ragstream.text.asking import clauses, compared_sides
 # the prompt to PDF?") is the sentence's own subject: the rest of that clause is an ask of its own. A whole
 # sentence leans on text the user gave beside it when it points there ("why nothing gets printed here") or
 # names nothing but the work asked before its back-reference ("What does it mean?" under a pasted error, "What
-# should we change before it ships?" under a pasted file). "both" and "each" stand for what the user gave when
-# nothing follows them ("review both and give me a corrected version of each").
+# should we change before it ships?" or "... before we publish it?" under a pasted file). "both" and "each"
+# stand for what the user gave when nothing follows them ("review both and give me a corrected version of each").
 _BACK_REFERENCE = re.compile(
     r"\b(?:it|its|they|them|their|this|these|those|(?:which|that|either|neither|the other)\s+one"
     r"|(?:both|each)(?=\s*(?:[.,;:?!)]|$|\s(?:and|or)\b)))\b",
     re.IGNORECASE,
 )
+# The word right before a back-reference acts on what it stands for ("before we publish it", "How do I stop
+# this"): the work asked, not a topic of the ask's own.
+_GOVERNING = re.compile(r"\w+\W*$")
 _DEICTIC = re.compile(r"\b(?:here|above|below)\b", re.IGNORECASE)
 _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 
@@ -56,7 +59,7 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
         rest = own(clause)
         back = _BACK_REFERENCE.search(rest)
         return bool(_DEICTIC.search(rest)) or (
-            back is not None and not topic_terms(rest[: back.start()], settings.gate)
+            back is not None and not topic_terms(_GOVERNING.sub("", rest[: back.start()]), settings.gate)
         )
 
     found = clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
