@@ -125,9 +125,15 @@ def test_a_model_calling_every_ask_research_does_not_widen_a_one_part_ask(openai
     guess = _run(settings, "Index size").extras.retrieval.plan  # no rule states an intent: the model decides
     assert (one.source, one.intent, two.intent) == ("rules", "factual", "factual")  # a question states it
     assert "the model chose research: 'a docs question'; the prompt's words decide" in one.reason
-    assert (guess.source, guess.intent) == ("llm", "research")
-    assert one.candidates == guess.candidates == settings.retrieval.max_candidates  # the intent alone widens nothing
+    assert one.candidates == settings.retrieval.max_candidates  # the intent alone widens nothing
     assert two.candidates == settings.retrieval.max_candidates + settings.plan.candidates_per_part
+    # Offline the rules are unsure of "Index size" and widen to the research count; the model, sure of "research"
+    # on no words of the prompt, plans no lookup of its own: the run retrieves as the offline run does.
+    local = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})
+    offline = _run(local, "Index size").extras.retrieval.plan
+    assert (guess.source, guess.intent, guess.strategy) == ("rules", offline.intent, offline.strategy)
+    assert guess.candidates == offline.candidates == settings.plan.research_candidates
+    assert "the model chose research: 'a docs question'; a lookup is planned by the rules" in guess.reason
 
 
 def test_a_model_does_not_plan_retrieval_for_text_the_prompt_gives_to_rewrite(openai_on_indexed) -> None:

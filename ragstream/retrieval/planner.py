@@ -9,8 +9,9 @@ the EXPLORATORY strategy and a larger excerpt budget; `conversational` (thanks, 
 retrieve nothing, and the plan says why.
 
 Offline the rules below decide and record the words they rest on; with an LLM the PLAN agent
-(`config/agents/PLAN/v1.json`) decides and gives its reason (a reply that stays invalid falls back
-to the rules). Either way a decision under
+(`config/agents/PLAN/v1.json`) decides, where the rules only guess, whether anything is to be looked up,
+and gives its reason (a lookup is then planned by the rules; a reply that stays invalid falls back
+to the rules; see `by_model`). Either way a decision under
 `plan.min_confidence` escalates: the run retrieves after all (never skips on a guess), with the
 research candidate count. A strategy the user forced always wins (`source: user`).
 
@@ -177,7 +178,11 @@ def by_model(sp: SuperPrompt, settings: Settings, runner: AgentRunner, forced: s
     (at least `plan.min_confidence`: text given to rewrite, only thanks, a research cue, a question) and the
     model names another intent, the rules' decision stands and its reason says what the model chose (a 0.5B
     model planned retrieval for "Shorten this to two sentences: ..." and the prompt then said the documents
-    do not cover the paragraph). Where the rules only guess, the model decides."""
+    do not cover the paragraph). Where the rules only guess, the model decides whether there is anything to
+    look up; a lookup it plans is the rules' plan (their strategy and candidates: unsure, they escalate to the
+    research count), since its intent and confidence rest on no words of the prompt: a model sure of "research"
+    retrieved 50 candidates by another strategy for OWASP c03 where offline took 60, and five chunks the offline
+    gate kept, two of them answering, never reached the gate."""
     intent, confidence, reason, evidence = classify(sp, settings)
     payload = {key: getattr(sp.body, key) or "" for key in ("task", "purpose", "context")}
     ruled = {"intent": intent, "confidence": confidence, "reason": reason}
@@ -188,7 +193,11 @@ def by_model(sp: SuperPrompt, settings: Settings, runner: AgentRunner, forced: s
     if confidence >= settings.plan.min_confidence and output["intent"] != intent:
         reason += f" (the model chose {output['intent']}: '{output['reason']}'; the prompt's words decide)"
         return plan_for(sp, settings, intent, confidence, reason, evidence, "rules", forced)
-    return plan_for(sp, settings, output["intent"], float(output["confidence"]), output["reason"], [], "llm", forced)
+    plan = plan_for(sp, settings, output["intent"], float(output["confidence"]), output["reason"], [], "llm", forced)
+    if not plan.retrieve:
+        return plan
+    reason += f" (the model chose {output['intent']}: '{output['reason']}'; a lookup is planned by the rules)"
+    return plan_for(sp, settings, intent, confidence, reason, evidence, "rules", forced)
 
 
 def plan_for(
