@@ -128,6 +128,10 @@ def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answe
             ["How do I rotate the signing keys?"],
         ),
         (
+            "Our config:\n\n```json\n{}\n```\n\nWhat would you change before we ship it, and how are secrets rotated?",
+            ["how are secrets rotated?"],
+        ),
+        (
             "How do I fix a Kerberos ticket that keeps expiring?",
             ["How do I fix a Kerberos ticket that keeps expiring?"],
         ),

@@ -43,8 +43,11 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     schema = load_prompt_schema(settings.prompt_schema_path)
 
     def substantive(clause: str) -> bool:
+        """Whether a clause may be cut from its sentence: one naming two topics and leaning on nothing, or (for
+        the standalone parts) one that leans on the user's text, so "What would you change before we ship it,
+        and how does the Condenser pick lines?" names its second clause alone."""
         if standalone:
-            return len(topic_terms(clause, settings.gate)) >= 2 and not leans(clause)
+            return (len(topic_terms(clause, settings.gate)) >= 2 and not leans(clause)) or points_outside(clause)
         return len(stemmed_terms(clause, settings.gate)) >= 2
 
     def own(clause: str) -> str:
