@@ -165,6 +165,17 @@ def test_every_path_and_name_the_pages_give_exists() -> None:
                 assert _python_name_exists(code), (page.name, code)
 
 
+def test_every_prompt_a_page_shows_is_closed_and_cites_files_that_exist() -> None:
+    """A page's code blocks are closed, and an excerpt it shows (`excerpt source="..."`, abridged output of a
+    run on this repo's `ragstream/` folder) cites a file that is there: docs/ingestion.md once ended inside an
+    unclosed block showing an excerpt of a module that had been moved away."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert len(re.findall(r"^```", text, flags=re.M)) % 2 == 0, (page.name, "a code block is never closed")
+        for source in re.findall(r'excerpt source="([^"]+\.py)"', text):
+            assert (ROOT / "ragstream" / source).is_file(), (page.name, source)
+
+
 def test_every_setting_the_pages_name_is_a_setting() -> None:
     """A dotted setting a page gives in backticks (`llm.max_concurrency`, `gate.strong_evidence`) is one."""
     from ragstream.settings import load_settings
