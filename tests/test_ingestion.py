@@ -10,6 +10,7 @@ import pytest
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from ragstream.app.controller import AppController
+from ragstream.code.symbols import index_text
 from ragstream.embedding.embedder import RagstreamEmbeddings
 from ragstream.errors import IngestionError, ProjectError
 from ragstream.index.manifest import Manifest
@@ -365,3 +366,32 @@ def test_an_index_written_with_other_lexical_terms_is_rewritten_without_re_embed
     manifest = Manifest.load(project_paths(settings, "demo").manifest_path)
     assert manifest.lexical == "another-tokenizer"
     assert IngestionManager(settings).ingest("demo").generation == again.generation
+
+
+def test_a_templated_page_is_embedded_as_it_reads_and_shown_as_it_is_written(settings: Settings) -> None:
+    """A documentation page's template macros (MDN's `{{HTTPHeader("If-Match")}}`, Hugo's `{{% note %}}`) are
+    embedded as what the rendered page shows; its excerpt is the file's own text, and code keeps its braces."""
+    folder = settings.data_dir / "doc_raw" / "demo"
+    folder.mkdir(parents=True)
+    page = (
+        'This is implemented using the {{HTTPHeader("If-Match")}} or {{HTTPHeader("If-Unmodified-Since")}} headers. '
+        'If the ETag does not match, the change is rejected with a {{HTTPStatus("412", "412 Precondition Failed")}} '
+        "error.\n\n{{% note %}}The client then decides which changes to keep.{{% /note %}}\n\n{{Specifications}}\n"
+    )
+    (folder / "conditional.md").write_text(page, encoding="utf-8")
+    (folder / "render.py").write_text('def banner() -> str:\n    return "{{HTTPHeader(\\"ETag\\")}}"\n', "utf-8")
+    stats = IngestionManager(settings).ingest("demo")
+    snap = load_snapshot(project_paths(settings, "demo").index_dir, stats.generation)
+    prose = next(c for c in snap.chunks if c.source_path == "conditional.md")
+    assert prose.span.slice(page) == prose.text and "{{HTTPStatus(" in prose.text  # shown as written
+    read = (
+        "This is implemented using the If-Match or If-Unmodified-Since headers. If the ETag does not match, the "
+        "change is rejected with a 412 Precondition Failed error.\n\nThe client then decides which changes to keep."
+    )
+    embedder = Services(settings).embedder
+    stored = snap.vectors_of([prose.id])[prose.id]
+    as_read, as_written = embedder.embed([read, prose.text])
+    assert float(stored @ as_read) > 0.999 > float(stored @ as_written)
+    code = next(c for c in snap.chunks if c.source_path == "render.py")
+    assert float(snap.vectors_of([code.id])[code.id] @ embedder.embed([index_text(code)])[0]) > 0.999
+    assert '"{{HTTPHeader(\\"ETag\\")}}"' in index_text(code)

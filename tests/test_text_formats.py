@@ -10,6 +10,7 @@ from ragstream.errors import InputError
 from ragstream.text.asking import ask_of, asking_sentences, asks
 from ragstream.text.chunk_ids import chunk_id, citations, is_chunk_id, parse, source_of, turn_id, uncite
 from ragstream.text.dates import first_day, timestamp, years_of_dates
+from ragstream.text.markup import shown_text
 from ragstream.text.phrases import any_phrase, phrase
 from ragstream.text.sentences import EXCERPT, MARKDOWN, TYPED, WRAPPED, spans, split
 
@@ -104,3 +105,20 @@ def test_a_comparing_clause_names_its_two_sides() -> None:
     ]
     assert compared_sides("What is the difference between the two?") == []
     assert compared_sides("How do I read and write files?") == []
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ('the {{HTTPHeader("If-Match")}} header', "the If-Match header"),
+        ('a {{HTTPStatus("412", "412 Precondition Failed")}} error', "a 412 Precondition Failed error"),
+        ('calls {{domxref("Window.fetch()")}} once', "calls Window.fetch() once"),
+        ("## Specifications\n\n{{Specifications}}\n", "## Specifications\n\n\n"),
+        ('{{% note %}}Keep it.{{% /note %}} {{< tab "A" >}}x{{< /tab >}}', "Keep it. x"),
+        ("Hello {{ page.title }} and {{user.name}}", "Hello {{ page.title }} and {{user.name}}"),
+    ],
+)
+def test_a_template_macro_reads_as_the_page_shows_it(written: str, shown: str) -> None:
+    """KumaScript macros show their last quoted argument or nothing, shortcodes nothing, the text between
+    shortcodes stays, and a template variable (its value is not in the document) is left as it is."""
+    assert shown_text(written) == shown

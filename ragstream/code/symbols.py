@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ragstream.state import Chunk
+from ragstream.text.markup import shown_text
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,9 @@ def lines_of(chunk: Chunk) -> tuple[int, int] | None:
 
 def index_text(chunk: Chunk) -> str:
     """What a chunk is embedded and BM25-indexed as: a code chunk also under its path and the names of
-    its definitions, so a piece from the middle of a long function still says whose it is."""
+    its definitions, so a piece from the middle of a long function still says whose it is; prose as its
+    rendered page shows it (text/markup.py: template macros replaced by what they show)."""
     symbols = symbols_of(chunk)
     if not symbols:
-        return chunk.text
+        return chunk.text if "language" in chunk.metadata else shown_text(chunk.text)
     return f"{chunk.source_path}: {'; '.join(s.label() for s in symbols)}\n{chunk.text}"

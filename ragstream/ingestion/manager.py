@@ -28,6 +28,7 @@ import ragstream.code.identifiers
 import ragstream.code.outline
 import ragstream.ingestion.loader
 import ragstream.text.chunking
+import ragstream.text.markup
 import ragstream.text.offsets
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
@@ -57,16 +58,18 @@ log = logging.getLogger("ragstream.ingestion")
 
 # (phase, done, total): phase "scan" counts files, phase "embed" counts chunks.
 Progress = Callable[[str, int, int], None]
-# The modules whose code decides where chunks are cut (their source is part of chunking_identity).
 # The modules whose code decides a chunk's lexical (BM25) terms: a change rewrites the index generation on the
 # next ingest, with the stored vectors (nothing is embedded again).
 LEXICAL_MODULES = (ragstream.code.identifiers,)
+# The modules whose code decides where chunks are cut, or what text they are embedded as (their source is part
+# of chunking_identity: a change re-chunks and re-embeds every file).
 CUTTING_MODULES = (
     ragstream.text.chunking,
     ragstream.code.chunks,
     ragstream.code.outline,
     ragstream.ingestion.loader,
     ragstream.text.offsets,  # where a span points in the file
+    ragstream.text.markup,  # what a prose chunk is embedded as
 )
 NOTHING_TO_INGEST_SHOWN = 5  # skipped files named in the error for a folder with nothing to ingest
 EMBED_BATCH = 64  # chunks embedded and stored per step (the progress bar's resolution)
