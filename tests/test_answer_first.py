@@ -507,3 +507,43 @@ def test_a_sentence_leaning_on_the_one_before_through_a_pronoun_is_read_with_it(
         colour, [one_chunk("socket.md", SOCKET)], services.embedder.embed_together, base.condenser, colour
     )
     assert "Environments which report that they support colour get coloured logs." in [line.text for line in lines]
+
+
+def test_a_sentence_said_twice_in_a_file_is_one_line_the_longer_one(base: Settings) -> None:
+    """Neighbouring chunks overlap: a sentence at the end of one opens the next, where it pairs with the sentence
+    leaning on it; a page's bold summary of a rule is an item of its list too. Each is quoted once, in the longer
+    line when both are chosen."""
+    text = (
+        "# Line length\n\n"
+        "Black defaults to 88 characters per line, which happens to be 10% over 80.\n\n"
+        "You can also increase the line length, but people with sight disabilities find lines over 100\n"
+        "characters harder to read. It also hurts side-by-side diff review on typical screens.\n\n"
+        "**Keep the default line length of 88 characters.**\n\n"
+        "To pick a line length, follow these rules:\n\n"
+        "- Keep the default line length of 88 characters.\n"
+        "- Raise it only when the whole team reads code on wide screens.\n"
+    )
+    cut = text.index(" It also")
+    shared = text.index("\nYou can also")  # the splitter opens a window after whitespace: here, a blank line
+    first = Chunk(
+        id="style.md@0123456789#0",
+        source_path="style.md",
+        sha256="0" * 64,
+        chunk_index=0,
+        text=text[:cut],
+        span=Span(start=0, end=cut),
+    )
+    second = Chunk(
+        id="style.md@0123456789#1",
+        source_path="style.md",
+        sha256="0" * 64,
+        chunk_index=1,
+        text=text[shared:],
+        span=Span(start=shared, end=len(text)),
+    )
+    ask = ["Why does Black default to 88 characters per line, and should we increase the line length?"]
+    services = Services(base)
+    lines = condense_extractively(ask, [first, second], services.embedder.embed_together, base.condenser, ask)
+    texts = [" ".join(line.text.replace("*", "").split()) for line in lines]
+    assert any(t.startswith("You can also increase the line length") for t in texts), texts
+    assert not [t for t in texts if any(t != other and t.lstrip("- ") in other for other in texts)], texts

@@ -348,3 +348,24 @@ def test_the_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.Monkey
     show(1, 2, "c01")
     show(2, 2, "c02")
     assert "2/2" in terminal.getvalue() and "c02" in terminal.getvalue()
+
+
+def test_a_condensed_sentence_quoted_again_inside_another_line_is_a_repeat() -> None:
+    """The same sentence alone and again with the sentence after it (two neighbouring chunks), or an item alone
+    and in its list, says one thing twice; a short line inside a longer one is no such repeat."""
+    condensed = (
+        "### Facts\n"
+        "- You can also increase the line length, but long lines are harder to read. [s.md@0123456789#0]\n"
+        "- You can also increase the line length, but long lines are harder to read. It also hurts diff review."
+        " [s.md@0123456789#1]\n"
+        "- The default is 88. [s.md@0123456789#1]\n"
+        "- Black's default is 88 characters, which is 10% over 80. [s.md@0123456789#1]\n"
+    )
+    prompt = (
+        f'## Task\nWhy 88?\n\n## Condensed context\n~~~~condensed-context from="the excerpts below"\n{condensed}~~~~\n'
+    )
+    sp = SuperPrompt(raw_prompt="Why 88?", prompt_ready=prompt, s_ctx_md=condensed)
+    checks = {c.name: c for c in universal(sp, {})}
+    assert checks["no_repeated_line"].lines == [
+        "you can also increase the line length, but long lines are harder to read."
+    ]

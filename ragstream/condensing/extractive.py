@@ -582,6 +582,27 @@ def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Senten
     return list(unique.values())
 
 
+def _said_again(chosen: list[int], plain: list[str]) -> dict[int, int]:
+    """Each chosen line another chosen line says again, with that line: its words (`plain`, "" for a definition)
+    inside the other's (one sentence quoted alone and again with the sentence leaning on it from a neighbouring
+    chunk, which shares text with its own; a list item alone and in its list; a page's bold summary of a rule and
+    the rule). The longer line stays: it says more."""
+    again: dict[int, int] = {}
+    for i in chosen:
+        outer = [j for j in chosen if plain[i] and len(plain[i]) < len(plain[j]) and plain[i] in plain[j]]
+        if outer:
+            again[i] = max(outer, key=lambda j: len(plain[j]))
+    return again
+
+
+def _plain(text: str) -> str:
+    """A line's words without emphasis marks and list bullets, for telling whether one line says another."""
+    return " ".join(_EMPHASIS.sub("", text).replace(" - ", " ").split()).casefold().lstrip("- ")
+
+
+_EMPHASIS = re.compile(r"[*_`]")
+
+
 def _delivery(i: int, candidates: list[Sentence | Reference]) -> int | None:
     """The list that comes right after candidate `i` in its chunk (a lead-in with its items), if any: a sentence
     that answers a part often announces what the list then gives ("You can take five actions in unsafe Rust
@@ -689,9 +710,13 @@ def condense_extractively(
         delivered[i] = j
         chosen.insert(chosen.index(i) + 1, j)
     core |= {j for i, j in delivered.items() if i in core}
+    plain = [_plain(c.text) if isinstance(c, Sentence) else "" for c in candidates]
+    for inner, outer in _said_again(chosen, plain).items():
+        chosen.remove(inner)
+        core |= {outer} if inner in core else set()
     order = {c.id: i for i, c in enumerate(chunks)}
     part_of = {i: int(np.argmax(scores[i])) for i in chosen}
-    part_of.update({j: part_of[i] for i, j in delivered.items() if j in part_of})
+    part_of.update({j: part_of[i] for i, j in delivered.items() if j in part_of and i in part_of})
     chosen.sort(key=lambda i: (part_of[i], order[candidates[i].chunk.id], candidates[i].start))
     lines = []
     for i in chosen:

@@ -317,10 +317,12 @@ def verbatim_support(
 
 
 def _repeats(prompt: str, raw: str) -> Check:
-    """No line outside the excerpts' fences said twice (more often than the user wrote it). Blank lines, headings
+    """No line outside the excerpts' fences said twice (more often than the user wrote it), and no condensed line
+    said again inside another (the same sentence quoted alone and with the one before it). Blank lines, headings
     and fence lines are structure, and an uncited condensed line is the pipeline's note ("none found"), not
     content: none of them counts."""
     counts: dict[str, int] = {}
+    condensed: list[str] = []
     for line, fence in fenced_lines(prompt):
         text = line.strip()
         if not text or text.startswith("#"):
@@ -330,8 +332,18 @@ def _repeats(prompt: str, raw: str) -> Check:
         if COMMONMARK_FENCE.match(line) or len(norm(text)) < 12:
             continue
         counts[norm(text)] = counts.get(norm(text), 0) + 1
+        if fence is not None:
+            condensed.append(norm(CITATION.sub("", text).lstrip("-* ")))
     own: dict[str, int] = {}
     for line in raw.splitlines():
         own[norm(line)] = own.get(norm(line), 0) + 1
     repeated = [text for text, n in counts.items() if n > max(1, own.get(text, 0))]
+    repeated += [
+        line
+        for line in dict.fromkeys(condensed)
+        if len(line) >= _QUOTED_AGAIN and any(line != other and line in other for other in condensed)
+    ]
     return Check("no_repeated_line", not repeated, f"{len(repeated)} lines repeated", repeated)
+
+
+_QUOTED_AGAIN = 40  # characters: a condensed line this long inside another is the same sentence quoted twice
