@@ -99,6 +99,19 @@ def test_each_side_of_a_comparison_is_judged_and_only_the_missing_side_is_named(
     assert neither.extras.a3 is not None and len(neither.extras.a3.uncovered) == 1, neither.extras.a3.uncovered
 
 
+def test_a_sentence_whose_leaning_clause_the_documents_lack_names_only_what_they_lack(
+    corpora: dict[str, Settings],
+) -> None:
+    """ "..., and how do I make PyCharm autocomplete it?" leans on the clause before it, so the sentence is judged
+    whole, and a whole asking two things rarely has one chunk's evidence: attrs' docs answer its first clause
+    (defaults), so the sentence is not named as uncovered; PyCharm, which no page mentions, is."""
+    sp = _run(
+        corpora["attrs"], "attrs", "How do I give a field a default value, and how do I make PyCharm autocomplete it?"
+    )
+    assert sp.final_selection_ids, "the answered clause keeps its evidence"
+    assert _section(sp, "Open issues") == ["- The documents do not cover: PyCharm"], sp.s_ctx_md
+
+
 def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
     """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
     though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads

@@ -49,10 +49,17 @@ def uncovered_parts(
     absent: set[str],
     model_kept: frozenset[str] = frozenset(),
     leaning: list[str] | tuple[str, ...] = (),
+    leaning_vectors: np.ndarray | None = None,
 ) -> list[str]:
     """The parts of the ask (its asking sentences) no kept chunk covers, judged like a candidate; then,
     in covered parts and in the clauses that lean on the rest of their sentence ("... before it is sent",
     never judged whole), the names no document contains (`absent_names`).
+
+    A sentence asking two things, one of whose clauses leans on the other ("How do I tell Black to leave that
+    block alone, and how do I stop SonarQube from flagging those lines?"), is judged whole, and the whole
+    rarely has a chunk's evidence when a chunk answers one clause: when a kept chunk covers one of its clauses
+    (`leaning`, embedded as `leaning_vectors`), the sentence is not named; the names the documents lack in it
+    are ("SonarQube").
 
     A chunk in `model_kept` (the model read it against the ask and kept it) covers a part whose evidence
     reaches `gate.weak_evidence`, the band where the model's word decides: a clause the fenced excerpt
@@ -61,17 +68,23 @@ def uncovered_parts(
         named = [name for clause in leaning for name in absent_names(clause, settings, absent, parts)]
         return _compared_once([*parts, *named], parts)
     texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
-    cosine = part_vectors @ kept_vectors.T
     banded = settings.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
     judged_with = [banded if c.id in model_kept else settings for c in kept]
+
+    def covered(text: str, vector: np.ndarray) -> bool:
+        terms = stemmed_terms(text, settings)
+        cosine = kept_vectors @ vector
+        return any(
+            judge(float(cosine[k]), word_share(terms, texts[k], rarity), judged_with[k])[0] for k in range(len(kept))
+        )
+
+    clause_vectors = dict(zip(leaning, leaning_vectors if leaning_vectors is not None else [], strict=False))
     missing: list[str] = []
     for p, part in enumerate(parts):
-        terms = stemmed_terms(part, settings)
-        if not any(
-            judge(float(cosine[p, k]), word_share(terms, texts[k], rarity), judged_with[k])[0] for k in range(len(kept))
-        ):
-            missing.append(part)
-            continue
+        if not covered(part, part_vectors[p]):
+            if not any(clause in part and covered(clause, vector) for clause, vector in clause_vectors.items()):
+                missing.append(part)
+                continue
         missing += absent_names(part, settings, absent, missing)
     for clause in leaning:
         missing += absent_names(clause, settings, absent, missing)

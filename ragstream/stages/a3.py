@@ -146,6 +146,7 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
         unmentioned(evidence.frequency, evidence.snapshot),
         frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
         evidence.leaning,
+        evidence.embedded[[texts.index(clause) for clause in evidence.leaning]],
     )
     return report
 
