@@ -112,6 +112,19 @@ def test_a_sentence_whose_leaning_clause_the_documents_lack_names_only_what_they
     assert _section(sp, "Open issues") == ["- The documents do not cover: PyCharm"], sp.s_ctx_md
 
 
+def test_what_the_user_calls_theirs_is_neither_named_nor_held_against_the_documents(
+    corpora: dict[str, Settings],
+) -> None:
+    """ "our invoice-ledger classes" are the user's own: no page of attrs' docs names them, and none has to. They
+    are not named as something the documents lack, and the validator pages that answer are kept; a product the
+    user names is still judged ("our Kafka consumer classes": no page treats Kafka)."""
+    sp = _run(corpora["attrs"], "attrs", "How do I add a validator to the fields of our invoice-ledger classes?")
+    assert any("validator" in line.lower() for line in _section(sp, "Facts")), sp.s_ctx_md
+    assert _section(sp, "Open issues") == [], sp.s_ctx_md
+    kafka = _run(corpora["attrs"], "attrs", "How do I add a validator to the fields of our Kafka consumer classes?")
+    assert any("Kafka" in line for line in _section(kafka, "Open issues")), kafka.s_ctx_md
+
+
 def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
     """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
     though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads

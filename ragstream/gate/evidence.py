@@ -4,6 +4,7 @@ rarity-weighted content terms it holds (see the package docstring)."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,27 @@ def topic_terms(text: str, settings: GateSettings) -> set[str]:
 def _function_stems(words: tuple[str, ...]) -> frozenset[str]:
     """The configured function words as BM25 stems (tokenized once per configuration, not per term set)."""
     return frozenset(bm25_tokens([" ".join(words)])[0])
+
+
+# What the user calls theirs: the lower-case words after "our"/"my" ("our own" too), at most two, up to a
+# function word or a capitalized name ("our payment-gateway calls", "my library crate"; not "our Kafka cluster").
+_OWNED = re.compile(r"\b(?:[Oo]ur|[Mm]y)\s+(?:own\s+)?([a-z][\w.+-]*)(?:\s+([a-z][\w.+-]*))?")
+
+
+def own_terms(texts: list[str], settings: GateSettings) -> set[str]:
+    """The stems of what the user calls theirs ("our payment-gateway calls", "my library crate"): the user's own
+    things, which a corpus is not expected to hold. A word of them no document holds is no evidence against a
+    chunk, and is not named as something the documents lack. A capitalized name stays a name the documents may
+    lack ("our Kafka cluster", "our CMS")."""
+    function = set(settings.function_words)
+    owned: set[str] = set()
+    for text in texts:
+        for found in _OWNED.finditer(text):
+            words = [w for w in found.groups() if w]
+            if words[-1] in function or not stemmed_terms(words[-1], settings):
+                words = words[:1]
+            owned |= stemmed_terms(" ".join(words), settings)
+    return owned
 
 
 def rarity_of(frequency: dict[str, int], chunks: int) -> dict[str, float]:

@@ -131,6 +131,7 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
 def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Report) -> A3Report:
     """`report` with the calibration and the parts of the ask no kept chunk covers."""
     from ragstream.gate.coverage import uncovered_parts, unmentioned
+    from ragstream.gate.evidence import own_terms
 
     chunks = sp.chunk_by_id()
     index = {c.id: i for i, c in enumerate(evidence.candidates)}
@@ -143,7 +144,7 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
         evidence.vectors[[index[cid] for cid in kept]],
         evidence.settings,
         evidence.rarity,
-        unmentioned(evidence.frequency, evidence.snapshot),
+        unmentioned(evidence.frequency, evidence.snapshot) - own_terms(texts, evidence.settings),
         frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
         evidence.leaning,
         evidence.embedded[[texts.index(clause) for clause in evidence.leaning]],
@@ -166,11 +167,17 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
 
 
 def ask_rarity(texts: list[str], env: StageEnv, project: str | None) -> tuple[dict[str, int], dict[str, float]]:
-    """The content terms of `texts`: in how many of the project's chunks each occurs, and its rarity (idf)."""
-    from ragstream.gate.evidence import rarity_of, stemmed_terms
+    """The content terms of `texts`: in how many of the project's chunks each occurs, and its rarity (idf). A word
+    of what the user calls theirs that no chunk holds (`own_terms`: "our payment-gateway calls") weighs nothing:
+    rarest of all, it outweighed every word a chunk could share, and the code that answers was dropped."""
+    from ragstream.gate.evidence import own_terms, rarity_of, stemmed_terms
 
     settings = env.services.settings.gate
     terms = set().union(*(stemmed_terms(text, settings) for text in texts))
     snapshot = env.services.searcher(project).snapshot() if project else None
     frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
-    return frequency, rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
+    rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
+    for term in own_terms(texts, settings):
+        if frequency.get(term) == 0:
+            rarity[term] = 0.0
+    return frequency, rarity
