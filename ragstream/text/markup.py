@@ -5,7 +5,7 @@ Documentation sites write their pages in Markdown with template macros: MDN's Ku
 and Hugo's shortcodes (`{{% note %}}`, `{{< tabs >}}`). A reader of the rendered page sees "If-Match" and
 "412 Precondition Failed"; the embedder, given the source, sees braces, quotes and a macro's name around
 them. A chunk is embedded and BM25-indexed as `shown_text` of its prose (its excerpt still shows the
-source as it is): on MDN's HTTP docs, where one line in seven holds a macro, the answering page came
+source as it is): on MDN's HTTP docs, where one non-empty line in six holds a macro, the answering page came
 first for one more of 13 answerable prompts (and the condensed context carried one more key fact), and no
 check on seven other corpora changed.
 
