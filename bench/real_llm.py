@@ -12,6 +12,7 @@ the expected excerpt (`--expect`, default architecture.md) is kept and fenced, a
 Run: python bench/real_llm.py --base-url http://127.0.0.1:8089/v1 --mode json_schema [--runs 1]
      python bench/real_llm.py --mode prompt        # the server enforces nothing: validation only
      python bench/real_llm.py --suite ../shared/eval/owasp --cases 10 --json side.json
+     python bench/real_llm.py --suite bench/suites/black-docs --corpus <black's docs/> --cases 5
                                                    # a suite offline and with the model, side by side
                                                    # (bench/model_side_by_side.py); --a3-per-candidate
                                                    # times A3's calls as before batching and the band
@@ -199,7 +200,7 @@ def side_by_side(args: argparse.Namespace) -> int:
     target = settings.data_dir / "doc_raw" / project
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to((args.suite / "corpus").resolve())
+        target.symlink_to((args.corpus or args.suite / "corpus").resolve())
     started = time.monotonic()
     IngestionManager(offline).ingest(project)
     print(f"ingested {project} in {time.monotonic() - started:.0f} s")
@@ -341,6 +342,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--suite", type=Path, help="a labelled suite (../shared/eval/<name>): offline vs the model")
     parser.add_argument("--cases", type=int, default=10, help="with --suite: its first N cases")
+    parser.add_argument(
+        "--corpus", type=Path, help="with --suite: its documents, for a suite that holds only cases (bench/suites/)"
+    )
     parser.add_argument(
         "--a3-per-candidate",
         action="store_true",
