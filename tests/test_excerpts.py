@@ -348,3 +348,85 @@ def test_the_text_around_an_excerpt_never_cuts_a_code_block_or_ends_on_its_lead_
     shown = text[a:b]
     assert "You can run one test by naming it." in shown
     assert not shown.rstrip().endswith(":") and shown.count("```") % 2 == 0, shown
+
+
+STRATEGIES = '''"""Stop strategies."""
+import abc
+
+
+class stop_base(abc.ABC):
+    """Abstract base class for stop strategies."""
+
+    def __or__(self, other: "stop_base") -> "stop_any":
+        return stop_any(self, other)
+
+
+class stop_any(stop_base):
+    """Stop if any of the stop conditions is valid."""
+
+    def __init__(self, *stops: stop_base) -> None:
+        self.stops = stops
+
+    def __call__(self, state: object) -> bool:
+        return any(x(state) for x in self.stops)
+
+
+class stop_after_attempt(stop_base):
+    """Stop when the previous attempt >= max_attempt."""
+
+    def __init__(self, max_attempt_number: int) -> None:
+        self.max_attempt_number = max_attempt_number
+
+    def __call__(self, state: object) -> bool:
+        return getattr(state, "attempt_number", 0) >= self.max_attempt_number
+
+
+class stop_after_delay(stop_base):
+    """Stop when the time from the first attempt >= limit."""
+
+    def __init__(self, max_delay: float) -> None:
+        self.max_delay = max_delay
+
+    def __call__(self, state: object) -> bool:
+        return getattr(state, "seconds_since_start", 0.0) >= self.max_delay
+'''
+
+
+def test_while_the_budget_allows_a_code_excerpt_shows_the_definitions_beside_it_whole(tmp_path: Path) -> None:
+    """The question "stop after 5 attempts or 30 seconds, whichever comes first" matches the two strategies;
+    what combines them (`|`, `stop_any`) is the class above them, which no word of the question names. The
+    definitions around a code excerpt are shown while the budget allows: whole, never from inside a body, never
+    past the budget."""
+    (tmp_path / "stop.py").write_text(STRATEGIES, encoding="utf-8")
+    loaded = load_document(tmp_path / "stop.py", 1_000_000)
+    start = STRATEGIES.index("class stop_after_attempt")
+    end = STRATEGIES.index("\n\n\nclass stop_after_delay")
+    first = STRATEGIES[:start].count("\n") + 1
+    chunk = Chunk(
+        id="stop.py@x#2",
+        source_path="stop.py",
+        sha256=loaded.sha256,
+        chunk_index=2,
+        text=STRATEGIES[start:end],
+        span=Span(start=start, end=end),
+        metadata={"kind": "text", "language": "python", "line_start": first, "line_end": first + 7},
+    )
+    settings = load_settings(overrides={"llm.provider": "local"})
+    budget = ContextBudget(settings)
+
+    def shown(cfg: ExcerptSettings, ceiling: int) -> tuple[str, str]:
+        kept, _, records = whole_excerpts([chunk], Sources(tmp_path, settings), budget, fence, 0, cfg, ceiling)
+        return (kept[0].text, records[0].hydrated) if kept else ("", "")
+
+    wide, how = shown(settings.excerpts, 6000)
+    assert "Stop if any of the stop conditions is valid." in wide and "class stop_after_delay" in wide, wide
+    assert how.endswith("neighbouring definitions")
+    starts, ends = _statement_lines(STRATEGIES)
+    first_line = STRATEGIES[: STRATEGIES.index(wide)].count("\n") + 1
+    assert first_line in starts and first_line + wide.count("\n") in ends
+    narrow, _ = shown(settings.excerpts.model_copy(update={"neighbour_chars": 0}), 6000)
+    assert narrow == chunk.text
+    near, _ = shown(settings.excerpts.model_copy(update={"neighbour_chars": 150}), 6000)
+    assert near == chunk.text, "stop_any's last method is within reach, but not without its class"
+    tight, _ = shown(settings.excerpts, budget.count(fence(chunk)) + 5)  # no room for what is around it
+    assert tight == chunk.text

@@ -18,9 +18,10 @@ span), and then
 5. then, while the budget allows, widens each kept excerpt to what encloses it (the parent-document
    idea): a code chunk holding part of a definition to the whole definition, a prose chunk to its
    list, else to its Markdown section, each at most `excerpts.max_parent_tokens`;
-6. then, while the budget allows, widens each kept prose excerpt by up to `excerpts.neighbour_chars` of the
+6. then, while the budget allows, widens each kept excerpt by up to `excerpts.neighbour_chars` of the
    text around it, to whole sentences: the answer to a part of the ask often sits a paragraph from the chunk
-   that matched it, across a heading the section widening stops at.
+   that matched it, across a heading the section widening stops at. A code excerpt grows by the whole
+   definitions beside it (the class that combines the two that matched).
 
 A document that cannot be read back as indexed (changed, moved, a conversation turn) keeps its chunk
 as indexed, and the record says so. The work is done on the indexed text (secrets redacted); spans point
@@ -34,12 +35,12 @@ import ast
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragstream.code.languages import Language, load_languages
-from ragstream.code.outline import outline
+from ragstream.code.outline import Definition, outline
 from ragstream.code.symbols import lines_of, symbols_of
 from ragstream.ingestion.loader import SkipFile, load_document
 from ragstream.secrets.scan import identity as scanner_identity
@@ -107,6 +108,7 @@ class Document:
         self.text = text
         self.offsets = offsets or Offsets(text, text)  # `text` is the indexed text; offsets map it to the file's
         self.code = code
+        self.language = language
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
         self.lines = LineIndex(text)
         self.ends: list[int] | None = None
@@ -191,7 +193,15 @@ class Document:
     def around(self, start: int, end: int, reach: int) -> tuple[int, int]:
         """The span grown by up to `reach` characters each way, to whole sentences, without cutting a code block
         at either new edge (the growth stops before it), and closed over the lists it reaches (the least
-        closure: a list item keeps its lead-in, a lead-in its first item)."""
+        closure: a list item keeps its lead-in, a lead-in its first item). Code grows by whole definitions
+        (`code_edges`)."""
+        if self.code:
+            starts, ends = self.code_edges(self.line_of(start), self.line_of(max(end - 1, start)))
+            new_start = min((p for p in starts if start - reach <= p <= start), default=start)
+            new_end = max((p for p in ends if end <= p <= end + reach), default=end)
+            while new_start < start and not self._line(self.line_of(new_start) - 1).strip():  # from a line it shows
+                new_start = self.line_starts[self.line_of(new_start)]
+            return new_start, max(len(self.text[:new_end].rstrip()), end)
         wide_start, wide_end, _ = self.whole(max(start - reach, 0), min(end + reach, len(self.text)), reach)
         first, last = self.line_of(start) - 1, self.line_of(max(end - 1, start)) - 1
         top, bottom = self.line_of(wide_start) - 1, self.line_of(max(wide_end - 1, wide_start)) - 1
@@ -204,6 +214,31 @@ class Document:
                 bottom -= 1
             wide_end = self.line_starts[bottom] + len(self._line(bottom))
         return self.trimmed(*self.closed(min(wide_start, start), max(wide_end, end), least=True))
+
+    def code_edges(self, first: int, last: int) -> tuple[list[int], list[int]]:
+        """Where code shown beside the excerpt on 1-based lines first..last may begin and end: a definition's
+        first and last line (the class beside the one that matched, the helper it calls, whole) when whatever
+        encloses it encloses the excerpt too (a method of another class comes with its class, never alone), or a
+        statement outside every definition (an import, a constant); never a statement inside a body."""
+        definitions = outline(self.text, self.language) if self.language is not None else None
+        spans: list[tuple[int, int]] = []
+        inside: set[int] = set()
+
+        def visit(found: Sequence[Definition]) -> None:
+            for d in found:
+                spans.append((d.start, d.end))
+                inside.update(range(d.start, d.end + 1))
+                if d.start <= first and last <= d.end:  # its members stand beside the excerpt
+                    visit(d.children)
+
+        visit(definitions or [])
+        count = len(self.line_starts)
+        starts = {self.line_starts[a - 1] for a, _ in spans if a <= count}
+        ends = {self.line_end(self.line_starts[b - 1] + 1) for _, b in spans if b <= count}
+        starts.update(p for p in self.starts if self.line_of(p) not in inside)
+        statement_ends = self.ends if self.ends is not None else [self.line_end(p + 1) for p in self.line_starts]
+        ends.update(p for p in statement_ends if self.line_of(max(p - 1, 0)) not in inside)
+        return sorted(starts), sorted(ends)
 
     def _closes_fence(self, i: int) -> bool:
         """Line `i` is a fence line that closes its block (the fenced line before it is inside the block)."""
@@ -631,12 +666,13 @@ def whole_excerpts(
     def with_neighbours(excerpt: Excerpt) -> Excerpt | None:
         doc = excerpt.doc
         reach = cfg.neighbour_chars
-        if doc is None or doc.code or not reach:
+        if doc is None or not reach:
             return None
         start, end = doc.around(excerpt.start, excerpt.end, reach)
         if (start, end) == (excerpt.start, excerpt.end):
             return None
-        return Excerpt(list(excerpt.members), start, end, f"{excerpt.how} + neighbouring text", doc)
+        what = "definitions" if doc.code else "text"
+        return Excerpt(list(excerpt.members), start, end, f"{excerpt.how} + neighbouring {what}", doc)
 
     for wider_of in (parent_of, with_neighbours):  # each pass best first, while the budget allows
         index = 0
