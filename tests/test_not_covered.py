@@ -125,6 +125,14 @@ def test_what_the_user_calls_theirs_is_neither_named_nor_held_against_the_docume
     assert any("Kafka" in line for line in _section(kafka, "Open issues")), kafka.s_ctx_md
 
 
+def test_a_name_the_documents_hold_only_inside_another_word_is_named(corpora: dict[str, Settings]) -> None:
+    """attrs' docs say "array" but never Ray: a name is mentioned where a word starts with it, not where it sits
+    inside another word (so Redis was taken as mentioned by a corpus saying "predicate")."""
+    sp = _run(corpora["attrs"], "attrs", "How do I add a validator to the fields of classes I send to Ray workers?")
+    assert any("Ray" in line for line in _section(sp, "Open issues")), sp.s_ctx_md
+    assert any("validator" in line.lower() for line in _section(sp, "Facts")), sp.s_ctx_md
+
+
 def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
     """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
     though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads
