@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragstream.code.symbols import lines_of, symbols_of
 from ragstream.gate.dedup import near_duplicates
 from ragstream.index.snapshot import bm25_tokens
 from ragstream.settings import GateSettings
@@ -118,7 +119,8 @@ def weigh_all(
     }
     scores: dict[str, float] = {}
     meaning: dict[str, float] = {}
-    tokens = bm25_tokens([candidates[i].text for i in judged])  # one call: bm25s pays a fixed cost per call
+    tokens = bm25_tokens([own_words(candidates[i]) for i in judged])  # one call: bm25s pays a fixed cost per call
+    tokens = with_definition_words([candidates[i] for i in judged], tokens)
     for i, held in zip(judged, tokens, strict=True):
         shared = sorted(ask_terms & set(held))
         words = [word_share(terms, set(shared), rarity) for terms in piece_terms] or [0.0]
@@ -145,6 +147,43 @@ def weigh_all(
         counts=counts,
     )
     return Weighed(kept, report, scores, meaning)
+
+
+# A line of code that only names what is defined elsewhere: an import, or one name of a list ("before_sleep_log",
+# in `__all__`; `retry_all,` in a parenthesized import).
+_NAMING_LINE = re.compile(
+    r"^[ \t]*(?:(?:from[ \t]+[\w.]+[ \t]+)?import\b.*|(?:pub[ \t]+)?use[ \t]+[\w:{}, \t*]+;?|#include\b.*"
+    r"|export[ \t]+(?:\*|\{[^}]*\})[ \t]*from\b.*|[\"']?[A-Za-z_][\w.:]*[\"']?[ \t]*,?[ \t]*)$",
+    re.M,
+)
+
+
+def own_words(chunk: Chunk) -> str:
+    """The text whose words are a chunk's evidence: code without the lines that only name what is defined
+    elsewhere (imports, `__all__`). A package's export list holds every name of the package, split into words
+    ("before sleep log", "try again"), and so most words of any ask: kept first for "log every retry ... just
+    before tenacity sleeps and tries again", above `before_sleep_log` itself."""
+    return _NAMING_LINE.sub("", chunk.text) if "language" in chunk.metadata else chunk.text
+
+
+def with_definition_words(chunks: list[Chunk], tokens: list[list[str]]) -> list[list[str]]:
+    """Each chunk's words, a chunk holding part of a definition with the words of the other candidates holding
+    the rest: a function cut in two is one answer ("log every retry with the exception's traceback":
+    `before_sleep_log`'s signature in one chunk, its `traceback.format_exception` call in the next), and
+    neither half alone holds the words of the ask."""
+    parts: dict[tuple[str, str], set[str]] = {}
+    keys: list[list[tuple[str, str]]] = []
+    for chunk, held in zip(chunks, tokens, strict=True):
+        lines = lines_of(chunk)
+        own = [
+            (chunk.source_path, s.name)
+            for s in symbols_of(chunk)
+            if s.part or (lines is not None and not lines[0] <= s.first <= s.last <= lines[1])
+        ]
+        keys.append(own)
+        for key in own:
+            parts.setdefault(key, set()).update(held)
+    return [sorted(set(held).union(*(parts[k] for k in own))) for held, own in zip(tokens, keys, strict=True)]
 
 
 def weigh(
