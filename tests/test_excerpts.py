@@ -16,6 +16,7 @@ import pytest
 import streamlit
 
 from ragstream.app.controller import AppController
+from ragstream.code.languages import load_languages
 from ragstream.ingestion.loader import load_document
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.rendering.excerpts import Document, Excerpt, Sources, merged, whole_excerpts
@@ -350,7 +351,10 @@ def test_the_text_around_an_excerpt_never_cuts_a_code_block_or_ends_on_its_lead_
     assert not shown.rstrip().endswith(":") and shown.count("```") % 2 == 0, shown
 
 
-STRATEGIES = '''"""Stop strategies."""
+STRATEGIES = '''# Copyright 2016 The Authors
+#
+# Licensed under the Apache License, Version 2.0.
+"""Stop strategies."""
 import abc
 
 
@@ -430,3 +434,7 @@ def test_while_the_budget_allows_a_code_excerpt_shows_the_definitions_beside_it_
     assert near == chunk.text, "stop_any's last method is within reach, but not without its class"
     tight, _ = shown(settings.excerpts, budget.count(fence(chunk)) + 5)  # no room for what is around it
     assert tight == chunk.text
+    doc = Document(STRATEGIES, code=True, language=load_languages(settings.config_dir).of("stop.py"))
+    for reach in range(0, len(STRATEGIES), 15):  # whatever the reach, the growth starts where code does
+        first_shown = STRATEGIES[doc.around(start, end, reach)[0] :].split("\n", 1)[0]
+        assert first_shown.strip() and not first_shown.lstrip().startswith("#"), (reach, first_shown)

@@ -59,6 +59,7 @@ _STANDALONE_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t].*|\|.*\||```.*|~~~.*)$", r
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S.*$", re.M)
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
 _TABLE_ROW = re.compile(r"^[ \t]*\|")
+_NOT_CODE = re.compile(r"[ \t]*(?:(?:#|//|/?\*|--)[^\n]*)?(?:\n|$)")  # a blank or comment line: no code starts there
 
 
 def statement_lines(text: str, language: Language | None) -> tuple[set[int], set[int]] | None:
@@ -199,8 +200,6 @@ class Document:
             starts, ends = self.code_edges(self.line_of(start), self.line_of(max(end - 1, start)))
             new_start = min((p for p in starts if start - reach <= p <= start), default=start)
             new_end = max((p for p in ends if end <= p <= end + reach), default=end)
-            while new_start < start and not self._line(self.line_of(new_start) - 1).strip():  # from a line it shows
-                new_start = self.line_starts[self.line_of(new_start)]
             return new_start, max(len(self.text[:new_end].rstrip()), end)
         wide_start, wide_end, _ = self.whole(max(start - reach, 0), min(end + reach, len(self.text)), reach)
         first, last = self.line_of(start) - 1, self.line_of(max(end - 1, start)) - 1
@@ -219,7 +218,8 @@ class Document:
         """Where code shown beside the excerpt on 1-based lines first..last may begin and end: a definition's
         first and last line (the class beside the one that matched, the helper it calls, whole) when whatever
         encloses it encloses the excerpt too (a method of another class comes with its class, never alone), or a
-        statement outside every definition (an import, a constant); never a statement inside a body."""
+        statement outside every definition (an import, a constant); never a statement inside a body, nor a comment
+        (the middle of a licence header)."""
         definitions = outline(self.text, self.language) if self.language is not None else None
         spans: list[tuple[int, int]] = []
         inside: set[int] = set()
@@ -235,7 +235,7 @@ class Document:
         count = len(self.line_starts)
         starts = {self.line_starts[a - 1] for a, _ in spans if a <= count}
         ends = {self.line_end(self.line_starts[b - 1] + 1) for _, b in spans if b <= count}
-        starts.update(p for p in self.starts if self.line_of(p) not in inside)
+        starts.update(p for p in self.starts if self.line_of(p) not in inside and not _NOT_CODE.match(self.text, p))
         statement_ends = self.ends if self.ends is not None else [self.line_end(p + 1) for p in self.line_starts]
         ends.update(p for p in statement_ends if self.line_of(max(p - 1, 0)) not in inside)
         return sorted(starts), sorted(ends)
