@@ -133,6 +133,20 @@ def test_a_name_the_documents_hold_only_inside_another_word_is_named(corpora: di
     assert any("validator" in line.lower() for line in _section(sp, "Facts")), sp.s_ctx_md
 
 
+def test_what_the_user_pasted_is_theirs_and_not_named_as_missing(corpora: dict[str, Settings]) -> None:
+    """A traceback holds the user's own function and file names (`push_batch`, sync.py): httpx's source never
+    holds them, and need not. The question about them is answered by its timeout configuration, and the prompt
+    does not claim the documents miss what the user pasted."""
+    prompt = (
+        "Our sync job fails with this:\n\n```\nTraceback (most recent call last):\n"
+        '  File "/app/sync.py", line 41, in main\n    push_batch(batch)\nhttpx.ReadTimeout: timed out\n```\n\n'
+        "How do I give the client a longer read timeout so push_batch stops failing?"
+    )
+    sp = _run(corpora["httpx"], "httpx", prompt)
+    assert _section(sp, "Open issues") == [], sp.s_ctx_md
+    assert any("timeout" in line.lower() for line in _section(sp, "Facts")), sp.s_ctx_md
+
+
 def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
     """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
     though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads

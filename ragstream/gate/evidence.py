@@ -38,14 +38,21 @@ def _function_stems(words: tuple[str, ...]) -> frozenset[str]:
 _OWNED = re.compile(r"\b(?:[Oo]ur|[Mm]y)\s+(?:own\s+)?([a-z][\w.+-]*)(?:\s+([a-z][\w.+-]*))?")
 
 
+# A fenced block the user pasted (```, ~~~), to its closing fence or the text's end.
+_PASTED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+
+
 def own_terms(texts: list[str], settings: GateSettings) -> set[str]:
-    """The stems of what the user calls theirs ("our payment-gateway calls", "my library crate"): the user's own
-    things, which a corpus is not expected to hold. A word of them no document holds is no evidence against a
-    chunk, and is not named as something the documents lack. A capitalized name stays a name the documents may
-    lack ("our Kafka cluster", "our CMS")."""
+    """The stems of what the user calls theirs ("our payment-gateway calls", "my library crate") or pasted (the
+    traceback or code in a fenced block: `push_batch`, `ConnectionResetError`): the user's own things, which a
+    corpus is not expected to hold. A word of them no document holds is no evidence against a chunk, and is not
+    named as something the documents lack. A capitalized name the user writes stays a name the documents may lack
+    ("our Kafka cluster", "our CMS")."""
     function = set(settings.function_words)
     owned: set[str] = set()
     for text in texts:
+        for block in _PASTED.finditer(text):
+            owned |= stemmed_terms(block.group(2), settings)
         for found in _OWNED.finditer(text):
             words = [w for w in found.groups() if w]
             if words[-1] in function or not stemmed_terms(words[-1], settings):
