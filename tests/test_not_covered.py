@@ -131,10 +131,12 @@ def test_a_name_the_documents_hold_only_inside_another_word_is_named(corpora: di
     sp = _run(corpora["attrs"], "attrs", "How do I add a validator to the fields of classes I send to Ray workers?")
     assert any("Ray" in line for line in _section(sp, "Open issues")), sp.s_ctx_md
     assert any("validator" in line.lower() for line in _section(sp, "Facts")), sp.s_ctx_md
-    # Redis stems to "redi", which httpx's "redirect" starts with: a word is a mention with an inflection after it
-    # ("embeds"), not with any ending.
+    # Redis stems to "redi", which httpx's "redirect" starts with.
     redis = _run(corpora["httpx"], "httpx", "How do I set a timeout on the requests the client sends to Redis?")
     assert any("Redis" in line for line in _section(redis, "Open issues")), redis.s_ctx_md
+    # QUIC stems to "quic", and attrs' "quick" starts with it: a word mentions a term that it stems to.
+    quic = _run(corpora["attrs"], "attrs", "How do I add a validator to the fields of classes I send over QUIC?")
+    assert any("QUIC" in line for line in _section(quic, "Open issues")), quic.s_ctx_md
 
 
 def test_what_the_user_pasted_is_theirs_and_not_named_as_missing(corpora: dict[str, Settings]) -> None:
