@@ -27,10 +27,10 @@ _TEXTS: dict[tuple[int, int], str] = {}
 
 
 def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str]:
-    """The terms no chunk holds, as an index term or as the stem of a word of its text: "embed" is absent from an
-    index whose text says "embeds" and "re-embed" only where the index did not read it, but the corpus mentions it;
-    "tarpaulin" it does not, nor "redi" (Redis), which "predicate" holds inside a word and "redirect" starts with,
-    nor "quic" (QUIC) beside "quick": a word mentions a term when it stems to it, not when it starts with it."""
+    """The terms no chunk holds, as an index term or as a word of its text, spelled or stemmed: "embed" (stemmed
+    from "re-embedded") is absent from an index whose text says "embeds" and "re-embed" (stemmed "emb"), but the
+    corpus mentions it; "tarpaulin" it does not, nor "redi" (Redis), which "predicate" holds inside a word and
+    "redirect" starts with, nor "quic" (QUIC) beside "quick": a word that only starts with a term is no mention."""
     absent = {t for t, n in frequency.items() if n == 0}
     if snapshot is None or not absent:
         return absent
@@ -41,7 +41,7 @@ def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str
     found = {t: sorted(set(re.findall(rf"(?<![^\W_]){re.escape(t)}\w*", _TEXTS[key]))) for t in absent}
     words = sorted({w for ws in found.values() for w in ws})
     stems = dict(zip(words, bm25_tokens(words), strict=True)) if words else {}
-    return {t for t in absent if not any(t in stems[w] for w in found[t])}
+    return {t for t in absent if not any(w == t or t in stems[w] for w in found[t])}
 
 
 def uncovered_parts(
