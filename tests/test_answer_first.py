@@ -44,6 +44,12 @@ Listing 20-2 shows how to create a raw pointer to an arbitrary location in memor
 
 In Figure 3, the request goes through the proxy first.
 
+For an overview of how to work with exceptions, see [Exceptions (Quickstart)](quickstart.md#exceptions).
+
+If you encounter issues when setting up proxies, please refer to our [Troubleshooting guide](../guide.md#proxies).
+
+HTTPX supports [HTTP proxies](https://en.wikipedia.org/wiki/Proxy_server) through the `proxy` parameter.
+
 <Listing number="2-2" caption="The output from running cargo build">
 
 _**Disable Introspection & GraphiQL - JavaScript**_
@@ -57,6 +63,7 @@ Cargo uses only the versions of the dependencies you specified.
     found = [s.text for s in sentences_of(one_chunk("doc.md", doc)) if s.listed or stands_alone(s.text, base.condenser)]
     assert found == [
         "Keys must be rotated every ninety days by the owner.",
+        "HTTPX supports [HTTP proxies](https://en.wikipedia.org/wiki/Proxy_server) through the `proxy` parameter.",
         "**Disable introspection on every production server, whatever it serves.**",
         "Browsers compress their messages before sending them over the network.",
         "Cargo uses only the versions of the dependencies you specified.",

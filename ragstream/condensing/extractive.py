@@ -385,6 +385,21 @@ def points_at_exhibit(sentence: str, settings: CondenserSettings) -> bool:
     return bool(nouns) and bool(re.match(rf"\W*(?:(?:in|as in|see)\s+)?(?:{nouns})\s+\d[\w.-]*", sentence, re.I))
 
 
+# A sentence whose last clause sends the reader to a link ("For an overview of how to work with exceptions, see
+# [Exceptions](quickstart.md#exceptions).", "If you encounter issues, please refer to our [guide](...).").
+_POINTS_AWAY = re.compile(
+    r"(?:^|[,;:]\s+)(?:please\s+)?(?:see|refer\s+to|check(?:\s+out)?|read|visit|consult)\b[^.;:]*"
+    r"\[[^\]]+\]\([^)\s]+\)[\s.!)]*$",
+    re.I,
+)
+
+
+def points_away(sentence: str) -> bool:
+    """The sentence only sends the reader elsewhere: its last clause is "see [a link]". It says where an answer is,
+    not the answer, and the link's target is no excerpt of the prompt."""
+    return _POINTS_AWAY.search(sentence.strip()) is not None
+
+
 # A clause that states something before the sentence turns to narrate ("The standard library provides the
 # `eprintln!` macro that prints to the standard error stream, so let's change ..."): at least six words,
 # then a comma or semicolon and a joining word right before the narration cue. An opening phrase ("As an
@@ -411,6 +426,7 @@ def stands_alone(sentence: str, settings: CondenserSettings) -> bool:
         first not in settings.dangling_openers
         and not narrates(sentence, settings)
         and not points_at_exhibit(sentence, settings)
+        and not points_away(sentence)
     )
 
 
