@@ -153,6 +153,23 @@ def test_what_the_user_pasted_is_theirs_and_not_named_as_missing(corpora: dict[s
     assert any("timeout" in line.lower() for line in _section(sp, "Facts")), sp.s_ctx_md
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "hw do i make an atribute imutable after the instanse is created?",
+        "whats the diffrence between a convertor and a validater in attrs?",
+    ],
+)
+def test_a_misspelt_ask_is_answered_and_quoted_as_written(corpora: dict[str, Settings], prompt: str) -> None:
+    """Misspelt words are in no document: held against every chunk as the ask's rarest words, they kept nothing
+    and the prompt said the documents do not cover the ask. The gate reads them as the documents spell them;
+    the prompt quotes the user as written."""
+    sp = _run(corpora["attrs"], "attrs", prompt)
+    assert sp.final_selection_ids and _section(sp, "Facts"), sp.s_ctx_md
+    assert _section(sp, "Open issues") == [], sp.s_ctx_md
+    assert prompt in sp.prompt_ready
+
+
 def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
     """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
     though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads

@@ -11,6 +11,7 @@ from ragstream.index.snapshot import Snapshot, bm25_tokens
 from ragstream.settings import GateSettings
 from ragstream.state import Chunk
 from ragstream.text.asking import compared_sides
+from ragstream.text.spelling import Vocabulary
 
 _NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
 
@@ -24,6 +25,25 @@ _IDENTIFIER = re.compile(
 
 
 _TEXTS: dict[tuple[int, int], str] = {}
+_VOCABULARIES: dict[tuple[int, int], Vocabulary] = {}
+
+
+def corpus_text(snapshot: Snapshot) -> str:
+    """The corpus's text in lower case, one corpus's at a time (the newest asked for)."""
+    key = (id(snapshot), snapshot.generation)
+    if key not in _TEXTS:
+        _TEXTS.clear()
+        _TEXTS[key] = "\n".join(c.text for c in snapshot.chunks).lower()
+    return _TEXTS[key]
+
+
+def corpus_vocabulary(snapshot: Snapshot) -> Vocabulary:
+    """The corpus's words and their counts (`text/spelling`), one corpus's at a time."""
+    key = (id(snapshot), snapshot.generation)
+    if key not in _VOCABULARIES:
+        _VOCABULARIES.clear()
+        _VOCABULARIES[key] = Vocabulary.of(corpus_text(snapshot))
+    return _VOCABULARIES[key]
 
 
 def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str]:
@@ -34,11 +54,8 @@ def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str
     absent = {t for t, n in frequency.items() if n == 0}
     if snapshot is None or not absent:
         return absent
-    key = (id(snapshot), snapshot.generation)
-    if key not in _TEXTS:
-        _TEXTS.clear()  # one corpus's text at a time: the newest asked for
-        _TEXTS[key] = "\n".join(c.text for c in snapshot.chunks).lower()
-    found = {t: sorted(set(re.findall(rf"(?<![^\W_]){re.escape(t)}\w*", _TEXTS[key]))) for t in absent}
+    text = corpus_text(snapshot)
+    found = {t: sorted(set(re.findall(rf"(?<![^\W_]){re.escape(t)}\w*", text))) for t in absent}
     words = sorted({w for ws in found.values() for w in ws})
     stems = dict(zip(words, bm25_tokens(words), strict=True)) if words else {}
     return {t for t in absent if not any(w == t or t in stems[w] for w in found[t])}

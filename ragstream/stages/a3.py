@@ -43,7 +43,8 @@ class Evidence:
     candidates: list[Chunk]
     vectors: np.ndarray
     texts: list[str]  # the query pieces and the parts of the ask, each once
-    embedded: np.ndarray  # the embeddings of `texts`
+    judged: list[str]  # `texts` as the evidence reads them: misspelt words as the corpus spells them
+    embedded: np.ndarray  # the embeddings of `judged`
     parts: list[str]  # the standalone parts of the ask, each named when no kept chunk covers it
     leaning: list[str]  # the clauses leaning on the rest of their sentence: only names in them are judged
     frequency: dict[str, int]
@@ -97,9 +98,10 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     asked = asking_parts(sp, env.services.settings)  # the evidence: a chunk may answer one clause of the ask only
     parts = asking_parts(sp, env.services.settings, standalone=True)  # each part named when no kept chunk covers it
     texts = list(dict.fromkeys([*pieces, *asked, *parts]))
-    frequency, rarity = ask_rarity(texts, env, project)
     embedder = env.services.embedder
     snapshot = env.services.searcher(project).snapshot() if project else None
+    judged = respelled_texts(texts, snapshot)  # what the evidence reads: misspelt words as the corpus spells them
+    frequency, rarity = ask_rarity(judged, env, project)
     if snapshot is not None and project:  # a chunk needs more evidence than off-topic questions reach here
         questions = off_topic_questions(env.services.settings.config_dir, settings)
         folder = generation_dir(env.services.searcher(project).paths.index_dir, snapshot.generation)
@@ -107,15 +109,16 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     else:
         calibration = calibrated([], settings)
     settings = settings.model_copy(update={"min_evidence": calibration.min_evidence})
-    embedded = embedder.embed(texts)
-    weighed = weigh_all(texts, candidates, vectors, embedded, settings, rarity)
-    weighed = keep_referenced(weighed, candidates, texts, embedded, embedder.embed, settings)
+    embedded = embedder.embed(judged)
+    weighed = weigh_all(judged, candidates, vectors, embedded, settings, rarity)
+    weighed = keep_referenced(weighed, candidates, judged, embedded, embedder.embed, settings)
     leaning = [clause for clause in asked if clause not in parts]
     return Evidence(
         ask,
         candidates,
         vectors,
         texts,
+        judged,
         embedded,
         parts,
         leaning,
@@ -135,21 +138,41 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
 
     chunks = sp.chunk_by_id()
     index = {c.id: i for i, c in enumerate(evidence.candidates)}
-    texts, parts = evidence.texts, evidence.parts
+    texts = evidence.texts
+    read = dict(zip(texts, evidence.judged, strict=True))  # each part judged as the evidence read it
+    written = {judged: text for text, judged in read.items()}  # and named as the user wrote it
     report.calibration = evidence.calibration.describe()
-    report.uncovered = uncovered_parts(
-        parts,
-        evidence.embedded[[texts.index(part) for part in parts]],
+    found = uncovered_parts(
+        [read[part] for part in evidence.parts],
+        evidence.embedded[[texts.index(part) for part in evidence.parts]],
         [chunks[cid] for cid in kept],
         evidence.vectors[[index[cid] for cid in kept]],
         evidence.settings,
         evidence.rarity,
-        unmentioned(evidence.frequency, evidence.snapshot) - own_terms(texts, evidence.settings),
+        unmentioned(evidence.frequency, evidence.snapshot) - own_terms(evidence.judged, evidence.settings),
         frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
-        evidence.leaning,
+        [read[clause] for clause in evidence.leaning],
         evidence.embedded[[texts.index(clause) for clause in evidence.leaning]],
     )
+    report.uncovered = [written.get(part, part) for part in found]
     return report
+
+
+def respelled_texts(texts: list[str], snapshot: Snapshot | None) -> list[str]:
+    """The texts with their misspelt words as the corpus spells them (`text/spelling`): "verificaton" held against
+    every chunk of httpx's SSL page as the rarest word of the ask, and the gate kept nothing."""
+    from ragstream.gate.coverage import corpus_vocabulary
+    from ragstream.index.snapshot import bm25_tokens
+    from ragstream.text.spelling import respelled
+
+    if snapshot is None or not snapshot.chunks:
+        return texts
+    vocabulary = corpus_vocabulary(snapshot)
+
+    def stem_held(word: str) -> bool:  # "retrying" is no misspelling where the corpus says "retry"
+        return any(snapshot.document_frequency(set(bm25_tokens([word])[0])).values())
+
+    return [respelled(text, vocabulary, stem_held) for text in texts]
 
 
 def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:

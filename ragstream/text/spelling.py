@@ -1,0 +1,92 @@
+"""An ask's misspelt words read as the corpus spells them, for judging evidence only.
+
+"hw do i turn off ssl verificaton for a self signed cert" keeps nothing of httpx's docs, whose SSL page answers:
+"verificaton" is in no document, so it weighs most of all the ask's words and no chunk holds it, and the gate
+names the whole ask as uncovered. A lower-case word of the ask that no document holds and that is one edit from a
+word the documents use (two for a long word) is read as that word. The user's text is never changed: the prompt
+quotes it as written, and only the gate's evidence reads the respelled copy. A word the caller knows stays (a real
+word: one the embedding model's vocabulary holds whole, or whose stem the corpus holds: "comes" is no misspelt
+"codes"); a capitalized word is a name the documents may lack ("Celery"), a short one too often a real word one
+letter off ("shud", "func"), and a word with a digit, a hyphen or an underscore an identifier: none is respelled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+_WORD = re.compile(r"(?<![\w.-])[a-z]+(?![\w-])")
+_CORPUS_WORD = re.compile(r"[a-z]+")
+MIN_LENGTH = 5  # shorter words are respelled into real words they were not meant as ("shud" -> "shut")
+LONG = 8  # from this length, two edits
+
+
+@dataclass
+class Vocabulary:
+    """The words of a corpus (lower case) with their counts, found by first letter and length."""
+
+    counts: Counter[str]
+    _by_key: dict[tuple[str, int], list[str]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for word in self.counts:
+            self._by_key.setdefault((word[0], len(word)), []).append(word)
+
+    @classmethod
+    def of(cls, text: str) -> Vocabulary:
+        return cls(Counter(_CORPUS_WORD.findall(text.lower())))
+
+    def nearest(self, word: str) -> str | None:
+        """The most used corpus word within the edits allowed for `word`'s length (same first letter), if any."""
+        limit = 2 if len(word) >= LONG else 1
+        found: list[tuple[int, int, str]] = []
+        for length in range(len(word) - limit, len(word) + limit + 1):
+            for other in self._by_key.get((word[0], length), []):
+                distance = edits(word, other, limit)
+                if distance <= limit:
+                    found.append((distance, -self.counts[other], other))
+        return min(found)[2] if found else None
+
+
+def edits(a: str, b: str, limit: int) -> int:
+    """The optimal string alignment distance (insertions, deletions, substitutions, adjacent swaps), or `limit + 1`
+    as soon as it is certain to exceed `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] | None = None
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (a[i - 1] != b[j - 1]))
+            if before is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return min(row[len(b)], limit + 1)
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """The whole words of the packaged MiniLM tokenizer's vocabulary (30,522 entries, word pieces aside): a word
+    it holds whole is a real word, whatever the corpus says."""
+    from ragstream.embedding.model_files import PACKAGED_DIR, model_tokenizer
+
+    return frozenset(w for w in model_tokenizer(PACKAGED_DIR).get_vocab() if w.isalpha())
+
+
+def respelled(text: str, vocabulary: Vocabulary, known: Callable[[str], bool]) -> str:
+    """`text` with each lower-case word of `MIN_LENGTH` letters or more that the corpus never uses, that is no
+    English word and that `known` does not know, replaced by its nearest corpus word, when there is one."""
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group()
+        if len(word) < MIN_LENGTH or word in vocabulary.counts or word in english_words() or known(word):
+            return word
+        return vocabulary.nearest(word) or word
+
+    return _WORD.sub(fix, text)

@@ -1,0 +1,55 @@
+"""An ask's misspelt words read as the corpus spells them (for the gate's evidence), and nothing else respelled."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+
+from ragstream.text.spelling import Vocabulary, edits, respelled
+
+CORPUS = """Validators run on every attribute of the class. A converter changes the value before validators see it.
+Set frozen=True to make instances immutable after they are created. The attribute's validator gets the instance,
+the attribute and the value. Validation runs on every instance the class creates, attributes validated in order."""
+
+
+def _never(word: str) -> bool:
+    return False
+
+
+def test_a_misspelt_word_reads_as_the_corpus_spells_it_and_the_rest_stays_as_written() -> None:
+    vocabulary = Vocabulary.of(CORPUS)
+    asked = "hw do i make an atribute imutable after the instanse is created? Does a convertor run on evry one?"
+    assert respelled(asked, vocabulary, _never) == (
+        "hw do i make an attribute immutable after the instance is created? Does a converter run on evry one?"
+    ), "words under five letters stay: one edit from a real word is too often another real word"
+
+
+def test_names_identifiers_english_words_and_known_words_are_never_respelled() -> None:
+    vocabulary = Vocabulary.of(CORPUS)
+    asked = "Can a Validater in Celery or a validater_fn or an attributes2 field see the vallue? It comes first."
+    assert respelled(asked, vocabulary, _never) == asked.replace("vallue", "value")
+    assert respelled("the vallue", vocabulary, lambda word: word == "vallue") == "the vallue"
+
+
+def test_the_most_used_of_the_nearest_words_is_taken() -> None:
+    vocabulary = Vocabulary.of("instance " * 3 + "instants")
+    assert respelled("one instanse", vocabulary, _never) == "one instance"
+    assert respelled("the validatorz", Vocabulary.of("validators validator validator"), _never) == "the validator"
+
+
+def _distance(a: str, b: str) -> int:
+    """The optimal string alignment distance, unbounded (a plain reference for `edits`)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(st.text("abcde", max_size=9), st.text("abcde", max_size=9), st.integers(0, 3))
+def test_bounded_edits_agree_with_the_full_distance_up_to_the_bound(a: str, b: str, limit: int) -> None:
+    assert edits(a, b, limit) == min(_distance(a, b), limit + 1)
