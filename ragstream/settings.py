@@ -150,6 +150,9 @@ class GateSettings(BaseModel):
     min_similarity: float = Field(ge=-1.0, le=1.0)  # under it, no amount of shared words keeps a chunk
     words_weight: float = Field(ge=0.0)  # evidence = cosine + words_weight x share of the ask's word weight (idf)
     min_evidence: float  # a chunk is kept at this much evidence
+    # ... and with at least this share of the ask's word weight, unless its cosine alone reaches strong_evidence:
+    # on code, an English question about the package is as near in meaning to any of its code as to the answer.
+    min_word_share: float = Field(default=0.05, ge=0.0, le=1.0)
     # With a model, it decides only within the evidence band [weak_evidence, strong_evidence): at or over
     # strong_evidence a candidate is kept and under weak_evidence the offline decision stands, unasked.
     strong_evidence: float

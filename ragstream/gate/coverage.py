@@ -96,8 +96,10 @@ def uncovered_parts(
     def covered(text: str, vector: np.ndarray) -> bool:
         terms = stemmed_terms(text, settings)
         cosine = kept_vectors @ vector
+        worded = sum(rarity.get(t, 0.0) for t in terms) > 0
         return any(
-            judge(float(cosine[k]), word_share(terms, texts[k], rarity), judged_with[k])[0] for k in range(len(kept))
+            judge(float(cosine[k]), word_share(terms, texts[k], rarity), judged_with[k], worded)[0]
+            for k in range(len(kept))
         )
 
     clause_vectors = dict(zip(leaning, leaning_vectors if leaning_vectors is not None else [], strict=False))

@@ -73,9 +73,18 @@ def word_share(terms: set[str], found: set[str], rarity: dict[str, float]) -> fl
     return sum(rarity.get(t, 0.0) for t in terms & found) / total if total > 0 else 0.0
 
 
-def judge(cosine: float, words: float, settings: GateSettings) -> tuple[bool, str]:
+def judge(cosine: float, words: float, settings: GateSettings, worded: bool = True) -> tuple[bool, str]:
+    """Keep on evidence (cosine plus the weighted word share), and never on meaning alone unless it is strong: a
+    chunk holding under `gate.min_word_share` of the ask's word weight (on tenacity's code, "retry" and "state",
+    on every page) is kept only at `gate.strong_evidence`. MiniLM puts an English question about a package near
+    all of its code: its constructor's parameter list was kept for "How can the retry state be persisted in
+    Redis ...?" at cosine 0.57, and filled A4's window before the answer to another ask. An ask without word weight
+    (`worded` False: no content word, or no rarity given) is judged on its cosine."""
     if cosine < settings.min_similarity:
         return False, f"cosine under {settings.min_similarity:g}"
+    if worded and words < settings.min_word_share and cosine < settings.strong_evidence:
+        share, strong = settings.min_word_share, settings.strong_evidence
+        return False, f"under {share:g} of the ask's word weight, cosine under {strong:g}"
     evidence = cosine + settings.words_weight * words
     if evidence >= settings.min_evidence:
         return True, f"evidence {evidence:.2f} at least {settings.min_evidence:g}"
@@ -119,6 +128,7 @@ def weigh_all(
     ask_terms = set().union(*piece_terms)
     rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
+    weight = [sum(rarity.get(t, 0.0) for t in terms) for terms in piece_terms] or [0.0]
     cosine = vectors @ piece_vectors.T if len(candidates) and len(piece_vectors) else np.zeros((len(candidates), 1))
     decisions = {
         cid: ChunkDecision(decision="drop_duplicate", reason=f"near-duplicate of {other}")
@@ -134,7 +144,7 @@ def weigh_all(
         score = [float(cosine[i, p]) + settings.words_weight * words[p] for p in range(len(words))]
         valid = [p for p in range(len(words)) if cosine[i, p] >= settings.min_similarity]
         best = max(valid, key=lambda p: score[p]) if valid else int(np.argmax(cosine[i, : len(words)]))
-        keep, why = judge(float(cosine[i, best]), words[best], settings)
+        keep, why = judge(float(cosine[i, best]), words[best], settings, weight[best] > 0)
         scores[candidates[i].id], meaning[candidates[i].id] = score[best], float(cosine[i, best])
         evidence = f"cosine {float(cosine[i, best]):.2f}, {words[best]:.2f} of the ask's word weight" + (
             f" ({', '.join(shared[:6])})" if shared else ""
