@@ -24,26 +24,28 @@ _IDENTIFIER = re.compile(
 )
 
 
-_TEXTS: dict[tuple[int, int], str] = {}
-_VOCABULARIES: dict[tuple[int, int], Vocabulary] = {}
+# One corpus's text and words at a time (the newest asked for), held with the snapshot they were read from: an id
+# is reused once its snapshot is freed, so another project's snapshot could have found them under its key.
+_TEXT: tuple[Snapshot, str] | None = None
+_VOCABULARY: tuple[Snapshot, Vocabulary] | None = None
 
 
 def corpus_text(snapshot: Snapshot) -> str:
-    """The corpus's text in lower case, one corpus's at a time (the newest asked for)."""
-    key = (id(snapshot), snapshot.generation)
-    if key not in _TEXTS:
-        _TEXTS.clear()
-        _TEXTS[key] = "\n".join(c.text for c in snapshot.chunks).lower()
-    return _TEXTS[key]
+    """The corpus's text in lower case."""
+    global _TEXT
+    found = _TEXT
+    if found is None or found[0] is not snapshot:
+        found = _TEXT = (snapshot, "\n".join(c.text for c in snapshot.chunks).lower())
+    return found[1]
 
 
 def corpus_vocabulary(snapshot: Snapshot) -> Vocabulary:
-    """The corpus's words and their counts (`text/spelling`), one corpus's at a time."""
-    key = (id(snapshot), snapshot.generation)
-    if key not in _VOCABULARIES:
-        _VOCABULARIES.clear()
-        _VOCABULARIES[key] = Vocabulary.of(corpus_text(snapshot))
-    return _VOCABULARIES[key]
+    """The corpus's words and their counts (`text/spelling`)."""
+    global _VOCABULARY
+    found = _VOCABULARY
+    if found is None or found[0] is not snapshot:
+        found = _VOCABULARY = (snapshot, Vocabulary.of(corpus_text(snapshot)))
+    return found[1]
 
 
 def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str]:
@@ -54,8 +56,8 @@ def unmentioned(frequency: dict[str, int], snapshot: Snapshot | None) -> set[str
     absent = {t for t, n in frequency.items() if n == 0}
     if snapshot is None or not absent:
         return absent
-    text = corpus_text(snapshot)
-    found = {t: sorted(set(re.findall(rf"(?<![^\W_]){re.escape(t)}\w*", text))) for t in absent}
+    vocabulary = corpus_vocabulary(snapshot)
+    found = {t: vocabulary.starting_with(t) for t in absent}
     words = sorted({w for ws in found.values() for w in ws})
     stems = dict(zip(words, bm25_tokens(words), strict=True)) if words else {}
     return {t for t in absent if not any(w == t or t in stems[w] for w in found[t])}

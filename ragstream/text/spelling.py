@@ -13,6 +13,7 @@ letter off ("shud", "func"), and a word with a digit, a hyphen or an underscore 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from functools import lru_cache
 
 _WORD = re.compile(r"(?<![\w.-])[a-z]+(?![\w-])")
 _CORPUS_WORD = re.compile(r"[a-z]+")
+_TOKEN = re.compile(r"\w+")  # an identifier whole ("before_sleep_log") ...
+_PART = re.compile(r"[a-z0-9]+")  # ... and its parts ("sleep")
 MIN_LENGTH = 5  # shorter words are respelled into real words they were not meant as ("shud" -> "shut")
 LONG = 8  # from this length, two edits
 
@@ -29,6 +32,7 @@ class Vocabulary:
     """The words of a corpus (lower case) with their counts, found by first letter and length."""
 
     counts: Counter[str]
+    tokens: list[str] = field(default_factory=list)  # every distinct word, identifiers whole and in parts, sorted
     _by_key: dict[tuple[str, int], list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -37,7 +41,16 @@ class Vocabulary:
 
     @classmethod
     def of(cls, text: str) -> Vocabulary:
-        return cls(Counter(_CORPUS_WORD.findall(text.lower())))
+        lowered = text.lower()
+        return cls(Counter(_CORPUS_WORD.findall(lowered)), sorted({*_TOKEN.findall(lowered), *_PART.findall(lowered)}))
+
+    def starting_with(self, prefix: str) -> list[str]:
+        """The corpus's words (digits and underscores kept) that start with `prefix`."""
+        at = bisect_left(self.tokens, prefix)
+        end = at
+        while end < len(self.tokens) and self.tokens[end].startswith(prefix):
+            end += 1
+        return self.tokens[at:end]
 
     def nearest(self, word: str) -> str | None:
         """The most used corpus word within the edits allowed for `word`'s length (same first letter), if any."""
