@@ -328,3 +328,33 @@ def test_the_graph_drawing_is_the_graph() -> None:
         return [line.strip() for line in lines if line.strip() and not line.strip().startswith("classDef")]
 
     assert graph(drawn.group(1)) == graph(build_graph().get_graph().draw_mermaid())
+
+
+ASKED_OF_THIS_REPO = "How are compound identifiers like best_match made searchable by their words?"
+
+
+@pytest.mark.slow
+def test_the_abridged_run_a_page_shows_is_what_ragstream_prints(tmp_path: Path) -> None:
+    """The README and docs/ingestion.md show, abridged, what `ragstream run` prints for one question once this
+    repository's `ragstream/` folder is ingested: every line they show is a line of that output (an excerpt that
+    grew by its neighbours showed a line range the run no longer printed)."""
+    shown = {
+        page.name: block
+        for page in PAGES
+        for block in re.findall(r"^```text\n(.*?)^```$", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+        if "excerpt source=" in block and ASKED_OF_THIS_REPO in page.read_text(encoding="utf-8").replace("\n", " ")
+    }
+    assert {"README.md", "ingestion.md"} <= set(shown)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(RAGSTREAM_DATA_DIR=str(tmp_path / "data"), RAGSTREAM_LLM_PROVIDER="local", HF_HUB_OFFLINE="1")
+    (tmp_path / "ragstream").symlink_to(ROOT / "ragstream", target_is_directory=True)
+    run = [str(Path(sys.executable).parent / "ragstream")]  # the command the pages give, from the venv
+    subprocess.run([*run, "ingest", "code", "--path", "ragstream", "--quiet"], cwd=tmp_path, env=env, check=True)
+    done = subprocess.run(
+        [*run, "run", "--project", "code", ASKED_OF_THIS_REPO], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    printed = set(done.stdout.splitlines())
+    for name, block in shown.items():
+        missing = [line for line in block.splitlines() if line not in ("...", "") and line not in printed]
+        assert not missing, (name, missing)

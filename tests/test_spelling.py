@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.text.spelling import Vocabulary, edits, respelled
+from ragstream.text.spelling import MAX_LOOKUPS, Vocabulary, edits, respelled
 
 CORPUS = """Validators run on every attribute of the class. A converter changes the value before validators see it.
 Set frozen=True to make instances immutable after they are created. The attribute's validator gets the instance,
@@ -53,3 +53,20 @@ def _distance(a: str, b: str) -> int:
 @given(st.text("abcde", max_size=9), st.text("abcde", max_size=9), st.integers(0, 3))
 def test_bounded_edits_agree_with_the_full_distance_up_to_the_bound(a: str, b: str, limit: int) -> None:
     assert edits(a, b, limit) == min(_distance(a, b), limit + 1)
+
+
+def test_a_pasted_block_stays_as_written_and_a_long_paste_costs_a_bounded_number_of_lookups() -> None:
+    vocabulary = Vocabulary.of(CORPUS)
+    asked = "Why is the atribute lost?\n\n```\nvalidater failed: atribute x\n```\n\nThe instanse is new."
+    assert respelled(asked, vocabulary, _never) == asked.replace("Why is the atribute", "Why is the attribute").replace(
+        "The instanse", "The instance"
+    )
+    looked: list[str] = []
+
+    def counted(word: str) -> bool:
+        looked.append(word)
+        return False
+
+    noise = " ".join(f"zqx{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)}w" for i in range(5000))
+    assert respelled(noise, vocabulary, counted) == noise
+    assert len(looked) == MAX_LOOKUPS

@@ -163,7 +163,7 @@ def respelled_texts(texts: list[str], snapshot: Snapshot | None) -> list[str]:
     every chunk of httpx's SSL page as the rarest word of the ask, and the gate kept nothing."""
     from ragstream.gate.coverage import corpus_vocabulary
     from ragstream.index.snapshot import bm25_tokens
-    from ragstream.text.spelling import respelled
+    from ragstream.text.spelling import Respeller
 
     if snapshot is None or not snapshot.chunks:
         return texts
@@ -172,7 +172,8 @@ def respelled_texts(texts: list[str], snapshot: Snapshot | None) -> list[str]:
     def stem_held(word: str) -> bool:  # "retrying" is no misspelling where the corpus says "retry"
         return any(snapshot.document_frequency(set(bm25_tokens([word])[0])).values())
 
-    return [respelled(text, vocabulary, stem_held) for text in texts]
+    respell = Respeller(vocabulary, stem_held)
+    return [respell(text) for text in texts]
 
 
 def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -> np.ndarray:

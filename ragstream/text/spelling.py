@@ -92,14 +92,43 @@ def english_words() -> frozenset[str]:
     return frozenset(w for w in model_tokenizer(PACKAGED_DIR).get_vocab() if w.isalpha())
 
 
-def respelled(text: str, vocabulary: Vocabulary, known: Callable[[str], bool]) -> str:
-    """`text` with each lower-case word of `MIN_LENGTH` letters or more that the corpus never uses, that is no
-    English word and that `known` does not know, replaced by its nearest corpus word, when there is one."""
+# A fenced block the user pasted (```, ~~~): their own text, never respelled.
+_FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+MAX_LOOKUPS = 64  # unknown words looked up per ask: an ask's prose has a few; a pasted log outside a fence, thousands
 
-    def fix(match: re.Match[str]) -> str:
-        word = match.group()
-        if len(word) < MIN_LENGTH or word in vocabulary.counts or word in english_words() or known(word):
+
+class Respeller:
+    """Respells the texts of one ask (`respelled`), each unknown word looked up once, at most `MAX_LOOKUPS` of them:
+    a lookup scans the corpus words of its length and first letter (0.2 ms on a package's source), and a prompt may
+    hold megabytes."""
+
+    def __init__(self, vocabulary: Vocabulary, known: Callable[[str], bool]) -> None:
+        self.vocabulary = vocabulary
+        self.known = known
+        self.found: dict[str, str] = {}
+
+    def word(self, word: str) -> str:
+        vocabulary = self.vocabulary
+        if len(word) < MIN_LENGTH or word in vocabulary.counts or word in english_words():
             return word
-        return vocabulary.nearest(word) or word
+        if word not in self.found:
+            if len(self.found) >= MAX_LOOKUPS or self.known(word):
+                return word
+            self.found[word] = vocabulary.nearest(word) or word
+        return self.found[word]
 
-    return _WORD.sub(fix, text)
+    def __call__(self, text: str) -> str:
+        """`text` with each lower-case word of `MIN_LENGTH` letters or more that the corpus never uses, that is no
+        English word and that `known` does not know, replaced by its nearest corpus word, when there is one; pasted
+        blocks as they are."""
+        out, at = [], 0
+        for block in _FENCED.finditer(text):
+            out += [_WORD.sub(lambda m: self.word(m.group()), text[at : block.start()]), block.group()]
+            at = block.end()
+        out.append(_WORD.sub(lambda m: self.word(m.group()), text[at:]))
+        return "".join(out)
+
+
+def respelled(text: str, vocabulary: Vocabulary, known: Callable[[str], bool]) -> str:
+    """One text respelled (`Respeller`)."""
+    return Respeller(vocabulary, known)(text)
