@@ -79,6 +79,18 @@ def test_a_question_after_another_sections_list_is_the_ask(settings: Settings, c
     assert kept.body.context == "We fuse two lists. Why fuse at all?" and kept.body.task == "Explain RRF."
 
 
+def test_an_item_of_a_named_section_that_asks_leaves_the_story_above_as_the_task(
+    settings: Settings, chunker: Chunker
+) -> None:
+    """A story with no question in it, then "## Constraints" whose last item asks ("- Explain why ..."): the
+    constraints stay constraints and the story is the task. The list was taken for the task and shown twice, under
+    Task and Constraints, with the story under "User prompt"."""
+    story = "Our middleware sets a request ID, but the access log always shows the original one."
+    rules = "- Keep it a middleware.\n- Explain why the current version loses the value before the fix."
+    sp = _run(f"{story}\n\n## Constraints\n{rules}", settings, chunker)
+    assert sp.body.task == story and sp.body.constraints == rules
+
+
 def test_task_from_user_prompt(settings: Settings, chunker: Chunker) -> None:
     sp = _run("# Context\nC\n# User prompt\nwhat is RRF?", settings, chunker)
     assert sp.preprocessing.task_rule == "FROM_USER_PROMPT"

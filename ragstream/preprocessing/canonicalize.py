@@ -53,10 +53,12 @@ _USER_ROLE = re.compile(
 def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema) -> tuple[TaskRule, int | None]:
     """The TASK guarantee: which section is the task, and by which rule.
 
-    TASK when present. Otherwise the first section (user prompt, content or unmapped) that asks for
-    something, so a question under a header the alias table does not know is the task rather than
-    whichever section came first. Otherwise the spec's fallbacks: USER_PROMPT, then the first CONTENT
-    section, then the first unmapped section with text. META never becomes the task.
+    TASK when present. Otherwise the first section (user prompt or unmapped) that asks for something, so a
+    question under a header the alias table does not know is the task rather than whichever section came
+    first; a section its header names (Constraints, Context) asks only by a question after its list
+    (`_trailing_question`), never by an item of its own ("- Explain why the current version loses the value":
+    the task became the constraints list, shown twice, while the story above it went under "User prompt"). Otherwise the spec's fallbacks: USER_PROMPT, then the
+    first CONTENT section, then the first unmapped section with text. META never becomes the task.
     """
     for e in entries:
         if e.canon == "TASK":
@@ -64,7 +66,10 @@ def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema
     dropped = [e for e in entries if e.mapped_by == "person" and e.role == "UNKNOWN"]
     candidates = [e for e in entries if e.role != "META" and e not in dropped and texts[e.section_index].strip()]
     for e in candidates:
-        if asks(texts[e.section_index], schema.ask_openers):
+        text = texts[e.section_index]
+        if e.canon not in (None, "USER_PROMPT"):
+            text = _trailing_question(text)[1]  # a question after its list is the user's, not an item
+        if asks(text, schema.ask_openers):
             return ("FROM_USER_PROMPT" if e.canon == "USER_PROMPT" else "FROM_ASKING_SECTION"), e.section_index
     fallbacks: tuple[tuple[TaskRule, list[CanonEntry]], ...] = (
         ("FROM_USER_PROMPT", [e for e in candidates if e.canon == "USER_PROMPT"]),
