@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from ragstream.app.controller import AppController
+from ragstream.code.symbols import Symbol, symbols_to_metadata
 from ragstream.condensing.condenser import a3_evidence, render_sctx, within_share
-from ragstream.condensing.extractive import condense_extractively, sentences_of, stands_alone
+from ragstream.condensing.extractive import condense_extractively, references_of, sentences_of, stands_alone
 from ragstream.evaluation.checks import universal, verbatim_support
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.rendering.excerpts import shown_excerpts
@@ -554,3 +555,30 @@ def test_a_sentence_said_twice_in_a_file_is_one_line_the_longer_one(base: Settin
     texts = [" ".join(line.text.replace("*", "").split()) for line in lines]
     assert any(t.startswith("You can also increase the line length") for t in texts), texts
     assert not [t for t in texts if any(t != other and t.lstrip("- ") in other for other in texts)], texts
+
+
+def test_a_chunk_that_opens_inside_a_docstring_gives_no_paragraph_from_mid_sentence() -> None:
+    """A long docstring cut by the chunk window: the chunk opens on the end of a sentence whose start it does not
+    hold ("silently downgraded. It has no effect ..."). That paragraph is no line of the definition's; the next,
+    whole, is."""
+    text = (
+        "        silently downgraded. It has no effect on Windows.\n\n"
+        "        :param timeout: seconds to wait for the lock; a negative value waits forever.\n"
+        '        """\n'
+        "        self.timeout = timeout\n"
+    )
+    symbol = Symbol("method", "BaseFileLock.__init__", 805, 920, "Create a new lock object.", part=True)
+    chunk = one_chunk("_api.py", text).model_copy(
+        update={
+            "metadata": {
+                "kind": "text",
+                "language": "python",
+                "line_start": 860,
+                "line_end": 863,
+                "symbols": symbols_to_metadata([symbol]),
+            }
+        }
+    )
+    details = [r.text for r in references_of(chunk) if r.detail is not None]
+    assert details and not any("silently downgraded" in d for d in details), details
+    assert any(":param timeout: seconds to wait for the lock" in d for d in details), details

@@ -534,7 +534,11 @@ def _doc_paragraphs(reference: Reference) -> list[tuple[int, int]]:
             part = text[a:b]
             if MIN_WORDS <= len(part.split()) <= MAX_DOC_WORDS:
                 spans.append((a + len(part) - len(part.lstrip()), a + len(part.rstrip())))
-    return spans[1:] if whole else spans  # a whole docstring's first paragraph is the definition's own line
+    if whole:
+        return spans[1:]  # a whole docstring's first paragraph is the definition's own line
+    # A chunk that starts inside a docstring may start inside a sentence ("silently downgraded. It has no effect
+    # on Windows ..."): a paragraph opening in lower case continues one the chunk does not hold.
+    return spans[1:] if spans and not text[begin : spans[0][0]].strip() and text[spans[0][0]].islower() else spans
 
 
 def references_of(chunk: Chunk) -> list[Reference]:
