@@ -57,8 +57,9 @@ def _task_rule(entries: list[CanonEntry], texts: list[str], schema: PromptSchema
     question under a header the alias table does not know is the task rather than whichever section came
     first; a section its header names (Constraints, Context) asks only by a question after its list
     (`_trailing_question`), never by an item of its own ("- Explain why the current version loses the value":
-    the task became the constraints list, shown twice, while the story above it went under "User prompt"). Otherwise the spec's fallbacks: USER_PROMPT, then the
-    first CONTENT section, then the first unmapped section with text. META never becomes the task.
+    the task became the constraints list, shown twice, while the story above it went under "User prompt").
+    Otherwise the spec's fallbacks: USER_PROMPT, then the first CONTENT section, then the first unmapped section
+    with text. META never becomes the task.
     """
     for e in entries:
         if e.canon == "TASK":
