@@ -301,22 +301,26 @@ The Retry-After response header tells the client how long to wait before it make
 """
 
 
+def _file_chunk(root: Path, name: str, text: str, first: str, after: str, metadata: dict[str, str | int]) -> Chunk:
+    """`text` written to `root/name`, and the chunk of it from `first` up to `after`, as ingestion records one."""
+    (root / name).write_text(text, encoding="utf-8")
+    start = text.index(first)
+    end = text.index(after, start)
+    return Chunk(
+        id=f"{name}@x#1",
+        source_path=name,
+        sha256=load_document(root / name, 1_000_000).sha256,
+        chunk_index=1,
+        text=text[start:end],
+        span=Span(start=start, end=end),
+        metadata={"kind": "text", **metadata},
+    )
+
+
 def test_while_the_budget_allows_an_excerpt_shows_the_text_around_it_across_a_heading(tmp_path: Path) -> None:
     """The chunk that matched says what the header does; the value it takes is in the next section, which the
     section widening stops before. The text around an excerpt is shown while the budget allows, never past it."""
-    (tmp_path / "retry-after.md").write_text(RETRY_AFTER, encoding="utf-8")
-    loaded = load_document(tmp_path / "retry-after.md", 1_000_000)
-    start = RETRY_AFTER.index("The Retry-After response")
-    end = RETRY_AFTER.index("\n\n## Directives")
-    chunk = Chunk(
-        id="retry-after.md@x#1",
-        source_path="retry-after.md",
-        sha256=loaded.sha256,
-        chunk_index=1,
-        text=RETRY_AFTER[start:end],
-        span=Span(start=start, end=end),
-        metadata={"kind": "text"},
-    )
+    chunk = _file_chunk(tmp_path, "retry-after.md", RETRY_AFTER, "The Retry-After response", "\n\n## Directives", {})
     settings = load_settings(overrides={"llm.provider": "local"})
     budget = ContextBudget(settings)
 
@@ -401,20 +405,10 @@ def test_while_the_budget_allows_a_code_excerpt_shows_the_definitions_beside_it_
     what combines them (`|`, `stop_any`) is the class above them, which no word of the question names. The
     definitions around a code excerpt are shown while the budget allows: whole, never from inside a body, never
     past the budget."""
-    (tmp_path / "stop.py").write_text(STRATEGIES, encoding="utf-8")
-    loaded = load_document(tmp_path / "stop.py", 1_000_000)
-    start = STRATEGIES.index("class stop_after_attempt")
-    end = STRATEGIES.index("\n\n\nclass stop_after_delay")
-    first = STRATEGIES[:start].count("\n") + 1
-    chunk = Chunk(
-        id="stop.py@x#2",
-        source_path="stop.py",
-        sha256=loaded.sha256,
-        chunk_index=2,
-        text=STRATEGIES[start:end],
-        span=Span(start=start, end=end),
-        metadata={"kind": "text", "language": "python", "line_start": first, "line_end": first + 7},
-    )
+    first = STRATEGIES[: STRATEGIES.index("class stop_after_attempt")].count("\n") + 1
+    lines = {"language": "python", "line_start": first, "line_end": first + 7}
+    chunk = _file_chunk(tmp_path, "stop.py", STRATEGIES, "class stop_after_attempt", "\n\n\nclass stop_", lines)
+    start, end = chunk.span.start, chunk.span.end
     settings = load_settings(overrides={"llm.provider": "local"})
     budget = ContextBudget(settings)
 
