@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ragstream.text.spelling import MAX_LOOKUPS, Vocabulary, edits, respelled
+from ragstream.text.spelling import MAX_LOOKUPS, Respeller, Vocabulary, edits
 
 CORPUS = """Validators run on every attribute of the class. A converter changes the value before validators see it.
 Set frozen=True to make instances immutable after they are created. The attribute's validator gets the instance,
@@ -20,7 +20,7 @@ def _never(word: str) -> bool:
 def test_a_misspelt_word_reads_as_the_corpus_spells_it_and_the_rest_stays_as_written() -> None:
     vocabulary = Vocabulary.of(CORPUS)
     asked = "hw do i make an atribute imutable after the instanse is created? Does a convertor run on evry one?"
-    assert respelled(asked, vocabulary, _never) == (
+    assert Respeller(vocabulary, _never)(asked) == (
         "hw do i make an attribute immutable after the instance is created? Does a converter run on evry one?"
     ), "words under five letters stay: one edit from a real word is too often another real word"
 
@@ -28,14 +28,14 @@ def test_a_misspelt_word_reads_as_the_corpus_spells_it_and_the_rest_stays_as_wri
 def test_names_identifiers_english_words_and_known_words_are_never_respelled() -> None:
     vocabulary = Vocabulary.of(CORPUS)
     asked = "Can a Validater in Celery or a validater_fn or an attributes2 field see the vallue? It comes first."
-    assert respelled(asked, vocabulary, _never) == asked.replace("vallue", "value")
-    assert respelled("the vallue", vocabulary, lambda word: word == "vallue") == "the vallue"
+    assert Respeller(vocabulary, _never)(asked) == asked.replace("vallue", "value")
+    assert Respeller(vocabulary, lambda word: word == "vallue")("the vallue") == "the vallue"
 
 
 def test_the_most_used_of_the_nearest_words_is_taken() -> None:
     vocabulary = Vocabulary.of("instance " * 3 + "instants")
-    assert respelled("one instanse", vocabulary, _never) == "one instance"
-    assert respelled("the validatorz", Vocabulary.of("validators validator validator"), _never) == "the validator"
+    assert Respeller(vocabulary, _never)("one instanse") == "one instance"
+    assert Respeller(Vocabulary.of("validators validator validator"), _never)("the validatorz") == "the validator"
 
 
 def _distance(a: str, b: str) -> int:
@@ -58,7 +58,7 @@ def test_bounded_edits_agree_with_the_full_distance_up_to_the_bound(a: str, b: s
 def test_a_pasted_block_stays_as_written_and_a_long_paste_costs_a_bounded_number_of_lookups() -> None:
     vocabulary = Vocabulary.of(CORPUS)
     asked = "Why is the atribute lost?\n\n```\nvalidater failed: atribute x\n```\n\nThe instanse is new."
-    assert respelled(asked, vocabulary, _never) == asked.replace("Why is the atribute", "Why is the attribute").replace(
+    assert Respeller(vocabulary, _never)(asked) == asked.replace("Why is the atribute", "Why is the attribute").replace(
         "The instanse", "The instance"
     )
     looked: list[str] = []
@@ -68,5 +68,5 @@ def test_a_pasted_block_stays_as_written_and_a_long_paste_costs_a_bounded_number
         return False
 
     noise = " ".join(f"zqx{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)}w" for i in range(5000))
-    assert respelled(noise, vocabulary, counted) == noise
+    assert Respeller(vocabulary, counted)(noise) == noise
     assert len(looked) == MAX_LOOKUPS

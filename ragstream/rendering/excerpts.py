@@ -37,6 +37,7 @@ import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from ragstream.code.languages import Language, load_languages
@@ -214,13 +215,18 @@ class Document:
             wide_end = self.line_starts[bottom] + len(self._line(bottom))
         return self.trimmed(*self.closed(min(wide_start, start), max(wide_end, end), least=True))
 
+    @cached_property
+    def definitions(self) -> list[Definition] | None:
+        """The code's outline, parsed once: each kept excerpt of the document asks for it."""
+        return outline(self.text, self.language) if self.language is not None else None
+
     def code_edges(self, first: int, last: int) -> tuple[list[int], list[int]]:
         """Where code shown beside the excerpt on 1-based lines first..last may begin and end: a definition's
         first and last line (the class beside the one that matched, the helper it calls, whole) when whatever
         encloses it encloses the excerpt too (a method of another class comes with its class, never alone), or a
         statement outside every definition (an import, a constant); never a statement inside a body, nor a comment
         (the middle of a licence header)."""
-        definitions = outline(self.text, self.language) if self.language is not None else None
+        definitions = self.definitions
         spans: list[tuple[int, int]] = []
         inside: set[int] = set()
 

@@ -98,7 +98,7 @@ MAX_LOOKUPS = 64  # unknown words looked up per ask: an ask's prose has a few; a
 
 
 class Respeller:
-    """Respells the texts of one ask (`respelled`), each unknown word looked up once, at most `MAX_LOOKUPS` of them:
+    """Respells the texts of one ask, each unknown word looked up once, at most `MAX_LOOKUPS` of them:
     a lookup scans the corpus words of its length and first letter (0.2 ms on a package's source), and a prompt may
     hold megabytes."""
 
@@ -127,8 +127,3 @@ class Respeller:
             at = block.end()
         out.append(_WORD.sub(lambda m: self.word(m.group()), text[at:]))
         return "".join(out)
-
-
-def respelled(text: str, vocabulary: Vocabulary, known: Callable[[str], bool]) -> str:
-    """One text respelled (`Respeller`)."""
-    return Respeller(vocabulary, known)(text)
