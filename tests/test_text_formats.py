@@ -105,6 +105,17 @@ def test_a_comparing_clause_names_its_two_sides() -> None:
     ]
     assert compared_sides("What is the difference between the two?") == []
     assert compared_sides("How do I read and write files?") == []
+    assert compared_sides("What are the trade-offs between Lock and Semaphore?") == ["Lock", "Semaphore"]
+
+
+def test_between_compares_only_after_a_word_that_compares() -> None:
+    """Things that pass between two others are no two sides to tell apart: naming "two tasks" as a topic the
+    documents do not cover (anyio's memory object streams answer the ask) was a false Open issue."""
+    from ragstream.text.asking import compared_sides
+
+    assert compared_sides("How do I send data between two tasks with a memory object stream?") == []
+    assert compared_sides("How do I share state between the middleware and the endpoint?") == []
+    assert compared_sides("How do I choose between two tasks with a memory object stream?") == []
 
 
 @pytest.mark.parametrize(

@@ -69,11 +69,22 @@ def clauses(
 
 
 # "the difference between X and Y", "compare X with Y": each side is a topic of its own, answered by pages
-# that treat only one of them (the Box chapter for "Box<T> and Rc<T>").
-_COMPARED = re.compile(
-    r"\b(?:between|compare|comparing)\s+(?P<a>[^,;?!]+?)\s+(?:and|with|to|vs\.?|versus)\s+(?P<b>[^,;?!]+?)"
-    r"\s*(?:[,;?!]|\.(?:\s|$)|$|\s+(?:and|or|but|for|when|if|in|on)\s)",
-    re.IGNORECASE,
+# that treat only one of them (the Box chapter for "Box<T> and Rc<T>"). "between" compares only after a word
+# that weighs one thing against another: "send data between two tasks with a memory object stream" or "share
+# state between the middleware and the endpoint" name no two things to tell apart.
+_SIDES_END = r"\s*(?:[,;?!]|\.(?:\s|$)|$|\s+(?:and|or|but|for|when|if|in|on)\s)"
+_COMPARED = (
+    re.compile(
+        r"\b(?:differen(?:ce|ces|t)|differs?|choos(?:e|ing)|decid(?:e|ing)|pick(?:ing)?|distinguish(?:ing)?"
+        r"|trade-?offs?|comparisons?|compar(?:e|ing))\s+between\s+(?P<a>[^,;?!]+?)\s+(?:and|vs\.?|versus)\s+"
+        r"(?P<b>[^,;?!]+?)" + _SIDES_END,
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:compare|comparing)\s+(?!between\b)(?P<a>[^,;?!]+?)\s+(?:and|with|to|vs\.?|versus)\s+(?P<b>[^,;?!]+?)"
+        + _SIDES_END,
+        re.IGNORECASE,
+    ),
 )
 MAX_SIDE_WORDS = 6
 
@@ -81,7 +92,7 @@ MAX_SIDE_WORDS = 6
 def compared_sides(clause: str) -> list[str]:
     """The two things a comparing clause compares ("Box<T>", "Rc<T>"), each at most a few words; none when the
     clause compares nothing."""
-    found = _COMPARED.search(clause)
+    found = next((m for m in (p.search(clause) for p in _COMPARED) if m is not None), None)
     if found is None:
         return []
     sides = [found.group("a").strip(), found.group("b").strip()]
