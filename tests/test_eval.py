@@ -369,3 +369,29 @@ def test_a_condensed_sentence_quoted_again_inside_another_line_is_a_repeat() -> 
     assert checks["no_repeated_line"].lines == [
         "you can also increase the line length, but long lines are harder to read."
     ]
+
+
+def test_the_checks_read_the_condensed_context_the_final_prompt_shows() -> None:
+    """A4's text may still hold a line citing a chunk the prompt budget left out; the builder withdraws it, so no
+    user sees it. Judged on A4's text, such a line failed `condensed_cited_shown` and counted as a cited Fact of an
+    ask nothing answers, and a key fact only it held counted as carried."""
+    from ragstream.evaluation.checks import judge
+    from ragstream.evaluation.suite import Case
+
+    built = "### Facts\n- Shown fact. [a.md@0123456789#0]\n"
+    written = (
+        built
+        + "- Withdrawn fact about Celery. [b.md@0123456789#4]\n### Open issues\n- The documents do not cover: Celery\n"
+    )
+    built += "### Open issues\n- The documents do not cover: Celery\n"
+    prompt = (
+        f'## Task\nHow?\n\n## Condensed context\n~~~~condensed-context from="the excerpts below"\n{built}~~~~\n\n'
+        '## Source excerpts\n~~~~excerpt chunk="a.md@0123456789#0"\nShown fact.\n~~~~\n'
+    )
+    sp = SuperPrompt(raw_prompt="How?", prompt_ready=prompt, s_ctx_md=written)
+    case = Case("c", "How?", {"expected_files": [], "not_covered_terms": ["Celery"], "key_facts": ["Withdrawn fact"]})
+    checks = {c.name: c for c in judge(case, sp, {})}
+    assert checks["condensed_cited_shown"].passed, checks["condensed_cited_shown"].lines
+    assert checks["nothing_cited"].lines == ["- Shown fact. [a.md@0123456789#0]"]
+    assert checks["not_covered_named"].passed
+    assert not checks["key_facts"].passed

@@ -115,11 +115,18 @@ def blocks(prompt: str) -> dict[str, str]:
     return {title: "\n".join(lines) for title, lines in found.items()}
 
 
-def condensed(sp: SuperPrompt) -> dict[str, list[str]]:
-    """The condensed context's lines by section (facts, constraints, open_issues)."""
+def condensed_shown(prompt: str) -> str:
+    """The condensed context as the final prompt shows it: the builder withdraws a line citing only chunks the
+    prompt does not show, which `s_ctx_md` (A4's output) still holds, so a check on A4's text judged lines
+    no user ever sees."""
+    return "\n".join(line for line, fence in fenced_lines(prompt) if fence and fence.startswith("condensed-context"))
+
+
+def condensed(text: str) -> dict[str, list[str]]:
+    """The lines of a condensed context by section (facts, constraints, open_issues)."""
     sections: dict[str, list[str]] = {key: [] for key in _SECTIONS.values()}
     current = None
-    for line in sp.s_ctx_md.splitlines():
+    for line in text.splitlines():
         if line.startswith("### "):
             current = _SECTIONS.get(line[4:].strip())
         elif line.startswith("- ") and current:
@@ -145,7 +152,8 @@ def judge(
     checks: list[Check] = []
     fields = case.fields
     prompt = sp.prompt_ready
-    sections = condensed(sp)
+    context = condensed_shown(prompt)
+    sections = condensed(context)
     files = excerpt_files(sp)
     expected = case.strings("expected_files")
     if expected:
@@ -160,11 +168,11 @@ def judge(
             )
         )
         checks.append(Check("expected_first", bool(files) and files[0] in expected, f"first: {files[:1]}", soft=True))
-    in_prompt = norm(sp.s_ctx_md + "\n" + sp.attachments_md)
+    in_prompt = norm(context + "\n" + sp.attachments_md)
     _phrases(checks, "key_facts", case.strings("key_facts"), in_prompt, "in the condensed context or an excerpt")
     # The ideal: the answer in the condensed context itself, not only somewhere in an excerpt.
-    _phrases(checks, "key_facts_condensed", case.strings("key_facts"), norm(sp.s_ctx_md), "condensed", soft=True)
-    _phrases(checks, "condensed_must_contain", case.strings("condensed_must_contain"), norm(sp.s_ctx_md), "condensed")
+    _phrases(checks, "key_facts_condensed", case.strings("key_facts"), norm(context), "condensed", soft=True)
+    _phrases(checks, "condensed_must_contain", case.strings("condensed_must_contain"), norm(context), "condensed")
     system = blocks(prompt).get("System", "")
     _phrases(checks, "system_must_contain", case.strings("system_must_contain"), norm(system), "in the System section")
     _phrases(checks, "must_contain", case.strings("must_contain"), norm(prompt), "in the prompt")
@@ -285,7 +293,7 @@ def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
     failing: list[str] = []
     judged: list[tuple[str, list[str]]] = []
     lines: list[str] = []
-    for line in sp.s_ctx_md.splitlines():
+    for line in condensed_shown(sp.prompt_ready).splitlines():
         cited = CITATION.findall(line)
         if not cited:
             continue
