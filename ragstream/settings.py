@@ -165,6 +165,9 @@ class GateSettings(BaseModel):
     # version"), counts, generic nouns. Evidence like any word, but an ask naming nothing else is about the
     # user's own text and is not named as a topic the documents lack.
     generic_words: list[str] = Field(default_factory=list)
+    # The last labels of a host name (a top-level domain): a name ending so, with its URL or e-mail address, is an
+    # address the user gives (their site, docs.acme-tools.io), not a topic the documents could lack.
+    address_suffixes: list[str] = Field(default_factory=list)
     # Calibration against the corpus (gate/calibration.calibrated): the off-topic questions (a file in
     # config/), the hits of each judged, and how far above their evidence (robust spreads) a chunk must be.
     off_topic_questions: str = "a3_off_topic.json"

@@ -139,6 +139,21 @@ def test_a_name_the_documents_hold_only_inside_another_word_is_named(corpora: di
     assert any("QUIC" in line for line in _section(quic, "Open issues")), quic.s_ctx_md
 
 
+@pytest.mark.parametrize(
+    "address", ["https://api.fernhill-labs.com/v2", "api.fernhill-labs.com", "ops@fernhill-labs.com's gateway"]
+)
+def test_an_address_the_user_gives_is_theirs_and_not_named_as_missing(
+    corpora: dict[str, Settings], address: str
+) -> None:
+    """A host name, URL or e-mail address is the user's own (MkDocs' custom-domain page answered "Publish our site
+    under docs.acme-tools.io", and the prompt said the documents do not cover docs.acme-tools.io); httpx's source
+    never holds it, and need not. A file name shaped like one ("vercel.json") is still a name the documents may
+    lack (`test_gate_addresses.py`)."""
+    sp = _run(corpora["httpx"], "httpx", f"How do I give the client a base URL so every request goes to {address}?")
+    assert _section(sp, "Open issues") == [], sp.s_ctx_md
+    assert any("base_url" in line for line in _section(sp, "Facts")), sp.s_ctx_md
+
+
 def test_what_the_user_pasted_is_theirs_and_not_named_as_missing(corpora: dict[str, Settings]) -> None:
     """A traceback holds the user's own function and file names (`push_batch`, sync.py): httpx's source never
     holds them, and need not. The question about them is answered by its timeout configuration, and the prompt

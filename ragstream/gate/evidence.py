@@ -42,15 +42,39 @@ _OWNED = re.compile(r"\b(?:[Oo]ur|[Mm]y)\s+(?:own\s+)?([a-z][\w.+-]*)(?:\s+([a-z
 _PASTED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
 
 
+# A web address: a URL with its scheme, an e-mail address, or a host name (labels joined by dots), with the
+# path or port after it; a host name counts only when its last label is a configured top-level domain, so
+# "vercel.json" or "starlette.middleware.base" are no addresses.
+_ADDRESS = re.compile(
+    r"(?<![\w@.-])(?:(?P<scheme>[a-z][a-z0-9+.-]*://)\S+|(?:[\w.+-]+@)?(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+"
+    r"(?P<suffix>[a-z]{2,})(?![\w-])(?:[:/][^\s`'\")\]]*)?)",
+    re.IGNORECASE,
+)
+
+
+def addresses(text: str, settings: GateSettings) -> list[str]:
+    """The web addresses in `text`: URLs, e-mail addresses, and host names ending in one of
+    `gate.address_suffixes`."""
+    suffixes = {s.lower() for s in settings.address_suffixes}
+    return [
+        m.group(0).rstrip(".,;:!?")  # the sentence's punctuation, not the address's
+        for m in _ADDRESS.finditer(text)
+        if m.group("scheme") or (m.group("suffix") or "").lower() in suffixes
+    ]
+
+
 def own_terms(texts: list[str], settings: GateSettings) -> set[str]:
-    """The stems of what the user calls theirs ("our payment-gateway calls", "my library crate") or pasted (the
-    traceback or code in a fenced block: `push_batch`, `ConnectionResetError`): the user's own things, which a
-    corpus is not expected to hold. A word of them no document holds is no evidence against a chunk, and is not
-    named as something the documents lack. A capitalized name the user writes stays a name the documents may lack
-    ("our Kafka cluster", "our CMS")."""
+    """The stems of what the user calls theirs ("our payment-gateway calls", "my library crate"), pasted (the
+    traceback or code in a fenced block: `push_batch`, `ConnectionResetError`) or addresses (their site, a URL):
+    the user's own things, which a corpus is not expected to hold. A word of them no document holds is no evidence
+    against a chunk, and is not named as something the documents lack ("The documents do not cover:
+    docs.acme-tools.io" for an ask MkDocs' page on custom domains answers). A capitalized name the user writes
+    stays a name the documents may lack ("our Kafka cluster", "our CMS")."""
     function = set(settings.function_words)
     owned: set[str] = set()
     for text in texts:
+        for address in addresses(text, settings):
+            owned |= stemmed_terms(address, settings)
         for block in _PASTED.finditer(text):
             owned |= stemmed_terms(block.group(2), settings)
         for found in _OWNED.finditer(text):
