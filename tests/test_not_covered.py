@@ -148,7 +148,7 @@ def test_an_address_the_user_gives_is_theirs_and_not_named_as_missing(
     """A host name, URL or e-mail address is the user's own (MkDocs' custom-domain page answered "Publish our site
     under docs.acme-tools.io", and the prompt said the documents do not cover docs.acme-tools.io); httpx's source
     never holds it, and need not. A file name shaped like one ("vercel.json") is still a name the documents may
-    lack (`test_gate_addresses.py`)."""
+    lack (`test_gate_names.py`)."""
     sp = _run(corpora["httpx"], "httpx", f"How do I give the client a base URL so every request goes to {address}?")
     assert _section(sp, "Open issues") == [], sp.s_ctx_md
     assert any("base_url" in line for line in _section(sp, "Facts")), sp.s_ctx_md
@@ -209,6 +209,10 @@ def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answe
         ("Our deploy file:\n\n```yaml\nreplicas: 1\n```\n\nWhat would you fix before we roll it out?", []),
         ("Two scripts follow.\n\n```sh\nrm -rf $D\n```\n\nPlease check both and send a tidier version of each.", []),
         ("let v = vec![1]; v.iter().map(f);\n\nExplain why nothing gets printed here and show the simplest fix.", []),
+        (
+            "Should I use StreamingResponse or FileResponse? What does each one give me in terms of headers?",
+            ["Should I use StreamingResponse or FileResponse?"],
+        ),
         (
             "There are three things I can't work out yet.\n\nHow do I rotate the signing keys?",
             ["How do I rotate the signing keys?"],

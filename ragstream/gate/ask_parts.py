@@ -17,9 +17,11 @@ from ragstream.text.asking import clauses, compared_sides
 # sentence leans on text the user gave beside it when it points there ("why nothing gets printed here") or
 # names nothing but the work asked before its back-reference ("What does it mean?" under a pasted error, "What
 # should we change before it ships?" or "... before we publish it?" under a pasted file). "both" and "each"
-# stand for what the user gave when nothing follows them ("review both and give me a corrected version of each").
+# stand for what the user gave when nothing follows them ("review both and give me a corrected version of each");
+# "each one" for the things the sentence before named ("should I use StreamingResponse or FileResponse? What does
+# each one give me in terms of headers ...?": judged alone, it was named as a part no document covers).
 _BACK_REFERENCE = re.compile(
-    r"\b(?:it|its|they|them|their|this|these|those|(?:which|that|either|neither|the other)\s+one"
+    r"\b(?:it|its|they|them|their|this|these|those|(?:which|that|either|neither|each|every|the other)\s+one"
     r"|(?:both|each)(?=\s*(?:[.,;:?!)]|$|\s(?:and|or)\b)))\b",
     re.IGNORECASE,
 )

@@ -14,6 +14,7 @@ from ragstream.text.asking import compared_sides
 from ragstream.text.spelling import Vocabulary
 
 _NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
+_UNIT = re.compile(r"\d[ \t]?$")  # right after a number, a short capitalized word is a unit ("a 2 GB export")
 
 
 # A word shaped like a name whatever its case: an inner capital, a digit, or an inner - _ . (gRPC, i18next,
@@ -131,7 +132,8 @@ def absent_names(text: str, settings: GateSettings, absent: set[str], named: lis
     identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains; none
     already `named`."""
     found: list[str] = []
-    for word in dict.fromkeys(_NAME.findall(text)):
+    names = (m.group(0) for m in _NAME.finditer(text) if len(m.group(0)) > 3 or not _UNIT.search(text[: m.start()]))
+    for word in dict.fromkeys(names):
         stems = stemmed_terms(word, settings)
         if stems and stems <= absent and word not in named:
             found.append(word)

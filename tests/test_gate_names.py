@@ -1,4 +1,5 @@
-"""Web addresses the user writes are theirs; file and module names shaped like them are not addresses."""
+"""What may be named as missing from the documents: not a web address the user gives (file and module names
+shaped like one still are), not a unit after a number."""
 
 from __future__ import annotations
 
@@ -26,3 +27,12 @@ def test_an_address_is_not_named_as_missing_a_file_name_is(gate: GateSettings) -
     ask = "How do I serve the site at docs.acme-tools.io and configure the redirect in vercel.json?"
     absent = stemmed_terms("acme vercel", gate) - own_terms([ask], gate)
     assert absent_names(ask, gate, absent, []) == ["vercel.json"]
+
+
+def test_a_unit_after_a_number_is_no_name_a_name_after_a_number_is(gate: GateSettings) -> None:
+    """ "a 2 GB CSV export" was answered by Starlette's FileResponse docs, and the prompt said they do not cover
+    "GB"."""
+    absent = stemmed_terms("gb mb celery", gate)
+    assert absent_names("It serves a 2 GB export and 30MB files through 4 Celery workers.", gate, absent, []) == [
+        "Celery"
+    ]
