@@ -29,6 +29,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 def test_labels_links_tags_and_cross_references_are_never_a_line_alone(base: Settings) -> None:
+    """A link reference definition block ("[docs_dir]: user-guide/configuration.md#docs_dir") is a link's target:
+    it was a Fact of MkDocs' deploying page; a line opening on a bracketed phrase inside a paragraph is prose."""
     doc = """# Citing data
 
 **If no DOI is issued:**
@@ -60,6 +62,12 @@ _**Disable Introspection & GraphiQL - JavaScript**_
 - : Browsers compress their messages before sending them over the network.
 
 Cargo uses only the versions of the dependencies you specified.
+
+There are two
+[types of GitHub Pages sites]: Project Pages sites, and User and Organization Pages sites.
+
+[Installation Guide]: user-guide/installation.md
+[docs_dir]: user-guide/configuration.md#docs_dir "docs_dir"
 """
     found = [s.text for s in sentences_of(one_chunk("doc.md", doc)) if s.listed or stands_alone(s.text, base.condenser)]
     assert found == [
@@ -68,6 +76,7 @@ Cargo uses only the versions of the dependencies you specified.
         "**Disable introspection on every production server, whatever it serves.**",
         "Browsers compress their messages before sending them over the network.",
         "Cargo uses only the versions of the dependencies you specified.",
+        "There are two [types of GitHub Pages sites]: Project Pages sites, and User and Organization Pages sites.",
     ]
 
 

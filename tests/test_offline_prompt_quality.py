@@ -123,6 +123,10 @@ def test_a_sentence_about_the_page_itself_is_not_a_line(settings: Settings) -> N
     cfg = settings.condenser
     assert not stands_alone("This article describes the structure of a message and its types.", cfg)
     assert not stands_alone("In short, this page is an introduction to access control.", cfg)
+    # a pointer back into the page ("`mkdocs serve --clean` (described above).") says nothing without it
+    assert not stands_alone("`mkdocs serve --clean` (described above).", cfg)
+    assert not stands_alone("The options mentioned above apply to every theme.", cfg)
+    assert not stands_alone("`mkdocs build -f -` (described directly above).", cfg)
     assert stands_alone("Every message has a start line, headers and an optional body.", cfg)
 
 
