@@ -591,3 +591,28 @@ def test_a_chunk_that_opens_inside_a_docstring_gives_no_paragraph_from_mid_sente
     details = [r.text for r in references_of(chunk) if r.detail is not None]
     assert details and not any("silently downgraded" in d for d in details), details
     assert any(":param timeout: seconds to wait for the lock" in d for d in details), details
+
+
+FACTORIES = """# Application factories
+
+The downside is that you cannot use the application object at import time.
+How do you get access to the application with the config? Use the current app proxy inside a request.
+
+## Open questions
+
+- Should the factory read the config from the environment?
+"""
+
+
+def test_a_question_in_a_documents_prose_is_no_line_a_listed_or_open_one_is_an_open_issue(base: Settings) -> None:
+    """Flask's "How do you get access to the application with the config?" is answered by the sentence after it;
+    filed as an Open issue, it read as a question the documents leave open. A listed question (notes' "Open
+    questions") stays one."""
+    services = Services(base)
+    ask = ["How do I get the application's config inside a view?"]
+    lines = condense_extractively(
+        ask, [one_chunk("factories.md", FACTORIES)], services.embedder.embed_together, base.condenser, ask
+    )
+    texts = {line.text: line.section for line in lines}
+    assert not any(text.startswith("How do you get access") for text in texts), texts
+    assert texts.get("Should the factory read the config from the environment?") == "open_issues", texts

@@ -587,10 +587,29 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
     return kept
 
 
+def _rhetorical(sentence: Sentence, settings: CondenserSettings) -> bool:
+    """A question in a document's prose that names no open point ("So, what makes `RefCell<T>` different from
+    `Box<T>`?", "How do you get access to the application with the config?"): the text after it answers it; it
+    states nothing, and filed as an Open issue it read as a question the documents leave open. A listed question
+    ("Open questions: - Should excerpts be capped?") or one naming an open point ("still open", "TBD") is one."""
+    text = sentence.chunk.text
+    item = _ITEM_START.match(text[text.rfind("\n", 0, sentence.start) + 1 : sentence.start])
+    return (
+        sentence.text.rstrip().endswith("?")
+        and not (sentence.listed or sentence.lead or item)
+        and not _cue(sentence.text, settings.open_issue_cues)
+    )
+
+
+_ITEM_START = re.compile(r"^[ \t>]*(?:[-*+]|\d+[.)])[ \t]+$")  # a line's opening up to a list item's first word
+
+
 def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Sentence | Reference]:
     """Each chunk's standalone sentences and the definitions it holds, each text once; a definition named
     twice (an overload stub, then the function) once, with its doc comment when one of them has it."""
-    found: list[Sentence | Reference] = [s for chunk in chunks for s in _standalone(sentences_of(chunk), settings)]
+    found: list[Sentence | Reference] = [
+        s for chunk in chunks for s in _standalone(sentences_of(chunk), settings) if not _rhetorical(s, settings)
+    ]
     definitions: dict[tuple[str, str], Reference] = {}
     for chunk in chunks:
         for symbol in symbols_of(chunk):
