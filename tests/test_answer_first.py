@@ -12,7 +12,13 @@ import pytest
 from ragstream.app.controller import AppController
 from ragstream.code.symbols import Symbol, symbols_to_metadata
 from ragstream.condensing.condenser import a3_evidence, render_sctx, within_share
-from ragstream.condensing.extractive import condense_extractively, references_of, sentences_of, stands_alone
+from ragstream.condensing.extractive import (
+    condense_extractively,
+    is_prose,
+    references_of,
+    sentences_of,
+    stands_alone,
+)
 from ragstream.evaluation.checks import universal, verbatim_support
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.rendering.excerpts import shown_excerpts
@@ -30,7 +36,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 def test_labels_links_tags_and_cross_references_are_never_a_line_alone(base: Settings) -> None:
     """A link reference definition block ("[docs_dir]: user-guide/configuration.md#docs_dir") is a link's target:
-    it was a Fact of MkDocs' deploying page; a line opening on a bracketed phrase inside a paragraph is prose."""
+    it was a Fact of MkDocs' deploying page, as reStructuredText's ".. _First Steps with Celery: https://..." was of
+    Flask's; a line opening on a bracketed phrase inside a paragraph is prose."""
     doc = """# Citing data
 
 **If no DOI is issued:**
@@ -78,6 +85,9 @@ There are two
         "Cargo uses only the versions of the dependencies you specified.",
         "There are two [types of GitHub Pages sites]: Project Pages sites, and User and Organization Pages sites.",
     ]
+    # reStructuredText's target, its ".. " read as the end of the sentence before (Flask's Celery page)
+    assert not is_prose("_First Steps with Celery: https://celery.readthedocs.io/en/latest/first-steps.html")
+    assert is_prose("_Note:_ keep the factory small.")
 
 
 def test_a_chunks_last_sentence_ending_in_a_code_span_may_be_cut_and_is_no_line() -> None:
