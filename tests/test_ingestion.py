@@ -192,8 +192,55 @@ def test_html_tables_and_blocks_keep_their_cells_apart() -> None:
         b"text</p></body></html>"
     )
     text, title = _load_html(html)
-    assert text.splitlines() == ["Price list", "Name | Value", "Alpha | 42", "one", "two", "inline text"]
+    assert text.splitlines() == [
+        "# Price list",
+        "",
+        "Name | Value",
+        "Alpha | 42",
+        "",
+        "- one",
+        "- two",
+        "",
+        "inline text",
+    ]
     assert title == "Prices"
+
+
+def test_an_html_page_reads_as_its_content_in_markdown_shape() -> None:
+    """Headings as "#" lines and blocks apart, so a heading never runs into its first sentence ("Hiding portions of
+    the example Sometimes, you need ..." on the rustdoc book); code as written, fenced; a documentation site's
+    navigation, menus and hidden help outside its main content left out ("Press Esc to hide this help Auto Light
+    Rust Coal ...")."""
+    from ragstream.ingestion.loader import _load_html
+
+    html = (
+        b"<html><head><title>Doctests</title></head><body>"
+        b'<div id="help" class="hidden" hidden><h2>Keyboard shortcuts</h2><p>Press Esc to hide this help</p></div>'
+        b'<nav aria-label="Table of contents"><ol><li><a href="a.html">Intro</a></li></ol></nav>'
+        b'<div class="menu-bar"><div role="menu"><button>Light</button><button>Coal</button></div>'
+        b'<h1 class="menu-title">The rustdoc book</h1></div>'
+        b"<main><h2>Hiding portions of the example</h2><p>Sometimes, you need some setup code.</p>"
+        b"<pre><code>fn main() {\n    let x = 5;\n}</code></pre>"
+        b"<ul><li><p>Lines starting with # are hidden.</p></li></ul>"
+        b"</main><footer>Built with mdBook</footer></body></html>"
+    )
+    text, title = _load_html(html)
+    assert text.splitlines() == [
+        "## Hiding portions of the example",
+        "",
+        "Sometimes, you need some setup code.",
+        "",
+        "```",
+        "fn main() {",
+        "    let x = 5;",
+        "}",
+        "```",
+        "",
+        "- Lines starting with # are hidden.",
+    ]
+    assert title == "Doctests"
+    page = b"<html><body><nav>Home | Docs</nav><h1>Setup</h1><p>Install it.</p><form><button>Go</button></form></body>"
+    assert _load_html(page)[0].splitlines() == ["# Setup", "", "Install it."]  # no main: only the chrome goes
 
 
 def test_a_changed_cutting_rule_in_code_rechunks_every_file(settings: Settings, project: Path, monkeypatch) -> None:

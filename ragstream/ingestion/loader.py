@@ -44,27 +44,28 @@ class LoadedDocument:
 
 
 class _HTMLText(HTMLParser):
-    """Visible text of an HTML page; script and style contents are dropped.
+    """A page's content as Markdown-shaped text: headings as "#" lines, paragraphs, lists and tables apart (blank
+    lines between blocks), list items as "- " lines, preformatted text fenced as written. Stages read sentences,
+    headings and sections out of that shape: without it a heading ran into its first sentence ("Hiding portions
+    of the example Sometimes, you need some setup code ...").
 
-    Block elements start a new line and table cells are separated, so `<td>Name</td><td>Value</td>`
-    reads "Name | Value" and never "NameValue".
+    What is no content is left out: scripts and styles, the page's navigation, menus, forms, buttons and hidden
+    elements, and, when the page marks its main content (`<main>`, `role="main"`), everything outside it (a
+    documentation site's sidebar and keyboard help read "Press Esc to hide this help Auto Light Rust Coal ...").
+    Table cells are separated, so `<td>Name</td><td>Value</td>` reads "Name | Value", never "NameValue".
     """
 
-    _BLOCK = {
+    _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+    _SKIP = {"script", "style", "noscript", "template", "nav", "aside", "form", "button", "select", "svg", "dialog"}
+    _SKIP_ROLES = {"navigation", "banner", "contentinfo", "menu", "menubar", "search", "dialog", "toolbar", "tablist"}
+    _PARAGRAPH = {
         "p",
         "div",
-        "br",
-        "li",
-        "tr",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
         "section",
         "article",
-        "pre",
+        "main",
+        "header",
+        "footer",
         "ul",
         "ol",
         "table",
@@ -74,54 +75,86 @@ class _HTMLText(HTMLParser):
         "caption",
         "blockquote",
         "dl",
-        "dt",
-        "dd",
-        "header",
-        "footer",
-        "nav",
-        "aside",
-        "main",
         "figure",
         "figcaption",
         "hr",
-        "form",
         "fieldset",
         "details",
         "summary",
         "address",
     }
+    _LINE = {"br", "tr", "dt", "dd"}
+    _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
     _CELL = {"td", "th"}
 
-    def __init__(self) -> None:
+    def __init__(self, main_only: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.title = ""
-        self._skip = 0
+        self._main_only = main_only
+        self._open: list[tuple[str, bool, bool]] = []  # open elements: (tag, skipped, main content)
         self._in_title = False
+        self._pre: list[str] | None = None  # the text of the preformatted block being read
+
+    def _reading(self) -> bool:
+        skipped = any(skip for _, skip, _ in self._open)
+        return not skipped and (not self._main_only or any(main for _, _, main in self._open))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "noscript"):
-            self._skip += 1
-        elif tag == "title":
+        if tag == "title":
             self._in_title = True
-        elif tag in self._BLOCK:
+            return
+        found = dict(attrs)
+        if tag not in self._VOID:
+            skipped = (
+                tag in self._SKIP
+                or found.get("role") in self._SKIP_ROLES
+                or "hidden" in found
+                or found.get("aria-hidden") == "true"
+            )
+            self._open.append((tag, skipped, tag == "main" or found.get("role") == "main"))
+        if not self._reading():
+            return
+        if tag == "pre":
+            self._pre = []
+        elif tag in self._HEADINGS:
+            self.parts.append("\n\n" + "#" * int(tag[1]) + " ")
+        elif tag in self._PARAGRAPH:
+            if not (self.parts and self.parts[-1] == "\n- "):  # a list item's own paragraph keeps its marker
+                self.parts.append("\n\n")
+        elif tag == "li":
+            self.parts.append("\n- ")
+        elif tag in self._LINE:
             self.parts.append("\n")
         elif tag in self._CELL:
             self.parts.append(" | ")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "noscript") and self._skip:
-            self._skip -= 1
-        elif tag == "title":
+        if tag == "title":
             self._in_title = False
-        elif tag in self._BLOCK:
-            self.parts.append("\n")
+            return
+        reading = self._reading()
+        if reading and tag == "pre" and self._pre is not None:
+            self.parts.append(fenced("".join(self._pre)))
+            self._pre = None
+        elif reading and (tag in self._HEADINGS or tag in self._PARAGRAPH):
+            self.parts.append("\n\n")
+        if any(open_tag == tag for open_tag, _, _ in self._open):
+            while self._open and self._open.pop()[0] != tag:
+                pass
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
-        elif not self._skip:
-            self.parts.append(data)
+        elif self._reading():
+            (self._pre if self._pre is not None else self.parts).append(data)
+
+
+def fenced(code: str) -> str:
+    """A preformatted block as a fenced one, longer than any backtick run in it, its lines as written."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"\n\n{fence}\n{code.strip(chr(10))}\n{fence}\n\n"
 
 
 def _decode(data: bytes) -> str:
@@ -137,11 +170,37 @@ def _decode(data: bytes) -> str:
 
 
 def _load_html(data: bytes) -> tuple[str, str]:
-    parser = _HTMLText()
-    parser.feed(_decode(data))
+    page = _decode(data)
+    parser = _HTMLText(main_only=_MAIN.search(page) is not None)
+    parser.feed(page)
     parser.close()
-    lines = (" ".join(line.split()).strip(" |") for line in "".join(parser.parts).splitlines())
-    return "\n".join(line for line in lines if line), " ".join(parser.title.split())
+    return _tidied("".join(parser.parts)), " ".join(parser.title.split())
+
+
+_MAIN = re.compile(r"<main\b|\brole\s*=\s*[\"']?main\b", re.IGNORECASE)
+
+
+def _tidied(text: str) -> str:
+    """Whitespace collapsed in each line but inside fences, a table row's outer bars dropped, one blank line
+    between blocks."""
+    lines: list[str] = []
+    fence = ""
+    for line in text.splitlines():
+        mark = re.match(r"^(`{3,})$", line.strip())
+        if fence:
+            lines.append(line.rstrip())
+            fence = "" if mark and mark.group(1) == fence else fence
+            continue
+        if mark:
+            fence = mark.group(1)
+            lines.append(fence)
+            continue
+        tidy = " ".join(line.split()).strip(" |")
+        if tidy in ("", "-", "#", "##", "###", "####", "#####", "######"):
+            tidy = ""
+        if tidy or (lines and lines[-1]):
+            lines.append(tidy)
+    return "\n".join(lines).strip()
 
 
 def _load_pdf(data: bytes) -> str:
