@@ -11,15 +11,25 @@ SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample_project"
 
 def minimal_pdf(text: str) -> bytes:
     """A one-page PDF with a real text layer (Helvetica), built by hand with a correct xref table."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    return paged_pdf([[text]])
+
+
+def paged_pdf(pages: list[list[str]]) -> bytes:
+    """A PDF with a real text layer (Helvetica), one line of text per string, built by hand with a correct xref."""
+    kids = " ".join(f"{4 + 2 * k} 0 R" for k in range(len(pages)))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> "
-        b">>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    for k, lines in enumerate(pages):
+        shown = " ".join(f"({line}) Tj 0 -14 Td" for line in lines)
+        stream = f"BT /F1 12 Tf 72 720 Td {shown} ET".encode()
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * k} 0 R "
+            "/Resources << /Font << /F1 3 0 R >> >> >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     out = b"%PDF-1.4\n"
     offsets = []
     for number, body in enumerate(objects, start=1):

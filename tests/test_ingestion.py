@@ -442,3 +442,22 @@ def test_a_templated_page_is_embedded_as_it_reads_and_shown_as_it_is_written(set
     code = next(c for c in snap.chunks if c.source_path == "render.py")
     assert float(snap.vectors_of([code.id])[code.id] @ embedder.embed([index_text(code)])[0]) > 0.999
     assert '"{{HTTPHeader(\\"ETag\\")}}"' in index_text(code)
+
+
+def test_a_pdfs_running_header_and_page_numbers_are_not_its_text() -> None:
+    """A header atop every page ran into each page's first sentence ("Shared MIME-info Database The file starts
+    with the magic string ..."), and page numbers into the last; a line only some pages open with stays."""
+    from ragstream.ingestion.loader import _load_pdf
+    from tests.fixtures_docs import paged_pdf
+
+    pages = [["Shared MIME-info Database", f"Rule {k} applies to globs.", str(k + 1)] for k in range(4)]
+    pages[0].insert(1, "Introduction")
+    text = _load_pdf(paged_pdf(pages))
+    assert text.split("\n\n") == [
+        "Introduction\nRule 0 applies to globs.",
+        "Rule 1 applies to globs.",
+        "Rule 2 applies to globs.",
+        "Rule 3 applies to globs.",
+    ]
+    two = _load_pdf(paged_pdf([["Report", "Alpha."], ["Report", "Beta."]]))
+    assert two == "Report\nAlpha.\n\nReport\nBeta."  # two pages are too few to tell a header from a heading

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from io import BytesIO
@@ -212,7 +213,30 @@ def _load_pdf(data: bytes) -> str:
         pages = [page.extract_text() or "" for page in reader.pages]
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise SkipFile(f"unreadable PDF ({type(exc).__name__})") from None
-    return "\n\n".join(p.strip() for p in pages if p.strip())
+    return "\n\n".join(p.strip() for p in without_running_lines(pages) if p.strip())
+
+
+def without_running_lines(pages: list[str]) -> list[str]:
+    """The pages without their running header and footer: a first or last line that most pages share, digits
+    aside ("Shared MIME-info Database" atop every page, the page number under it). Left in, the header ran into
+    the page's first sentence ("Shared MIME-info Database The file starts with the magic string ...")."""
+    lines = [[line for line in page.splitlines() if line.strip()] for page in pages]
+    if len(lines) < 3:
+        return pages
+
+    def shape(line: str) -> str:
+        return re.sub(r"\d+", "#", " ".join(line.split()))
+
+    edges = Counter(edge for page in lines if page for edge in (("first", shape(page[0])), ("last", shape(page[-1]))))
+    running = {edge for edge, count in edges.items() if count >= max(3, len(lines) // 2)}
+    kept = []
+    for page in lines:
+        if page and ("first", shape(page[0])) in running:
+            page = page[1:]
+        if page and ("last", shape(page[-1])) in running:
+            page = page[:-1]
+        kept.append("\n".join(page))
+    return kept
 
 
 def unsafe_name_reason(name: str) -> str | None:
