@@ -241,6 +241,7 @@ def test_an_html_page_reads_as_its_content_in_markdown_shape() -> None:
     assert title == "Doctests"
     page = b"<html><body><nav>Home | Docs</nav><h1>Setup</h1><p>Install it.</p><form><button>Go</button></form></body>"
     assert _load_html(page)[0].splitlines() == ["# Setup", "", "Install it."]  # no main: only the chrome goes
+    assert _load_html(b"<p>Run:</p><pre>make all\n  make check")[0] == "Run:\n\n```\nmake all\n  make check\n```"
 
 
 def test_a_changed_cutting_rule_in_code_rechunks_every_file(settings: Settings, project: Path, monkeypatch) -> None:

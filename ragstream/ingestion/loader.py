@@ -144,6 +144,13 @@ class _HTMLText(HTMLParser):
             while self._open and self._open.pop()[0] != tag:
                 pass
 
+    def close(self) -> None:
+        """The page's end closes a preformatted block left open: its text is kept, not lost."""
+        super().close()
+        if self._pre is not None:
+            self.parts.append(fenced("".join(self._pre)))
+            self._pre = None
+
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
