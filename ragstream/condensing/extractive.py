@@ -595,15 +595,12 @@ def _rhetorical(sentence: Sentence, settings: CondenserSettings) -> bool:
     states nothing, and filed as an Open issue it read as a question the documents leave open. A listed question
     ("Open questions: - Should excerpts be capped?") or one naming an open point ("still open", "TBD") is one."""
     text = sentence.chunk.text
-    item = _ITEM_START.match(text[text.rfind("\n", 0, sentence.start) + 1 : sentence.start])
+    item = _MARKER.fullmatch(text[text.rfind("\n", 0, sentence.start) + 1 : sentence.start].lstrip(" \t>"))
     return (
         sentence.text.rstrip().endswith("?")
         and not (sentence.listed or sentence.lead or item)
         and not _cue(sentence.text, settings.open_issue_cues)
     )
-
-
-_ITEM_START = re.compile(r"^[ \t>]*(?:[-*+]|\d+[.)])[ \t]+$")  # a line's opening up to a list item's first word
 
 
 def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Sentence | Reference]:

@@ -204,7 +204,7 @@ def _tidied(text: str) -> str:
             lines.append(fence)
             continue
         tidy = " ".join(line.split()).strip(" |")
-        if tidy in ("", "-", "#", "##", "###", "####", "#####", "######"):
+        if re.fullmatch(r"-|#{1,6}", tidy):  # a list item or heading with no text of its own
             tidy = ""
         if tidy or (lines and lines[-1]):
             lines.append(tidy)
