@@ -8,6 +8,8 @@ Ingests the bundled sample project, runs `examples/prompt.md` (or `--prompt FILE
 provider in the given structured-output mode, sends the prompt, and checks what a user would see:
 every stage finished, at least one condensed line, every condensed line cites a chunk A4 was given,
 the expected excerpt (`--expect`, default architecture.md) is kept and fenced, an answer streamed.
+Every line the model wrote is recorded with the line check's verdict (kept, or withheld and why) and supported/total
+under "a4_lines" in the --json output; bench/support_replay.py checks those lines again after a change to the check.
 
 Run: python bench/real_llm.py --base-url http://127.0.0.1:8089/v1 --mode json_schema [--runs 1]
      python bench/real_llm.py --mode prompt        # the server enforces nothing: validation only
@@ -41,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.support_replay import a4_lines, recorded_checks  # noqa: E402
 from ragstream.app.session import RunSession  # noqa: E402
 from ragstream.app.workspace import Workspace  # noqa: E402
 from ragstream.ingestion.manager import IngestionManager  # noqa: E402
@@ -119,7 +122,8 @@ def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bo
     ctl.on_event = events.append
     tokens: list[str] = []
     started = time.monotonic()
-    sp = ctl.run_full_pipeline(prompt, pause_after="none", send=send, on_token=tokens.append).state
+    with recorded_checks() as checked:
+        sp = ctl.run_full_pipeline(prompt, pause_after="none", send=send, on_token=tokens.append).state
     wall = time.monotonic() - started
     per_stage: dict[str, dict[str, Any]] = defaultdict(
         lambda: {
@@ -157,7 +161,14 @@ def one_run(settings: Settings, project: str, prompt: str, expect: str, send: bo
                 notes=report.llm.notes,
             )
     durations = {e["stage"]: e["duration_ms"] for e in events if e.get("event") == "stage_finish"}
-    return {"wall_s": round(wall, 1), "stages": dict(per_stage), "stage_ms": durations, **checks(sp, tokens, expect)}
+    lines = a4_lines(checked, sp.extras.a4.reasons if sp.extras.a4 else {}, project)
+    return {
+        "wall_s": round(wall, 1),
+        "stages": dict(per_stage),
+        "stage_ms": durations,
+        **checks(sp, tokens, expect),
+        "a4_lines": lines,
+    }
 
 
 def print_run(i: int, result: dict[str, Any]) -> None:
@@ -224,8 +235,10 @@ def side_by_side(args: argparse.Namespace) -> int:
                 args.json.write_text(json.dumps(rows, indent=1, default=str))
             continue
         if args.model_stages == "all":
-            sp_model, stage_ms, a3_calls = run_case(settings, project, prompt)
+            with recorded_checks() as checked:
+                sp_model, stage_ms, a3_calls = run_case(settings, project, prompt)
             row["model"] = {**judge(sp_model, expect), "stage_ms": stage_ms, "a3_calls": a3_calls}
+            row["model"]["a4_lines"] = a4_lines(checked, row["model"]["a4"]["reasons"], project)
         else:
             row["model"] = model_stages(sp, settings, project)
             row["model"]["expected_files"] = expect.get("expected_files") or []
@@ -271,6 +284,7 @@ def print_case(row: dict[str, Any]) -> None:
         )
         for line in mod["a4"]["other_lines"]:
             print(f"  A4 line not verbatim in its chunk: {line[:220]}")
+        print_lines(mod["a4_lines"])
     else:
         a3 = mod["a3"]
         answering = [f for f in mod["expected_files"] if f in a3["kept_files"]]
@@ -285,6 +299,17 @@ def print_case(row: dict[str, Any]) -> None:
         print(f"  A3 overruled: {mod['a3']['overruled']}")
     for k, v in mod["a2"]["model_dropped"].items():
         print(f"  A2 {k}: {v}")
+
+
+def print_lines(lines: dict[str, Any]) -> None:
+    """The model's lines with the line check's verdicts, and supported/total."""
+    print(f"  A4 model lines supported/total: {lines['supported']}/{lines['total']}")
+    for call in lines["calls"]:
+        for line in call["lines"]:
+            verdict = "kept    " if line["supported"] else f"withheld ({line['reason'][:160]})"
+            print(f"    {verdict}: {line['text'][:200]}")
+    for line in lines["unchecked"]:
+        print(f"    withheld ({line['reason']}): {line['text'][:200]}")
 
 
 def print_side(name: str, results: list[dict[str, Any]]) -> None:
@@ -309,6 +334,10 @@ def print_totals(rows: list[dict[str, Any]]) -> None:
     models = [r["model"] for r in rows]
     if "checks" in models[0]:  # every stage ran with the model: its final prompts, judged as offline's
         print_side("model", models)
+        print(
+            "model's A4 lines supported/total: "
+            f"{sum(m['a4_lines']['supported'] for m in models)}/{sum(m['a4_lines']['total'] for m in models)}"
+        )
     else:
         answering = [
             any(f in m["a3"]["kept_files"] for f in m["expected_files"]) for m in models if m["expected_files"]
