@@ -626,3 +626,75 @@ def test_a_question_in_a_documents_prose_is_no_line_a_listed_or_open_one_is_an_o
     texts = {line.text: line.section for line in lines}
     assert not any(text.startswith("How do you get access") for text in texts), texts
     assert texts.get("Should the factory read the config from the environment?") == "open_issues", texts
+
+
+DEPLOY = """# Deploying
+
+Run the deploy script from the repository root:
+
+```
+./deploy.sh --env production --region eu-west-1 --service billing
+./deploy.sh --env production --region us-east-2 --service billing
+./deploy.sh --env production --region ap-south-1 --service billing
+./deploy.sh --verify --all-regions
+```
+
+The deploy script refuses to run while the working tree has uncommitted changes.
+"""
+
+
+def test_a_chunk_that_opens_inside_a_code_block_gives_the_sentences_after_the_block(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A code block longer than a chunk is cut: the next chunk opens inside it, so the first fence line it holds
+    closes the block. Read as an opener, it hid the sentence after the block, the answer, and offered the
+    block's commands as prose."""
+    settings = load_settings(
+        overrides={
+            "data_dir": str(tmp_path_factory.mktemp("fence")),
+            "llm.provider": "local",
+            "chunking.chunk_size": 200,
+            "chunking.chunk_overlap": 0,
+        }
+    )
+    raw = settings.data_dir / "doc_raw" / "ops"
+    raw.mkdir(parents=True)
+    (raw / "deploy.md").write_text(DEPLOY, encoding="utf-8")
+    IngestionManager(settings).ingest("ops")
+    ctl = AppController(settings)
+    ctl.select_project("ops")
+    sp = ctl.run_full_pipeline("Will the deploy script run with uncommitted changes?", pause_after="none")
+    answer = "The deploy script refuses to run while the working tree has uncommitted changes."
+    holding = [c for c in sp.chunk_by_id().values() if answer in " ".join(c.text.split())]
+    assert holding and all(not c.text.lstrip().startswith(("#", "Run")) for c in holding)  # opens in the block
+    assert all(c.text.count("```") == 1 for c in holding)
+    assert answer in sp.s_ctx_md, sp.s_ctx_md
+    assert "./deploy.sh" not in sp.s_ctx_md.split("### Open issues")[0]
+
+
+JOBS = """# Jobs
+
+The scheduler reads its jobs from `jobs.toml` once, at startup. Editing the file this way needs a restart of
+the scheduler before any change takes effect.
+
+This is the layout older releases used. Storing the jobs this way keeps every schedule out of the database.
+"""
+
+
+def test_a_sentence_pointing_back_with_a_demonstrative_is_read_with_the_one_before_or_not_at_all(
+    base: Settings,
+) -> None:
+    """ "Editing the file this way needs a restart" says which edit only with the sentence before it: the two
+    are one line. Where that sentence cannot stand beside it ("This is the layout older releases used."), the
+    sentence alone names no way at all and is no line."""
+    services = Services(base)
+    ask = ["Does changing jobs.toml need a restart of the scheduler, and where are the schedules stored?"]
+    lines = condense_extractively(
+        ask, [one_chunk("jobs.md", JOBS)], services.embedder.embed_together, base.condenser, ask
+    )
+    texts = [" ".join(line.text.split()) for line in lines]
+    assert (
+        "The scheduler reads its jobs from `jobs.toml` once, at startup. Editing the file this way needs a restart"
+        " of the scheduler before any change takes effect."
+    ) in texts, texts
+    assert not any(text.startswith(("Editing the file", "Storing the jobs")) for text in texts), texts

@@ -238,10 +238,14 @@ def within_share(
     Offline, a condensed line is a sentence quoted from an excerpt the prompt also carries in full: it
     earns its tokens by pointing at what answers the ask and filing it (Fact, Constraint, Open issue),
     not by repeating the excerpts, so it is bounded by a share of them (or `condenser.min_tokens`, for
-    short excerpts, where a few lines cost little). The answering (`core`) lines always stay: they are the
-    skeleton of the answer; the others fill what is left by relevance per token, not by what happens to fit.
+    short excerpts, where a few lines cost little). The excerpts counted are at most the prompt's ceiling: where
+    it is below A4's, lines filling a share of A4's left no room for the excerpts they cite, and a line whose
+    excerpts the prompt does not show is withdrawn (rendering/parts.py). The answering (`core`) lines always stay:
+    they are the skeleton of the answer; the others fill what is left by relevance per token, not by what
+    happens to fit.
     """
-    allowance = max(settings.max_share * sum(budget.count(c.text) for c in kept), settings.min_tokens)
+    read = min(sum(budget.count(c.text) for c in kept), budget.ceiling("prompt"))
+    allowance = max(settings.max_share * read, settings.min_tokens)
     cost = [budget.count(f"- {line.text} [{line.chunk_id}]") for line in lines]
     chosen = {i for i, line in enumerate(lines) if line.core}
     used = sum(cost[i] for i in chosen)

@@ -190,9 +190,16 @@ class Line:
     core: bool = False  # chosen by evidence for its part, not only by relevance
 
 
-def _fenced(text: str) -> list[tuple[int, int]]:
-    """Spans of the text inside fenced code blocks (an unclosed fence runs to the end)."""
+_BARE_FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*$", re.M)  # a fence line naming no language: it may close
+
+
+def _fenced(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
+    """Spans of the text inside fenced code blocks (an unclosed fence runs to the end). With `opens_in_code` (its
+    document says the text starts inside a block) a first fence line that is bare closes that block: read as an
+    opener, it hid every sentence after the block and offered the block's lines as prose. A first fence naming a
+    language opens one, whatever the document's count says (a stray fence line upsets that count)."""
     marks = [m.start() for m in FENCE_LINE.finditer(text)]
+    marks = [0, *marks] if opens_in_code and marks and _BARE_FENCE.match(text, marks[0]) else marks
     marks += [len(text)] if len(marks) % 2 else []
     return list(zip(marks[::2], marks[1::2], strict=False))
 
@@ -217,7 +224,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         return []  # source code is never flattened into sentences
     text = chunk.text
     whole = bool(chunk.metadata.get("sentence_edges"))  # widened to whole sentences: no edge cuts one
-    fenced = _fenced(text)
+    fenced = _fenced(text, bool(chunk.metadata.get("opens_in_code")))
     hidden = fenced + _comments(text)
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
@@ -564,6 +571,16 @@ def _leans_early(sentence: str) -> bool:
     return _EARLY_PRONOUN.match(unquoted(sentence)) is not None
 
 
+# A demonstrative among a sentence's first words ("Naming the file this way tells Rust ...", "Using these
+# options ...") points at what the text before it says, never at something of the sentence's own: the
+# sentence is read with the one before it, or not at all.
+_EARLY_DEMONSTRATIVE = re.compile(r"^\W*(?:\S+\s+){1,4}(?:this|these|those)\s+\w", re.IGNORECASE)
+
+
+def _points_back(sentence: str) -> bool:
+    return _EARLY_DEMONSTRATIVE.match(unquoted(sentence)) is not None
+
+
 def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
     """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
     "This response must ...") with that sentence, when it is right before it in the same paragraph and
@@ -582,9 +599,9 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
             and stands_alone(before.text, settings)
             and not narrates(s.text, settings)
         )
-        if pairs and before is not None and (not alone or _leans_early(s.text)):
+        if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
             kept.append(Sentence(s.chunk, before.start, s.end))
-        elif alone:
+        elif alone and (s.listed or not _points_back(s.text)):
             kept.append(s)
     return kept
 

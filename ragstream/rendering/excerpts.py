@@ -567,7 +567,8 @@ def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
 
 def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Chunk]:
     """Each prose chunk as the prompt will at least show it: widened to whole sentences (step 1 above), under its
-    own id, marked `sentence_edges` when both edges are whole. A4 reads these, so a sentence the chunk's window
+    own id, marked `sentence_edges` when both edges are whole and `opens_in_code` when it starts inside a fenced
+    block (its own first fence line closes that block). A4 reads these, so a sentence the chunk's window
     cut is whole in its candidates, and every line it quotes lies inside the excerpt the prompt shows (the later
     steps only add). A code chunk, or one whose document cannot be read back as indexed, stays as indexed."""
     found = []
@@ -583,11 +584,9 @@ def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Ch
         doc = excerpt.doc
         in_code = doc.line_of(excerpt.start) - 1 in doc.fenced and not FENCE_LINE.match(doc.text[excerpt.start :])
         whole = excerpt.how == "whole sentences" and not in_code  # a line inside a code block opens no sentence
-        found.append(
-            chunk.model_copy(
-                update={"text": shown.text, "span": shown.span, "metadata": {**chunk.metadata, "sentence_edges": whole}}
-            )
-        )
+        opens_in_code = len(FENCE_LINE.findall(doc.text, 0, doc.line_start(excerpt.start))) % 2 == 1
+        metadata = {**chunk.metadata, "sentence_edges": whole, "opens_in_code": opens_in_code}
+        found.append(chunk.model_copy(update={"text": shown.text, "span": shown.span, "metadata": metadata}))
     return found
 
 
