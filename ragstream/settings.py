@@ -197,6 +197,14 @@ class SupportSettings(BaseModel):
     modal_cues: list[str] = Field(default_factory=list)
     # how a sentence opens on what its reader wants or does ("If you want ..."): advice under that condition (rule 11)
     reader_conditions: list[str] = Field(default_factory=list)
+    # the content words a line may name its subject in that the section of the sentence it restates lacks (rule 12)
+    max_subject_words: int = Field(default=1, ge=0)
+    # how a line opens on a purpose or condition ("To enable X, ...", "If ..."): the sentence it restates must state it
+    condition_openers: list[str] = Field(default_factory=list)
+    # negation cues whose clause is affirmed before them ("To allow any site ... without using the wildcard", rule 4)
+    negation_openers: list[str] = Field(default_factory=list)
+    # what says a named thing is to go ("delete", "remove"): a line may not give it as one to set or use (rule 4)
+    removal_cues: list[str] = Field(default_factory=list)
 
 
 class CondenserSettings(BaseModel):

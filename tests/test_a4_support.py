@@ -592,7 +592,9 @@ def test_a_line_writing_the_asks_words_into_the_excerpts_fails(check: SupportChe
         "The wildcard prevents sending credentials like cookies in requests.",
     ]
     found = check.check([(x, ["w.md@0000000000#0"]) for x in lines], given, [ask])
-    assert not found[0].supported and "the prompt's words 'the api send instead'" in found[0].reason, found[0].reason
+    # judged sentence by sentence, its first sentence also denies ("instead of") what its nearest one affirms
+    assert not found[0].supported and "negation differs" in found[0].reason, found[0].reason
+    assert check._grafted(lines[0], WILDCARD, [ask]) == "the api send instead"
     assert all(v.supported for v in found[1:]), [v.reason for v in found]
     # a name written as the ask writes it is no run of the ask's words (mdn-http c04: "Cache-Control: no-store")
     store = {
@@ -809,3 +811,116 @@ def test_a_runs_model_lines_are_recorded_with_their_verdicts_and_replay_to_the_s
     assert [(line["text"], verdict.supported, verdict.reason) for line, verdict in again] == [
         (line["text"], line["supported"], line["reason"]) for line in call["lines"]
     ]
+
+
+QUILL = """# Configuring the site
+
+To pick a layout, set the `layout` option in your `quill.toml` file.
+
+## classic
+
+The classic layout, which ships with the tool, renders every page type the tool knows.
+
+### asset_dir
+
+Sets the folder of images and fonts (relative to `src_dir`) that the layout copies, typically into `/static`.
+
+### script_dir
+
+Sets the folder of scripts in your `src_dir` that the layout copies, into `/js`.
+
+### serve_port
+
+Determines the port used when running `quill preview`.
+
+Allows another default to be chosen without passing it through the `--port` flag each time the `quill preview`
+command runs.
+"""
+
+
+def test_a_line_giving_one_sentences_claim_to_a_subject_from_elsewhere_fails(check: SupportCheck) -> None:
+    """Issue 36 (mkdocs-docs, a real model): each line holds only the excerpt's words and names, but takes its
+    subject from one place and its claim from another: the option that picks a layout said to do what the
+    excerpt says of one layout, a second setting given what the first one's section says, and the command that
+    a setting's section mentions given what the setting does (its section's heading names it, its sentences do
+    not). Lines naming what each section speaks of stand."""
+    given = {"q.md@0000000000#0": one_chunk("q.md", QUILL)}
+    wrong = [
+        "The `layout` option in your `quill.toml` file renders every page type the tool knows.",
+        "The `asset_dir` and `script_dir` settings set the folder of images and fonts (relative to `src_dir`) that "
+        "the layout copies.",
+        "The `quill preview` command allows another default to be chosen for the port.",
+    ]
+    fair = [
+        "The `serve_port` setting determines the port used when running `quill preview`.",
+        "The classic layout renders every page type the tool knows.",
+        "To pick a layout, set the `layout` option in your `quill.toml` file.",
+    ]
+    found = check.check([(x, ["q.md@0000000000#0"]) for x in wrong + fair], given, ["How do I pick a layout?"])
+    assert "'quill.toml', which the section of the sentence it repeats does not name" in found[0].reason, found[0]
+    assert "'script_dir', which the section of the sentence it repeats does not name" in found[1].reason, found[1]
+    assert "it does not name 'serve_port', the heading the cited excerpt says it under" in found[2].reason, found[2]
+    assert all(v.supported for v in found[3:]), [v.reason for v in found[3:]]
+
+
+GATEWAY = """# Tokens
+
+To let any client call the endpoint _without_ signing the request (for example, to accept guest tokens), the gateway
+must read the `X-Client` header and echo it back.
+
+To move to the new scheme, set `auth.scheme.token` to the new key and delete the `legacy_key` option which holds the
+old one.
+
+* **`tracker`**: To collect page statistics, set to a statistics site ID, which starts with `S-`.
+
+  When set to the default (`null`) page statistics are hidden for the site.
+"""
+
+
+def test_a_line_denying_what_its_excerpt_affirms_or_keeping_what_it_removes_fails(check: SupportCheck) -> None:
+    """Issue 36 (mdn-http c15, mkdocs-docs m08, a real model): a line and its passage may both hold a negation
+    and not negate one thing: the passage denies only the signing ("without ..."), and affirms the guest tokens
+    the line denies. A name the passage gives only as one to delete is not one to set. A purpose one sentence
+    states is not the purpose of another's effect: setting the default hides them. What each sentence
+    says, with its own negation and purpose, stands."""
+    given = {"g.md@0000000000#0": one_chunk("g.md", GATEWAY)}
+    wrong = [
+        "The gateway does not accept guest tokens for the endpoint.",
+        "To set the `legacy_key` option, set `auth.scheme.token` to the new key.",
+        "To collect page statistics, set to the default (`null`) page statistics are hidden for the site.",
+    ]
+    fair = [
+        "Any client may call the endpoint without signing the request.",
+        "The gateway must read the `X-Client` header and echo it back.",
+        "Delete the `legacy_key` option which holds the old one.",
+        "When set to the default (`null`) page statistics are hidden for the site.",
+        "To collect page statistics, set to a statistics site ID, which starts with `S-`.",
+    ]
+    found = check.check([(x, ["g.md@0000000000#0"]) for x in wrong + fair], given, ["How do guest tokens work?"])
+    assert "negation differs" in found[0].reason and "negation differs" in found[1].reason, found[:2]
+    assert "it sets 'To collect page statistics' over what the cited excerpt says under another" in found[2].reason
+    assert all(v.supported for v in found[3:]), [v.reason for v in found[3:]]
+
+
+OFFLINE = """## Offline pages
+
+When the tool builds the site it writes an `offline.html` page into the output folder. This page is served by the
+preview server but only on a named host. Other servers may be set up to serve it but the feature won't always work.
+
+A client that wants to sign in can do so by sending an `Authorization` request header with its token. The server
+answers with a `WWW-Authenticate` header when the token is missing.
+"""
+
+
+def test_a_line_of_several_sentences_is_judged_by_each_and_a_name_put_in_anothers_place_fails(
+    check: SupportCheck,
+) -> None:
+    """Issue 36 (mkdocs-docs m02, mdn-http c06, a real model): a line of three of the excerpt's sentences stands,
+    though its third one's "won't" negates neither of the two a passage can hold. A line copying a sentence with
+    another of the excerpt's names in place of the sentence's own fails."""
+    given = {"o.md@0000000000#0": one_chunk("o.md", OFFLINE)}
+    three = " ".join(OFFLINE.split("\n\n")[1].split())
+    renamed = "A client that wants to sign in can do so by sending an `WWW-Authenticate` request header with its token."
+    found = check.check([(x, ["o.md@0000000000#0"]) for x in (three, renamed)], given, ["How does sign-in work?"])
+    assert found[0].supported, found[0]
+    assert "it puts '`WWW-Authenticate`' where the cited excerpt says '`Authorization`'" in found[1].reason, found[1]

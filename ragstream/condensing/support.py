@@ -23,15 +23,24 @@ is checked against the sentences of the chunks it cites, in this order:
    lines stand beside a model's (a4_condenser.condense), so a model's line only adds, and is worth
    adding when the excerpt says it in its own words; a looser share lets paraphrases through, and
    their errors with them (on the OWASP suite 0.25 from two words caught 4 of 5);
-3. its best-matching cited passages (one sentence, or two adjacent ones; those that hold the line's
-   identifiers when it has any, so a flag is judged by what is said about it) reach
-   `support.min_similarity` cosine (the product's own embedder);
+3. its best-matching cited passages (one sentence, or two adjacent ones of one section: a heading between them
+   begins another subject; those that hold the line's identifiers when it has any, so a flag is judged by what
+   is said about it) reach `support.min_similarity` cosine (the product's own embedder);
 4. among those best passages (within `support.margin` of the best), one agrees with it on negation
    ("not", "never", "disables" ... `support.negation_cues`) and on modality (an obligation such as
    "must" against a mere permission such as "may"); and when a passage without the line's identifiers is
    closer to it by more than the margin, the line takes its claim from there, so one of the passages near
    that one must agree too ("`search_case_insensitive` must be a command line option" beside "We could make
-   this feature a command line option ..., but by instead making it an environment variable ...");
+   this feature a command line option ..., but by instead making it an environment variable ...").
+   A line of several sentences is judged sentence by sentence (a passage holds two at most, and a "won't" in
+   its third is no negation of its first two). Agreeing is negating the same thing: the words a line denies
+   weigh more among those the passage denies than among those it affirms, a clause with a cue being denied
+   but for what comes before an opener (`support.negation_openers`: "The API does not allow the use of
+   credentials in CORS requests." on "To allow any site to make CORS requests _without_ using the `*` wildcard
+   (for example, to enable credentials), ..."); and a name the passage gives only as one to delete or remove
+   (`support.removal_cues`) the line does not give as one to set or use ("To set the `google_analytics`
+   configuration option, ..." on "Then set `theme.analytics.gtag` ... and delete the `google_analytics`
+   configuration option");
 5. it gives no doer to what the excerpt tells its reader to do: a line that repeats the opening words of a
    sentence of its nearest or best passages after a modal (`support.modal_cues`: "must", "should", "is used
    to" ...) says who does it ("CORS is used to change the request such that ..." on "- Change the request
@@ -42,7 +51,11 @@ is checked against the sentences of the chunks it cites, in this order:
 6. it does not state alone what the excerpt says of a named thing: a line opening on the words that follow a
    nearest passage's "that", whose main clause names an identifier the line lacks ("Cookies are sent on both
    originating and cross-site requests." on "`None` specifies that cookies are sent on both originating and
-   cross-site requests."), drops the condition its claim holds under;
+   cross-site requests."), drops the condition its claim holds under. A section whose heading is a name alone
+   (`section_name`: "### dev_addr", "#### `no-cache`") says its sentences of that name without repeating it, so a
+   line restating them names it ("The `mkdocs serve` command can be used to set a different default address and
+   port." on "### dev_addr / Determines the address used when running `mkdocs serve`. ... Allows a custom default
+   to be set ...": what the setting does, given to the command);
 7. it does not state an exhibit's value alone: a number each cited sentence holding it gives as what a numbered
    exhibit does ("The `for` loop in Listing 8-8 will add `50` to each element.", `condenser.exhibit_nouns`) needs
    that exhibit in the line ("The `for` loop in Rust is used to add `50` to each element." is an example read as a
@@ -65,7 +78,20 @@ is checked against the sentences of the chunks it cites, in this order:
 11. it does not give as advice for every reader what the excerpt advises for one goal: a line repeating the main
    clause of a sentence that opens on its reader's condition (`support.reader_conditions`: "If you want caches to
    always check for content updates ..., `no-cache` is the directive to use.") keeps half of that condition's
-   content words ("The `no-cache` directive is the directive to use." does not).
+   content words ("The `no-cache` directive is the directive to use." does not);
+12. it gives one sentence's claim its own subject: of the runs of `SUBJECT_RUN_WORDS` words it repeats, the one it
+   ends on is its claim, and the words before that run hold no identifier, name or number the section of that
+   sentence lacks, and at most `support.max_subject_words` of its content words ("The `watch` key determines ..."
+   on "### watch / Determines ..."). "The `theme` configuration option in your `mkdocs.yml` config file supports
+   almost every feature of MkDocs." repeats one sentence about setting the theme and another, under the next
+   heading, about the default theme. A line opening on a purpose or condition (`support.condition_openers`) whose
+   main clause is that run takes the purpose from the same sentence: "To enable Google Analytics, set to the
+   default (`null`) Google Analytics is disabled for the site." puts one sentence's "To enable Google Analytics"
+   over another's "When set to the default (`null`) Google Analytics is disabled";
+13. it does not put a name where the sentence it copies has another: with `RENAME_CONTEXT_WORDS` words of a
+   sentence on either side, a name of its own in place of one it lacks ("... by including an WWW-Authenticate
+   request header with the credentials." on "... by including an {{HTTPHeader("Authorization")}} request header
+   ..."). Rule 2 lets the name through where the excerpt holds it elsewhere.
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -98,6 +124,7 @@ _IDENTIFIER = re.compile(
 # A generic type written without a code span (Mutex<T>, Arc<Mutex<T>>): a name the excerpt must hold on its own
 _GENERIC = re.compile(r"(?<![\w<])[A-Za-z_]\w*<[^<>\s`]*(?:<[^<>\s`]*>[^<>\s`]*)*>")
 _CLAUSE = re.compile(r"[,;:]\s+")
+_LONE_NAME = re.compile(r"^[`*_]*([\w.:/<>=-]+?)[`*_]*:?$")  # a heading that is one name, in code or not
 MIN_CLAUSE_WORDS = 4
 # A line sharing this many words in a row with a sentence a chunk's edge cuts copies that sentence: "The third rule
 # really only applies in method signatures, we'll look at ... means we don't have a lifetime." finishes, in its own
@@ -113,8 +140,12 @@ ASK_RUN_WORDS = 4
 SUBJECT_WORDS = 2
 # The opening of a line's nearest passage that places it in a sentence of the excerpt (rule 10).
 PLACE_KEY_CHARS = 40
+# A line repeating this many words of a sentence on either side of a name puts it in that sentence's place (rule 13).
+RENAME_CONTEXT_WORDS = 3
+_NAMEISH = re.compile(r"(?<![\w-])[A-Za-z][\w-]*[A-Z][\w-]*|(?<![\w-])[A-Z][\w-]+")  # a capital in it: a name
 # A line repeating this many words in a row of a conditioned sentence's main clause restates its advice (rule 11).
 CONDITION_RUN_WORDS = 4
+_OPENING_CLAUSE = re.compile(r"^(.*?)[,;:](?:\s+|$)(.*)$", re.DOTALL)  # a line's opening clause, and the rest (rule 12)
 _THAT = re.compile(r"^(.*?)\bthat\s+(.*)$", re.DOTALL)  # a main clause, and the clause it reports (rule 6)
 # A code span or a name with inner punctuation (Cache-Control, no-store): rule 9 reads no run across one
 _NAMED = re.compile(r"`[^`\n]*`|\w+(?:[-./:]\w+)+")
@@ -224,16 +255,52 @@ def _clause_before(text: str, end: int) -> str:
     return re.split(r"[.!?:;,](?:\s+|$)", text[:end])[-1]
 
 
-def _passages(chunk: Chunk) -> list[str]:
+def _sections(chunk: Chunk) -> list[tuple[str, list[str]]]:
+    """The whole sentences of what `chunk` says, by section: each heading with the pieces under it (the first, before
+    any heading, has none)."""
+    found: list[tuple[str, list[str]]] = [("", [])]
+    for piece in _pieces(chunk)[0]:
+        if piece.lstrip().startswith("#"):
+            found.append((piece, []))
+        else:
+            found[-1][1].append(piece)
+    return found
+
+
+def section_name(heading: str) -> str:
+    """The name a heading consists of alone, else '': a setting, a directive, a key ("### dev_addr",
+    "#### `no-cache`", "### watch"), which its section's sentences speak of without repeating it ("Determines the
+    address used when running `mkdocs serve`."). A heading of words, or one capitalized word ("## Examples"), names
+    a topic, not a thing."""
+    title = heading.strip().lstrip("#").strip()
+    found = _LONE_NAME.match(title)
+    if found is None:
+        return ""
+    name = found.group(1)
+    return name if "`" in title or name.islower() or identifiers(name) else ""
+
+
+def _passages(chunk: Chunk) -> dict[str, str]:
     """A chunk's whole prose sentences (no heading, code or markup line: a chunk may begin inside a code block,
     so its fences are not paired), their clauses (a line may say one: "Since X, Y is not Z" holds X unnegated),
-    and each two adjacent sentences (a line may join them). As in the offline extraction, a sentence the
-    chunk's edge may cut is none of them (see `_pieces`: "These hashes should be replaced with" says nothing a
-    line may rest on)."""
-    pieces, _ = _pieces(chunk)
-    sentences = [s for s in pieces if not s.lstrip().startswith("#") and is_prose(s)]
-    clauses = [c for s in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS]
-    return sentences + clauses + [f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False)]
+    and each two adjacent sentences of one section (a line may join them; a heading between them begins another
+    subject), each with the name its section's heading consists of (`section_name`, or ''). As in the offline
+    extraction, a sentence the chunk's edge may cut is none of them (see `_pieces`: "These hashes should be
+    replaced with" says nothing a line may rest on)."""
+    sentences: list[tuple[str, str]] = []
+    pairs: list[tuple[str, str]] = []
+    for heading, pieces in _sections(chunk):
+        name = section_name(heading)
+        prose = [s for s in pieces if is_prose(s)]
+        sentences += [(s, name) for s in prose]
+        pairs += [(f"{a} {b}", name) for a, b in zip(prose, prose[1:], strict=False)]
+    clauses = [
+        (c, name) for s, name in sentences for c in _CLAUSE.split(s) if c != s and len(c.split()) >= MIN_CLAUSE_WORDS
+    ]
+    found: dict[str, str] = {}
+    for passage, name in sentences + clauses + pairs:
+        found.setdefault(passage, name)
+    return found
 
 
 def _polar(text: str, cues: re.Pattern[str]) -> bool:
@@ -271,15 +338,68 @@ class SupportCheck:
         self.permission = any_phrase(settings.permission_cues)
         self.modal = any_phrase(settings.modal_cues) if settings.modal_cues else None
         self.reader = any_phrase(settings.reader_conditions) if settings.reader_conditions else None
+        self.condition = any_phrase(settings.condition_openers) if settings.condition_openers else None
+        self.opener = any_phrase(settings.negation_openers) if settings.negation_openers else None
+        self.removal = any_phrase(settings.removal_cues) if settings.removal_cues else None
         nouns = "|".join(re.escape(noun) for noun in exhibits)
         self.exhibit = re.compile(rf"\b(?:{nouns})\s+\d+(?:[.-]\d+)*", re.IGNORECASE) if nouns else None
 
     def _agrees(self, line: str, passage: str) -> str:
         """'' when `passage` and `line` agree on negation and modality, else what differs."""
-        if _polar(line, self.negation) != _polar(passage, self.negation):
+        negated = _polar(line, self.negation)
+        if negated != _polar(passage, self.negation) or (negated and self._denies_affirmed(line, passage)):
+            return "negation"
+        if self._removes_affirmed(line, passage):
             return "negation"
         mine, theirs = self._mode(line), self._mode(passage)
         return "modality" if mine and theirs and mine != theirs else ""
+
+    def _denies_affirmed(self, line: str, passage: str) -> bool:
+        """Whether the words `line` denies weigh more among those `passage` affirms than among those it denies
+        (rule 4): both hold a negation, but not of one thing. "The API does not allow the use of credentials in
+        CORS requests." on "To allow any site to make CORS requests _without_ using the `*` wildcard (for example,
+        to enable credentials), ...": the passage affirms allowing CORS requests and enabling credentials, and denies
+        only the wildcard."""
+        if self.weigh is None:
+            return False
+        denied, _ = self._negated(line)
+        weights = self.weigh(denied)
+        no, yes = (set(bm25_tokens([part])[0]) for part in self._negated(passage))
+        against = sum(weight for word, weight in weights.items() if _held(word, yes) and not _held(word, no))
+        return against > sum(weight for word, weight in weights.items() if _held(word, no))
+
+    def _negated(self, text: str, removal: bool = False) -> tuple[str, str]:
+        """What `text` denies, and what it affirms, clause by clause, its code spans kept: a clause holding a
+        negation cue (as `_polar` finds them) is denied whole ("Google Analytics is disabled for the site"), but for
+        the words before an opener (`support.negation_openers`: "To allow any site to make CORS requests" before
+        "without using ..."); with `removal`, a removal cue (`support.removal_cues`) opens a denied part too ("Then set
+        `theme.analytics.gtag` ... and delete the `google_analytics` configuration option")."""
+        denied, affirmed = [], []
+        openers = [self.opener, self.removal if removal else None]
+        for clause in re.split(r"[.!?;:,](?:\s+|$)", _EMPHASIS.sub(" ", as_typed(text))):
+            # the cues are the writer's words: none inside a code span or a hyphenated name, positions kept
+            plain = re.sub(
+                r"\w+(?:-\w+)+", lambda m: " " * len(m.group()), CODE_SPAN.sub(lambda m: " " * len(m.group()), clause)
+            )
+            opened = [m.start() for pattern in openers if pattern is not None and (m := pattern.search(plain))]
+            if opened:
+                affirmed.append(clause[: min(opened)])
+                denied.append(clause[min(opened) :])
+            else:
+                (denied if self.negation.search(plain) else affirmed).append(clause)
+        return " ".join(denied), " ".join(affirmed)
+
+    def _removes_affirmed(self, line: str, passage: str) -> bool:
+        """Whether `line` affirms a name (an identifier) that `passage` names only where it denies or removes it
+        (rule 4): "To set the `google_analytics` configuration option, ..." on "Then set `theme.analytics.gtag` ...
+        and delete the `google_analytics` configuration option ..."."""
+        if self.removal is None:
+            return False
+        _, affirmed = self._negated(line, removal=True)
+        denied, kept = self._negated(passage, removal=True)
+        return any(
+            _occurs(name, denied, exact=True) and not _occurs(name, kept, exact=True) for name in identifiers(affirmed)
+        )
 
     def _mode(self, text: str) -> str:
         """'obligation' ("must"), 'permission' ("may"), or '' for neither or both."""
@@ -294,32 +414,36 @@ class SupportCheck:
         units = {cid: _passages(chunks[cid]) for ids in (ids for _, ids in lines) for cid in ids if cid in chunks}
         texts = [text for text, _ in lines]
         pool = list(dict.fromkeys(p for found in units.values() for p in found))
-        vectors = self.embed(texts + asks + pool) if texts else np.zeros((0, 1))
-        line_v, ask_v, pool_v = (
-            vectors[: len(texts)],
-            vectors[len(texts) : len(texts) + len(asks)],
-            vectors[len(texts) + len(asks) :],
+        said = {text: statements(text) for text in texts}
+        parts = list(dict.fromkeys(part for found in said.values() if len(found) > 1 for part in found))
+        vectors = self.embed(texts + asks + pool + parts) if texts else np.zeros((0, 1))
+        line_v, ask_v, pool_v, part_v = np.split(
+            vectors, np.cumsum([len(texts), len(asks), len(pool)]) if texts else [0, 0, 0]
         )
         index = {p: i for i, p in enumerate(pool)}
+        at = {p: i for i, p in enumerate(parts)}
         verdicts = []
         for k, (text, ids) in enumerate(lines):
             cited = [chunks[c] for c in ids if c in chunks]
-            passages = list(dict.fromkeys(p for c in ids for p in units.get(c, [])))
-            verdicts.append(self._one(text, cited, passages, line_v[k], (asks, ask_v), pool_v, index))
+            sections = {p: name for c in ids for p, name in units.get(c, {}).items()}
+            each = [(part, part_v[at[part]]) for part in said[text]] if len(said[text]) > 1 else [(text, line_v[k])]
+            verdicts.append(self._one(text, cited, sections, (line_v[k], each), (asks, ask_v), pool_v, index))
         return verdicts
 
     def _one(
         self,
         text: str,
         cited: list[Chunk],
-        passages: list[str],
-        vector: np.ndarray,
+        sections: dict[str, str],
+        vectors: tuple[np.ndarray, list[tuple[str, np.ndarray]]],
         ask: tuple[list[str], np.ndarray],
         pool_vectors: np.ndarray,
         index: dict[str, int],
     ) -> Verdict:
         s = self.settings
         asks, ask_vectors = ask
+        passages = list(sections)  # each with the name its section's heading consists of (`section_name`)
+        vector, each = vectors  # the line's, and each of its statements' (the line's own when it makes one)
         whole = "\n".join(_said(c) for c in cited)
         if not ends_whole(text):
             return Verdict(False, "it does not end as a sentence does: cut off", 0.0, "")
@@ -371,20 +495,14 @@ class SupportCheck:
                 best,
             )
         closest = max(passages, key=lambda p: scores[p])
-        for k, (among, top) in enumerate(((about, best), (passages, closest))):
-            if k and scores[closest] <= scores[best] + s.margin:
-                break  # no passage without its identifiers is clearly closer to the line than those with them
-            near = sorted(
-                (p for p in among if scores[p] >= max(s.min_similarity, scores[top] - s.margin)),
-                key=lambda p: -scores[p],
-            )
-            differs = [self._agrees(text, p) for p in near]
-            if all(differs):
+        for part, part_vector in each:
+            differs = self._disagreement(part, {p: float(pool_vectors[index[p]] @ part_vector) for p in passages})
+            if differs is not None:
                 return Verdict(
                     False,
-                    f"its {differs[0]} differs from what the cited excerpt says: '{_short(top)}'",
-                    scores[top],
-                    top,
+                    f"its {differs[0]} differs from what the cited excerpt says: '{_short(differs[1])}'",
+                    scores[differs[1]],
+                    differs[1],
                 )
         near = [p for p in passages if scores[p] >= scores[closest] - s.margin]
         steps = [q for q in passages if any(q in p for p in [best, *near])]  # each sentence of those, pairs too
@@ -405,6 +523,15 @@ class SupportCheck:
                 scores[dropped[0]],
                 dropped[0],
             )
+        judged = list(dict.fromkeys([best, *near]))
+        unnamed = [sections[p] for p in judged if sections[p] and not _occurs(sections[p], text, exact=False)]
+        if len(unnamed) == len(judged):
+            return Verdict(
+                False,
+                f"it does not name '{unnamed[0]}', the heading the cited excerpt says it under: '{_short(closest)}'",
+                scores[closest],
+                closest,
+            )
         exhibit = self._exhibit_value(text, cited)
         if exhibit is not None:
             return Verdict(
@@ -416,6 +543,13 @@ class SupportCheck:
         subject = next(((p, why) for p in steps if (why := self._subject(text, p))), None)
         if subject is not None:
             return Verdict(False, f"{subject[1]}: '{_short(subject[0])}'", scores[subject[0]], subject[0])
+        swap = next((found for c in cited for p in _pieces(c)[0] if (found := _renamed(text, p))), None)
+        if swap is not None:
+            quoted = f"it puts '{swap[0]}' where the cited excerpt says '{swap[1]}': '{_short(swap[2])}'"
+            return Verdict(False, quoted, scores[best], swap[2])
+        borrowed = self._borrowed(text, cited)
+        if borrowed:
+            return Verdict(False, borrowed, scores[best], best)
         grafted = self._grafted(text, whole, asks)
         if grafted:
             return Verdict(False, f"it writes the prompt's words '{grafted}' into the excerpt's", scores[best], best)
@@ -439,6 +573,27 @@ class SupportCheck:
                 best,
             )
         return Verdict(True, "", scores[best], best)
+
+    def _disagreement(self, text: str, scores: dict[str, float]) -> tuple[str, str] | None:
+        """What differs (negation, modality) between one statement of a line and the passages it is nearest, and
+        the nearest of them, when none agrees with it (rule 4); None when one does, or none is near enough."""
+        s = self.settings
+        passages = list(scores)
+        code = identifiers(text)
+        about = [p for p in passages if any(w in p for w in code)] or passages
+        best = max(about, key=lambda p: scores[p])
+        closest = max(passages, key=lambda p: scores[p])
+        for k, (among, top) in enumerate(((about, best), (passages, closest))):
+            if k and scores[closest] <= scores[best] + s.margin:
+                break  # no passage without its identifiers is clearly closer to the line than those with them
+            near = sorted(
+                (p for p in among if scores[p] >= max(s.min_similarity, scores[top] - s.margin)),
+                key=lambda p: -scores[p],
+            )
+            differs = [self._agrees(text, p) for p in near]
+            if near and all(differs):
+                return differs[0], top
+        return None
 
     def _drops_condition(self, line: str, sentence: str) -> bool:
         """Whether `line` repeats `CONDITION_RUN_WORDS` words in a row of the main clause of `sentence`, which opens on
@@ -523,6 +678,53 @@ class SupportCheck:
             return f"it puts '{swapped[0]}' where the cited excerpt says '{swapped[1]}'"
         return ""
 
+    def _borrowed(self, line: str, cited: list[Chunk]) -> str:
+        """Why `line` gives the claim of one sentence another's subject or purpose (rule 12), else ''. Its claim is
+        the longest run of a cited sentence's words it repeats (`SUBJECT_RUN_WORDS` at least); the words before that
+        run, its subject, must come from that sentence's section: every identifier, name and number of them, and all
+        but `support.max_subject_words` of their content words. A line opening on a purpose or condition
+        (`support.condition_openers`) whose main clause is that run must have the purpose from that sentence."""
+        mine = _worded(line)
+        words = [w for w, _ in mine]
+        claims = [
+            (
+                SequenceMatcher(None, words, [w for w, _ in _worded(sentence)], autojunk=False).find_longest_match(),
+                sentence,
+                " ".join([heading, *pieces]),
+            )
+            for chunk in cited
+            for heading, pieces in _sections(chunk)
+            for sentence in pieces
+        ]
+        claims = [c for c in claims if c[0].size >= SUBJECT_RUN_WORDS]
+        if not claims:
+            return ""
+        # the claim is the run the line ends on: "The `theme` configuration option in your `mkdocs.yml` config file"
+        # repeats one sentence, "supports almost every feature of MkDocs" what another says of the default theme
+        run, sentence, section = max(claims, key=lambda c: (c[0].a + c[0].size, c[0].size))
+        if not run.a:
+            return ""
+        subject = line[: mine[run.a][1]]
+        opening = _OPENING_CLAUSE.match(subject)  # a purpose or condition, then the run as the main clause
+        if self.condition is not None and self.condition.match(subject) and opening and not self.words(opening[2]):
+            held = set(bm25_tokens([_EMPHASIS.sub(" ", sentence)])[0])
+            if any(not _held(w, held) for w in self.words(opening[1])):
+                return (
+                    f"it sets '{opening[1].strip()}' over what the cited excerpt says under another condition: "
+                    f"'{_short(sentence)}'"
+                )
+        others = [n for n in identifiers(subject) if not _occurs(n, section, exact=True)]
+        others += [n for n in names(subject) if n not in others and not _occurs(n, section, exact=False)]
+        held = set(bm25_tokens([_EMPHASIS.sub(" ", section)])[0])
+        elsewhere = sorted(w for w in self.words(subject) if not _held(w, held))
+        if others or len(elsewhere) > self.settings.max_subject_words:
+            quoted = ", ".join(f"'{w}'" for w in others or elsewhere)
+            return (
+                f"it gives {quoted}, which the section of the sentence it repeats does not name, what that sentence "
+                f"says of its own subject: '{_short(sentence)}'"
+            )
+        return ""
+
     def _swapped(
         self, mine: list[tuple[str, int]], theirs: list[tuple[str, int]], line: str, passage: str
     ) -> tuple[str, str]:
@@ -601,6 +803,39 @@ class SupportCheck:
         held = set(bm25_tokens([_EMPHASIS.sub(" ", cited)])[0])
         new = sorted((w for w in weights if not _held(w, held)), key=lambda w: -weights[w])
         return new, sum(weights[w] for w in new) / total if total > 0 else 0.0
+
+
+def statements(line: str) -> list[str]:
+    """The sentences of a line that say something (`MIN_CLAUSE_WORDS` words at least: a list's "1." says
+    nothing); the line itself when it has fewer than two. A line of three of the excerpt's sentences is judged
+    sentence by sentence where one sentence's negation is at stake: no passage (two sentences at most) holds it
+    whole, and its "won't" in the third sentence is no negation of the first two."""
+    found = [part for part in split(line, MARKDOWN) if len(part.split()) >= MIN_CLAUSE_WORDS]
+    return found if len(found) > 1 else [line]
+
+
+def _renamed(line: str, sentence: str) -> tuple[str, str, str] | None:
+    """The name `line` puts where `sentence` has another, the sentence's, and the sentence (rule 13): the line
+    repeats `RENAME_CONTEXT_WORDS` words of the sentence on either side of its own name, and the line lacks the
+    sentence's ("... by including an WWW-Authenticate request header with the credentials." on "... by including an
+    {{HTTPHeader("Authorization")}} request header with the credentials."). A name its excerpt holds elsewhere
+    passes rule 2, but in this place the excerpt names another thing."""
+    mine, theirs = _worded(line), _worded(sentence)
+    ops = SequenceMatcher(None, [w for w, _ in mine], [w for w, _ in theirs], autojunk=False).get_opcodes()
+    for k in range(1, len(ops) - 1):
+        (before, *_, b1, b2), (tag, i1, i2, j1, j2), (after, a1, a2, *_) = ops[k - 1], ops[k], ops[k + 1]
+        if tag != "replace" or before != "equal" or after != "equal":
+            continue
+        if min(b2 - b1, a2 - a1) < RENAME_CONTEXT_WORDS:
+            continue
+        # from where the name's token opens (a code span's backtick, a macro's braces) to the words that follow it
+        own = line[line.rfind(" ", 0, mine[i1][1]) + 1 : mine[i2][1]].strip()
+        other = sentence[sentence.rfind(" ", 0, theirs[j1][1]) + 1 : theirs[j2][1]].strip()
+        named = [n for n in _NAMEISH.findall(own) if n.lower() not in other.lower()]
+        lacking = [n for n in _NAMEISH.findall(other) if not _occurs(n, line, exact=False)]
+        if named and lacking:
+            return own, other, sentence
+    return None
 
 
 def _dropped_subject(line: str, passage: str) -> list[str]:
