@@ -226,6 +226,9 @@ class CondenserSettings(BaseModel):
     # Nouns of numbered exhibits ("Listing 20-2", "Figure 3"): a sentence that opens by pointing at one says
     # where to look ("Listing 20-2 shows how to ..."), and the exhibit itself is in the excerpt.
     exhibit_nouns: list[str] = Field(default_factory=list)
+    # Nouns a sentence counts out before it gives them ("you need to take one additional step so that ..."): the
+    # sentence right after it gives what it announces, and comes with it.
+    announced_nouns: list[str] = Field(default_factory=list)
     max_share: float = Field(default=1.0, gt=0.0, le=1.0)  # condensed lines' tokens at most this share of the excerpts'
     min_tokens: int = Field(
         default=0, ge=0

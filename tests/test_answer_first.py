@@ -729,3 +729,28 @@ def test_near_misses_of_a_topic_the_documents_lack_are_no_facts(base: Settings) 
         answered, chunks, services.embedder.embed_together, base.condenser, answered, evidence, lacking=True
     )
     assert any(line.core and "gh-pages" in line.text for line in lines), lines
+
+
+DOMAIN = """# Custom domains
+
+The hosting service supports custom domains for every site it serves. Besides the steps in the host's own guide,
+you need to take one additional step so that the generator keeps your custom domain after each deploy. Put a file
+named `CNAME` holding the bare domain at the root of the docs folder.
+
+Search engines usually index a new site within a day.
+"""
+
+
+def test_a_sentence_that_counts_out_a_step_comes_with_the_sentence_that_gives_it(base: Settings) -> None:
+    """ "... you need to take one additional step so that the generator keeps your custom domain" answers the ask
+    best and says nothing of the step: the sentence after it, the step itself, comes with it even where the lines
+    are too few for it to win a place of its own."""
+    services = Services(base)
+    few = base.condenser.model_copy(update={"max_lines": 2, "per_part": 1})
+    ask = ["How do I keep my custom domain after each deploy of the generated site?"]
+    lines = condense_extractively(ask, [one_chunk("domains.md", DOMAIN)], services.embedder.embed_together, few, ask)
+    texts = [" ".join(line.text.split()) for line in lines]
+    announcing = next(k for k, text in enumerate(texts) if "one additional step" in text)
+    assert texts[announcing + 1 : announcing + 2] == [
+        "Put a file named `CNAME` holding the bare domain at the root of the docs folder."
+    ], texts

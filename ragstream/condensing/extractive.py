@@ -660,17 +660,33 @@ def _plain(text: str) -> str:
 _EMPHASIS = re.compile(r"[*_`]")
 
 
-def _delivery(i: int, candidates: list[Sentence | Reference]) -> int | None:
-    """The list that comes right after candidate `i` in its chunk (a lead-in with its items), if any: a sentence
-    that answers a part often announces what the list then gives ("You can take five actions in unsafe Rust
-    ..." before "Those superpowers include the ability to: 1. ..."), and the list is the answer."""
+def _announces(sentence: str, settings: CondenserSettings) -> bool:
+    """Whether the sentence counts out what it does not give ("you need to take one additional step so that MkDocs
+    will work with your custom domain", "There are two ways to ..."): a count, then one of `announced_nouns`."""
+    if not settings.announced_nouns:
+        return False
+    nouns = "|".join(re.escape(noun) for noun in settings.announced_nouns)
+    counted = (
+        r"\b(?:(?:one|two|three|four|five|six|several|a few|a couple of)\s+(?:[a-z]+\s+)?"
+        r"|an?\s+(?:additional|extra|further|final|single)\s+)(?:" + nouns + r")\b"
+    )
+    return re.search(counted, sentence, re.IGNORECASE) is not None
+
+
+def _delivery(i: int, candidates: list[Sentence | Reference], settings: CondenserSettings) -> int | None:
+    """What comes right after candidate `i` in its chunk and gives what it announces, if any: the list (a lead-in
+    with its items) a sentence that answers a part often announces ("You can take five actions in unsafe Rust
+    ..." before "Those superpowers include the ability to: 1. ..."), or, for a sentence that counts out what it
+    does not give (`_announces`), the sentence after it in its paragraph ("... one additional step so that MkDocs
+    will work with your custom domain." before "You need to add a `CNAME` file to the root of your docs_dir.")."""
     first = candidates[i]
     if not isinstance(first, Sentence):
         return None
+    announces = _announces(first.text, settings)
     for j, then in enumerate(candidates):
         if (
             isinstance(then, Sentence)
-            and then.items
+            and (then.items or announces)
             and then.chunk.id == first.chunk.id
             and then.start >= first.end
             and not then.chunk.text[first.end : then.start].strip()
@@ -765,7 +781,7 @@ def condense_extractively(
             chosen.append(i)
     delivered: dict[int, int] = {}  # a chosen line: the list it announces, chosen with it
     for i in list(chosen):
-        j = _delivery(i, candidates)
+        j = _delivery(i, candidates, settings)
         weakest = [k for k in chosen if k not in core and k != i and k not in delivered and k not in delivered.values()]
         if i not in chosen or j is None or not fresh(j, chosen) or (len(chosen) >= settings.max_lines and not weakest):
             continue
