@@ -698,3 +698,34 @@ def test_a_sentence_pointing_back_with_a_demonstrative_is_read_with_the_one_befo
         " of the scheduler before any change takes effect."
     ) in texts, texts
     assert not any(text.startswith(("Editing the file", "Storing the jobs")) for text in texts), texts
+
+
+HOSTING = """# Deploying your docs
+
+Read the Docs offers free documentation hosting and builds the site on every push.
+Any host that serves static files can serve the built site.
+GitHub Pages serves the site from the gh-pages branch of the repository.
+"""
+
+
+def test_near_misses_of_a_topic_the_documents_lack_are_no_facts(base: Settings) -> None:
+    """The gate named a part no document covers and no sentence has the evidence to answer any part: lines
+    chosen by relevance alone are the near misses ("Read the Docs offers free hosting" for publishing versions
+    with mike), and none is filed. When a sentence answers a part, the others still fill beside it."""
+    services = Services(base)
+    ask = ["How do I publish two versions of the docs side by side with mike?"]
+    chunks = [one_chunk("deploying.md", HOSTING)]
+    evidence = a3_evidence(base.gate, {})
+    near = condense_extractively(ask, chunks, services.embedder.embed_together, base.condenser, ask, evidence)
+    assert near and not any(line.core for line in near)  # relevant enough to fill, never evidence of an answer
+    assert (
+        condense_extractively(
+            ask, chunks, services.embedder.embed_together, base.condenser, ask, evidence, lacking=True
+        )
+        == []
+    )
+    answered = ["Which branch does GitHub Pages serve the site from, and can mike keep old versions online?"]
+    lines = condense_extractively(
+        answered, chunks, services.embedder.embed_together, base.condenser, answered, evidence, lacking=True
+    )
+    assert any(line.core and "gh-pages" in line.text for line in lines), lines

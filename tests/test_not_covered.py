@@ -222,8 +222,18 @@ def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answe
             ["how are secrets rotated?"],
         ),
         (
+            "We redirect visitors by their Accept-Language header. Is that considered good practice, and how do I"
+            " set fallbackLng in i18next?",
+            ["how do I set fallbackLng in i18next?"],
+        ),
+        ("Our workers retry every failed job at once.\n\nIs that safe with a thousand workers?", []),
+        (
             "How do I fix a Kerberos ticket that keeps expiring?",
             ["How do I fix a Kerberos ticket that keeps expiring?"],
+        ),
+        (
+            "Which hosts does the gateway forward to, and does that need TLS?",
+            ["Which hosts does the gateway forward to"],
         ),
         (
             "How do I generate Python stubs from a .proto file and serve them with a grpcio server?",

@@ -153,6 +153,7 @@ def condense(
     uncovered: Sequence[str] = (),
     standing: Sequence[tuple[str, str, list[str]]] = (),
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
+    lacking: bool = False,
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -284,13 +285,15 @@ def extracted(
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
+    lacking: bool = False,
 ) -> tuple[list[Line], list[Chunk], TrimReport]:
     """The offline extraction's lines within their share, the chunks that fit the budget (as `whole` widens them:
-    the budget counts them as indexed, so the widening never changes which are read), and what was trimmed."""
+    the budget counts them as indexed, so the widening never changes which are read), and what was trimmed;
+    `lacking`: the gate named a part of the ask the documents do not cover (`condense_extractively`)."""
     reserve = budget.count("\n".join(pieces))
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
     kept = whole(kept) if whole is not None else kept
-    lines = condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence)
+    lines = condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence, lacking)
     return within_share(lines, kept, budget, settings), kept, trim
 
 
@@ -304,10 +307,11 @@ def condense_offline(
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
+    lacking: bool = False,
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
-    relevant to the prompt's query pieces (see `extractive`)."""
-    lines, kept, trim = extracted(pieces, selection, embedder, budget, settings, parts, evidence, whole)
+    relevant to the prompt's query pieces (see `extractive`); `lacking` as `extracted` has it."""
+    lines, kept, trim = extracted(pieces, selection, embedder, budget, settings, parts, evidence, whole, lacking)
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     recorded: list[LineEvidence] = []

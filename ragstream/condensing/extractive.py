@@ -686,6 +686,7 @@ def condense_extractively(
     settings: CondenserSettings,
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
+    lacking: bool = False,
 ) -> list[Line]:
     """The lines of the condensed context, answer first: each from one chunk, ordered by the part of the ask
     they answer (in the ask's order), then by where they stand in the selection.
@@ -699,6 +700,12 @@ def condense_extractively(
     `parts`, so a sentence holding the ask's rare words beats one that only shares its drift. A line repeats
     a chosen one when it is as close in meaning (`condenser.max_similarity`), overlaps it in its chunk, or
     names the same definition. Each line is marked `core` (answers a part) or not (filler), for the budget.
+
+    `lacking` says the gate named a part of the ask that no kept chunk covers (not only a name inside a covered
+    part: "... classes I send to Ray workers" is answered without Ray). Then, when no
+    candidate has the evidence to answer any part, no line fills: chosen by relevance alone, they are the near
+    misses of a topic the documents lack ("Read the Docs offers free documentation hosting" for publishing
+    versions with mike), filed as Facts beside the Open issue that says the documents do not cover it.
     """
     candidates = _candidates(chunks, settings)
     asks = [a for a in asks if a.strip()]
@@ -752,7 +759,7 @@ def condense_extractively(
                 taken += 1
     core = set(chosen)
     for i in sorted(range(len(candidates)), key=lambda i: (-strength[i], i)):
-        if len(chosen) >= settings.max_lines:
+        if len(chosen) >= settings.max_lines or (lacking and not core):
             break
         if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i, chosen):
             chosen.append(i)

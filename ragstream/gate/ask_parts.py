@@ -30,6 +30,11 @@ _BACK_REFERENCE = re.compile(
 _GOVERNING = re.compile(r"\w+\W*$")
 _DEICTIC = re.compile(r"\b(?:here|above|below)\b", re.IGNORECASE)
 _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
+# A yes/no question about "that" ("Our site redirects visitors by their Accept-Language header. Is that considered
+# good practice?") asks about what the user said, as one about "this" does (`_BACK_REFERENCE`; "that" is there only
+# as "that one", since it is mostly a conjunction): judged alone, it was named as a part no document covers while
+# the excerpts on that header answered it.
+_THAT_SUBJECT = re.compile(r"^\W*(\w+)\s+that\b", re.IGNORECASE)
 
 
 def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) -> list[str]:
@@ -63,6 +68,9 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     def points_outside(clause: str) -> bool:
         rest = own(clause)
         back = _BACK_REFERENCE.search(rest)
+        subject = _THAT_SUBJECT.match(clause)
+        if subject and subject.group(1).lower() in schema.question_openers:
+            return True
         return bool(_DEICTIC.search(rest)) or (
             back is not None and not topic_terms(_GOVERNING.sub("", rest[: back.start()]), settings.gate)
         )

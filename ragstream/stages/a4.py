@@ -41,6 +41,7 @@ class Ask:
     pieces: list[str]  # the query pieces and the covered clauses of the ask: what a line may be relevant to
     parts: list[str]  # the clauses of the ask, in order: the answer's skeleton
     missing: list[str]  # the parts of the ask no kept chunk covers (A3's measure)
+    lacking: bool  # a whole part is among them, not only a name the documents lack inside a covered part
     selection: list[Chunk]
     whole: Widen  # the chunks that fit A4's budget as the prompt will show them: whole sentences
 
@@ -76,7 +77,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     # even when the whole sentence, about something the documents lack as well, is not.
     covered = [c for c in asking_parts(sp, services.settings) if not any(c in part for part in missing)]
     pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
-    ask = Ask(pieces, asking_parts(sp, services.settings), missing, selection, whole(sp, env))
+    lacking = any(part in missing for part in asking_parts(sp, services.settings, standalone=True))
+    ask = Ask(pieces, asking_parts(sp, services.settings), missing, lacking, selection, whole(sp, env))
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
 
@@ -104,6 +106,7 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
         ask.parts,
         evidence(sp, env, ask),
         ask.whole,
+        ask.lacking,
     )
     if why:
         report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
@@ -149,6 +152,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         ask.parts,
         evidence(sp, env, ask),
         ask.whole,
+        lacking=ask.lacking,
     )
     extraction = [(line.section, line.text, [line.chunk_id]) for line in lines if not addressed_to_reader(line.text)]
 
