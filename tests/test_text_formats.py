@@ -12,7 +12,7 @@ from ragstream.text.chunk_ids import chunk_id, citations, is_chunk_id, parse, so
 from ragstream.text.dates import first_day, timestamp, years_of_dates
 from ragstream.text.markup import shown_text
 from ragstream.text.phrases import any_phrase, phrase
-from ragstream.text.sentences import EXCERPT, MARKDOWN, TYPED, WRAPPED, spans, split
+from ragstream.text.sentences import EXCERPT, MARKDOWN, TYPED, WRAPPED, SentenceRule, spans, split
 
 _SOURCES = st.text(st.characters(blacklist_characters="[]\n", blacklist_categories=("Cs",)), min_size=1, max_size=40)
 
@@ -76,6 +76,24 @@ def test_each_sentence_rule_ends_sentences_where_its_text_does() -> None:
     assert [_DOC[s : s + 8] for s in starts] == ["# Title\n", "It keeps", "Then:\n- ", "Done"]
     with pytest.raises(ValueError):
         spans(_DOC, WRAPPED)
+
+
+@pytest.mark.parametrize("rule", [TYPED, MARKDOWN])
+def test_an_abbreviation_inside_a_sentence_ends_no_sentence(rule: SentenceRule) -> None:
+    """ "(e.g. GitHub, Bitbucket, etc), the branch, ..." cut after "e.g." gave two lines that each said half, one
+    ending on "(e.g." and one opening mid-sentence, and a prompt's ask was cut the same way."""
+    text = (
+        "The path depends on the host (e.g. GitHub, Bitbucket, etc), the branch, and the docs directory. Only"
+        " published versions are supported (i.e. what PyPI has). Compare cf. the notes. Pick A vs. B. Done."
+    )
+    assert split(text, rule) == [
+        "The path depends on the host (e.g. GitHub, Bitbucket, etc), the branch, and the docs directory.",
+        "Only published versions are supported (i.e. what PyPI has).",
+        "Compare cf. the notes.",
+        "Pick A vs. B.",
+        "Done.",
+    ]
+    assert [text[a:] for a, _ in spans(text, EXCERPT)][1].startswith("Only")
 
 
 def test_a_sentence_asks_by_a_question_mark_or_a_configured_opener_only() -> None:
