@@ -843,7 +843,7 @@ def test_a_line_giving_one_sentences_claim_to_a_subject_from_elsewhere_fails(che
     subject from one place and its claim from another: the option that picks a layout said to do what the
     excerpt says of one layout, a second setting given what the first one's section says, and the command that
     a setting's section mentions given what the setting does (its section's heading names it, its sentences do
-    not). Lines naming what each section speaks of stand."""
+    not). Lines naming what each section speaks of stand, and so does a sentence as the excerpt writes it."""
     given = {"q.md@0000000000#0": one_chunk("q.md", QUILL)}
     wrong = [
         "The `layout` option in your `quill.toml` file renders every page type the tool knows.",
@@ -855,6 +855,7 @@ def test_a_line_giving_one_sentences_claim_to_a_subject_from_elsewhere_fails(che
         "The `serve_port` setting determines the port used when running `quill preview`.",
         "The classic layout renders every page type the tool knows.",
         "To pick a layout, set the `layout` option in your `quill.toml` file.",
+        "Determines the port used when running `quill preview`.",  # the sentence as written: its subject is its own
     ]
     found = check.check([(x, ["q.md@0000000000#0"]) for x in wrong + fair], given, ["How do I pick a layout?"])
     assert "'quill.toml', which the section of the sentence it repeats does not name" in found[0].reason, found[0]

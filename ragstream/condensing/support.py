@@ -55,7 +55,8 @@ is checked against the sentences of the chunks it cites, in this order:
    (`section_name`: "### dev_addr", "#### `no-cache`") says its sentences of that name without repeating it, so a
    line restating them names it ("The `mkdocs serve` command can be used to set a different default address and
    port." on "### dev_addr / Determines the address used when running `mkdocs serve`. ... Allows a custom default
-   to be set ...": what the setting does, given to the command);
+   to be set ...": what the setting does, given to the command); a line opening as such a sentence does is the
+   sentence itself, its subject the excerpt's (`_opens_as`);
 7. it does not state an exhibit's value alone: a number each cited sentence holding it gives as what a numbered
    exhibit does ("The `for` loop in Listing 8-8 will add `50` to each element.", `condenser.exhibit_nouns`) needs
    that exhibit in the line ("The `for` loop in Rust is used to add `50` to each element." is an example read as a
@@ -525,7 +526,7 @@ class SupportCheck:
             )
         judged = list(dict.fromkeys([best, *near]))
         unnamed = [sections[p] for p in judged if sections[p] and not _occurs(sections[p], text, exact=False)]
-        if len(unnamed) == len(judged):
+        if len(unnamed) == len(judged) and not any(_opens_as(text, p) for p in judged):
             return Verdict(
                 False,
                 f"it does not name '{unnamed[0]}', the heading the cited excerpt says it under: '{_short(closest)}'",
@@ -812,6 +813,13 @@ def statements(line: str) -> list[str]:
     whole, and its "won't" in the third sentence is no negation of the first two."""
     found = [part for part in split(line, MARKDOWN) if len(part.split()) >= MIN_CLAUSE_WORDS]
     return found if len(found) > 1 else [line]
+
+
+def _opens_as(line: str, passage: str) -> bool:
+    """Whether `line` opens on the first `MIN_CLAUSE_WORDS` words of `passage`: it is that sentence as the excerpt
+    writes it ("Determines the address used ..."), its subject the excerpt's own, not one the line gives it."""
+    opening = _words(_LIST_MARK.sub("", passage))[:MIN_CLAUSE_WORDS]
+    return len(opening) == MIN_CLAUSE_WORDS and _words(_LIST_MARK.sub("", line))[:MIN_CLAUSE_WORDS] == opening
 
 
 def _renamed(line: str, sentence: str) -> tuple[str, str, str] | None:
