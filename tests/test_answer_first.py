@@ -754,3 +754,42 @@ def test_a_sentence_that_counts_out_a_step_comes_with_the_sentence_that_gives_it
     assert texts[announcing + 1 : announcing + 2] == [
         "Put a file named `CNAME` holding the bare domain at the root of the docs folder."
     ], texts
+
+
+SETTINGS_PAGE = """## Installation
+
+Install the generator with pip and run it from the folder that holds the config file.
+
+### dev_addr
+
+Determines the address used when running the preview server. Must be of the format `IP:PORT`.
+
+### watch
+
+Determines additional directories to watch when running the preview server.
+
+### strict
+
+Set `strict` to abort the build on the first warning.
+"""
+
+
+def test_a_sentence_under_a_heading_that_is_a_name_is_named_by_it(base: Settings) -> None:
+    """A reference page names each setting in its heading and then says what it does without the name:
+    "Determines the address used ..." alone says of nothing what it does. The line is named by the heading
+    (a plain word only where it is code: "watch" in the sentence is a verb); a sentence naming it, or one under a
+    title ("Installation"), stays as written; `ragstream eval` finds the line in the excerpt that shows it."""
+    page = one_chunk("configuration.md", SETTINGS_PAGE)
+    texts = [s.shown for s in sentences_of(page)]
+    assert texts == [
+        "Install the generator with pip and run it from the folder that holds the config file.",
+        "`dev_addr`: Determines the address used when running the preview server.",
+        "`dev_addr`: Must be of the format `IP:PORT`.",
+        "`watch`: Determines additional directories to watch when running the preview server.",
+        "Set `strict` to abort the build on the first warning.",
+    ]
+    verdicts = verbatim_support([(text, [page.id]) for text in texts], {page.id: page}, [])
+    assert all(ok for ok, _ in verdicts), verdicts
+    assert verbatim_support([("`site_url`: Must be of the format `IP:PORT`.", [page.id])], {page.id: page}, []) == [
+        (False, "its words are not in the cited excerpt")
+    ]

@@ -24,7 +24,7 @@ import ast
 import re
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -111,12 +111,18 @@ class Sentence:
     code: bool = False  # a code block's comment with the lines it describes ("# Save state to file", its command)
     lead: str = ""  # the lead-in of the list this item stands in, when the list was too long to be one line
     items: bool = False  # a lead-in with the whole list of items it introduces (not a code block)
+    subject: str = ""  # the name its section's heading is, when the sentence does not say it (`_named_sections`)
 
     @property
     def scored(self) -> str:
         """What the line is scored as: an item with its lead-in, which says what the item answers ("...the
         below should be followed to implement a secure process:" over "Return a consistent message ...")."""
-        return f"{self.lead} {self.text}" if self.lead else self.text
+        return f"{self.lead} {self.shown}" if self.lead else self.shown
+
+    @property
+    def shown(self) -> str:
+        """The line as the condensed context gives it: under a heading that is a bare name, named by it."""
+        return f"`{self.subject}`: {self.text}" if self.subject else self.text
 
     @property
     def text(self) -> str:
@@ -276,7 +282,41 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
         found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
         previous = index
-    return [*found, *_commented_code(chunk, fenced), *_table_rows(chunk)]
+    return [*_named_sections(found, fenced), *_commented_code(chunk, fenced), *_table_rows(chunk)]
+
+
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$", re.M)
+# A heading that is a bare name: a setting, command or field of a reference page ("### dev_addr", "## `nav`"), in
+# lower case or holding a mark a word lacks (an inner capital, a digit, or _ . - /); "Installation" is a title.
+_NAME_HEADING = re.compile(r"`?(?P<name>(?=[^`]*(?:^[a-z]|[a-z][A-Z]|[\d_./-]))[A-Za-z_][\w./-]*)`?(?:\s*\{[^}]*\})?")
+
+
+def _holding(name: str) -> str:
+    """How a sentence names a section's name: as written when it is shaped like one ("dev_addr"), in code when it
+    is a plain word ("`watch`": "Determines additional directories to watch ..." names no setting)."""
+    if re.search(r"[\d_./-]|[a-z][A-Z]", name):
+        return rf"(?<![\w.-]){re.escape(name)}(?![\w-])"
+    return rf"`{re.escape(name)}\b"
+
+
+def _named_sections(found: list[Sentence], fenced: list[tuple[int, int]]) -> list[Sentence]:
+    """The sentences, each under a heading that is a bare name and that it does not say named by it: a reference
+    page gives each setting a heading and then says what it does without its name ("### dev_addr" over "Determines
+    the address used when running `mkdocs serve`."), and the line alone says of nothing what it does. Only a
+    heading in the chunk counts: the excerpt that shows the line shows its heading too."""
+    if not found:
+        return found
+    headings = [
+        (m.start(), name.group("name") if (name := _NAME_HEADING.fullmatch(m.group("title").strip())) else "")
+        for m in _HEADING_LINE.finditer(found[0].chunk.text)
+        if not any(x <= m.start() < y for x, y in fenced)
+    ]
+    named: list[Sentence] = []
+    for sentence in found:
+        subject = next((n for start, n in reversed(headings) if start < sentence.start), "")
+        held = subject and re.search(_holding(subject), sentence.text, re.IGNORECASE)
+        named.append(replace(sentence, subject=subject) if subject and not held else sentence)
+    return named
 
 
 def _lines(text: str, first: int = 0, last: int | None = None) -> list[tuple[int, int]]:
@@ -728,7 +768,7 @@ def condense_extractively(
     parts = [p for p in parts if p.strip()] or asks
     if not candidates or not asks:
         return []
-    texts = [s.text for s in candidates]
+    texts = [s.shown if isinstance(s, Sentence) else s.text for s in candidates]
     scored = [s.scored if isinstance(s, Sentence) else s.text for s in candidates]
     vectors = embed(list(dict.fromkeys([*asks, *parts])) + scored)
     queries = {q: vectors[i] for i, q in enumerate(dict.fromkeys([*asks, *parts]))}

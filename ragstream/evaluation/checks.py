@@ -313,13 +313,23 @@ def _cited(sp: SuperPrompt, supported: Support | None) -> Check:
     return Check("condensed_cited_shown", not failing, how, failing)
 
 
+# A line A4 names by the heading of its section ("`dev_addr`: Determines the address ..."): the name, then the words.
+_NAMED_LINE = re.compile(r"`(?P<name>[^`]+)`: (?P<words>.+)", re.S)
+
+
 def verbatim_support(
     lines: Sequence[tuple[str, list[str]]], chunks: Mapping[str, Chunk], asks: Sequence[str]
 ) -> list[tuple[bool, str]]:
-    """The simple support check: the line's words are a cited chunk's."""
+    """The simple support check: the line's words are a cited chunk's; a line named by a heading, its words are
+    a cited chunk's that holds that heading."""
     verdicts = []
     for text, ids in lines:
-        ok = any(norm(text) in norm(chunks[c].text) for c in ids if c in chunks)
+        cited = [chunks[c].text for c in ids if c in chunks]
+        ok = any(norm(text) in norm(chunk) for chunk in cited)
+        named = _NAMED_LINE.fullmatch(text)
+        if not ok and named:
+            heading = re.compile(rf"^[ \t]{{0,3}}#{{1,6}}[ \t]+`?{re.escape(named['name'])}`?[ \t#]*$", re.M)
+            ok = any(heading.search(chunk) and norm(named["words"]) in norm(chunk) for chunk in cited)
         verdicts.append((ok, "" if ok else "its words are not in the cited excerpt"))
     return verdicts
 
