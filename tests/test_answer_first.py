@@ -296,6 +296,17 @@ class HelpFormatter:
     def write_usage(self, program: str, arguments: str) -> str:
         """The usage line: the program's name, then its arguments."""
         return f"Usage: {program} {arguments}"
+
+
+def render_help_page(
+    program: str,
+    arguments: str,
+    page_width: int = 78,
+    indent: int = 2,
+    epilog: str = "",
+    color: bool = False,
+) -> str:
+    return HelpFormatter(indent, page_width, epilog).write_usage(program, arguments)
 '''
 
 
@@ -322,6 +333,16 @@ def test_the_command_that_answers_comes_with_the_comment_that_says_what_it_does(
     lines = _condensed(tools, "How do I save the browser's login state and load it again in a later run?")
     saving = "- # Save cookies and storage to a file webctl state-save auth.json"
     assert any(line.startswith(saving) for line in lines), lines
+
+
+def test_a_definition_whose_header_is_too_long_to_quote_is_named_with_its_parameters(tools: Settings) -> None:
+    """A header over several lines was too long to quote, and the line named the function alone, saying nothing
+    of what it takes: its parameters' names say that."""
+    lines = _condensed(tools, "Which arguments does render_help_page take to set the page width and the colors?")
+    assert any(
+        line.startswith("- function `render_help_page(program, arguments, page_width, indent, epilog, color)`")
+        for line in lines
+    ), lines
 
 
 def test_a_table_row_answers_a_question_about_its_record(tools: Settings) -> None:

@@ -167,22 +167,56 @@ class Reference:
             return ""
         lines = self.chunk.text.split("\n")[max(self.symbol.first - start, 0) :]
         header: list[str] = []
-        for line in lines[: 2 * _HEADER_LINES]:
+        for line in lines[:_LONG_HEADER_LINES]:
             stripped = line.strip()
             if not header and (not stripped or stripped.startswith(("@", "#", "//", "/*", "*"))):
                 continue
             header.append(stripped)
-            if _HEADER_END.search(stripped) or len(header) == _HEADER_LINES:
+            if _HEADER_END.search(stripped):
                 break
         if not header or not _HEADER_END.search(header[-1]):
             return ""
         text = _HEADER_END.sub("", " ".join(header)).strip()
         short = self.symbol.name.rsplit(".", 1)[-1]
         found = re.search(rf"(?<![\w.]){re.escape(short)}\b", text)
-        if found is None or len(text) > MAX_SIGNATURE or "`" in text:
+        if found is None or "`" in text:
             return ""
         text = text[found.start() :]  # from the name on: "open_store(path: str) -> Connection", not the keyword
+        if len(header) > _HEADER_LINES or len(text) > MAX_SIGNATURE:
+            text = _parameter_names(short, text[len(short) :])
         return "" if text == short else text
+
+
+_LONG_HEADER_LINES = 40  # a header this long is still read for the names of its parameters
+_PARAMETER = re.compile(r"\s*(\**[A-Za-z_]\w*)")
+
+
+def _parameter_names(name: str, rest: str) -> str:
+    """A header too long to quote, as its name and the names of its parameters ("Context.__init__(command, parent,
+    info_name, ..., max_content_width, ...)"): what the definition takes, where the whole header said nothing at
+    all. "" when `rest` opens no parameter list."""
+    if not rest.startswith("("):
+        return ""
+    depth, piece, pieces = 0, "", []
+    for ch in rest[1:]:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            pieces.append(piece)
+            piece = ""
+        else:
+            piece += ch
+    pieces.append(piece)
+    names = [m.group(1) for p in pieces if (m := _PARAMETER.match(p)) and m.group(1) not in ("self", "cls")]
+    shown = f"{name}({', '.join(names)})"
+    while len(shown) > MAX_SIGNATURE and names:
+        names.pop()
+        shown = f"{name}({', '.join(names)}, ...)"
+    return shown
 
 
 @dataclass(frozen=True)
