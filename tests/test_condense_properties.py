@@ -2,7 +2,8 @@
 
 Documents of random sentences, wrapped lines, bullets and headings are cut by the real chunker into
 overlapping chunks; whatever the offline A4 picks, every line must be a contiguous span of the one
-chunk it cites, and a whole sentence of the document (not one cut at a chunk edge).
+chunk it cites, and a whole sentence of the document (not one cut at a chunk edge), named at most by a
+heading of that chunk that is a name ("### index_store").
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ paragraph = st.one_of(
     st.lists(sentence, min_size=1, max_size=5).map(" ".join),
     st.lists(sentence, min_size=1, max_size=3).map(lambda items: "\n".join(f"- {s}" for s in items)),
     st.builds(lambda title, body: f"## {title.capitalize()}\n{body}", st.sampled_from(WORDS), sentence),
+    st.builds(lambda a, b, body: f"### {a}_{b}\n\n{body}", st.sampled_from(WORDS), st.sampled_from(WORDS), sentence),
 )
 
 
@@ -110,6 +112,11 @@ def test_condensed_lines_are_whole_sentences_of_the_chunk_they_cite(
     sentences = {_normalized(s) for s in re.split(r"(?<=[.!?])\s+|\n(?=- )|\n\n", document)}
     sentences = {s.removeprefix("- ") for s in sentences}
     for line in lines:
-        assert _normalized(line.text) in _normalized(by_id[line.chunk_id].text), "not a span of the chunk it cites"
-        assert line.text in flat_document
-        assert line.text in sentences, f"not a whole sentence of the document: {line.text!r}"
+        text = line.text
+        named = re.fullmatch(r"`([^`]+)`: (.+)", text, re.S)
+        if named:  # a sentence under a heading that is a name, named by it: the heading is in the chunk it cites
+            assert re.search(rf"^### {re.escape(named[1])}$", by_id[line.chunk_id].text, re.M), "named by no heading"
+            text = named[2]
+        assert _normalized(text) in _normalized(by_id[line.chunk_id].text), "not a span of the chunk it cites"
+        assert text in flat_document
+        assert text in sentences, f"not a whole sentence of the document: {text!r}"
