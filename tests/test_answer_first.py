@@ -792,6 +792,10 @@ Determines additional directories to watch when running the preview server.
 ### strict
 
 Set `strict` to abort the build on the first warning.
+
+### hidden
+
+An item annotated with #[doc(hidden)] is left out of the pages.
 """
 
 
@@ -808,6 +812,7 @@ def test_a_sentence_under_a_heading_that_is_a_name_is_named_by_it(base: Settings
         "`dev_addr`: Must be of the format `IP:PORT`.",
         "`watch`: Determines additional directories to watch when running the preview server.",
         "Set `strict` to abort the build on the first warning.",
+        "An item annotated with #[doc(hidden)] is left out of the pages.",
     ]
     verdicts = verbatim_support([(text, [page.id]) for text in texts], {page.id: page}, [])
     assert all(ok for ok, _ in verdicts), verdicts

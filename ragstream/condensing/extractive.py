@@ -326,11 +326,12 @@ _NAME_HEADING = re.compile(r"`?(?P<name>(?=[^`]*(?:^[a-z]|[a-z][A-Z]|[\d_./-]))[
 
 
 def _holding(name: str) -> str:
-    """How a sentence names a section's name: as written when it is shaped like one ("dev_addr"), in code when it
-    is a plain word ("`watch`": "Determines additional directories to watch ..." names no setting)."""
+    """How a sentence names a section's name: as written when it is shaped like one ("dev_addr"), as code when it
+    is a plain word: in a code span or against code's marks ("#[doc(hidden)]"), since "Determines additional
+    directories to watch ..." names no setting `watch`."""
     if re.search(r"[\d_./-]|[a-z][A-Z]", name):
         return rf"(?<![\w.-]){re.escape(name)}(?![\w-])"
-    return rf"`{re.escape(name)}\b"
+    return rf"`{re.escape(name)}\b|(?<=[(\[.=#:/]){re.escape(name)}\b|\b{re.escape(name)}(?=[(=\])])"
 
 
 def _named_sections(found: list[Sentence], fenced: list[tuple[int, int]]) -> list[Sentence]:
