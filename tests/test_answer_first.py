@@ -24,7 +24,7 @@ from ragstream.ingestion.manager import IngestionManager
 from ragstream.rendering.excerpts import shown_excerpts
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.state import Chunk, Span
+from ragstream.state import Chunk, Span, SuperPrompt
 from ragstream.text.chunk_ids import CITATION
 from tests.helpers import one_chunk
 
@@ -405,27 +405,36 @@ Tokens carry the id of the key that signed them in their header.
 """
 
 
+def _small_chunks_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, text: str, chunk_size: int, prompt: str
+) -> SuperPrompt:
+    """One document ingested into real Chroma in windows of `chunk_size` (no overlap), and an offline run on it."""
+    settings = load_settings(
+        overrides={
+            "data_dir": str(tmp_path_factory.mktemp("small")),
+            "llm.provider": "local",
+            "chunking.chunk_size": chunk_size,
+            "chunking.chunk_overlap": 0,
+        }
+    )
+    raw = settings.data_dir / "doc_raw" / "doc"
+    raw.mkdir(parents=True)
+    (raw / name).write_text(text, encoding="utf-8")
+    IngestionManager(settings).ingest("doc")
+    ctl = AppController(settings)
+    ctl.select_project("doc")
+    return ctl.run_full_pipeline(prompt, pause_after="none")
+
+
 def test_a_sentence_the_chunk_window_cuts_is_quoted_whole_and_lies_in_the_excerpt_the_prompt_shows(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """Chunks are character windows: the answer here is longer than one, so no chunk holds it whole and A4,
     reading chunks as indexed, had no candidate for it. A4 reads them widened to whole sentences from the
     document, as the Prompt Builder shows them, so the line is the whole sentence and its excerpt holds it."""
-    settings = load_settings(
-        overrides={
-            "data_dir": str(tmp_path_factory.mktemp("cut")),
-            "llm.provider": "local",
-            "chunking.chunk_size": 160,
-            "chunking.chunk_overlap": 0,
-        }
+    sp = _small_chunks_run(
+        tmp_path_factory, "keys.md", ROTATION, 160, "How often do we rotate the billing service's signing keys?"
     )
-    raw = settings.data_dir / "doc_raw" / "keys"
-    raw.mkdir(parents=True)
-    (raw / "keys.md").write_text(ROTATION, encoding="utf-8")
-    IngestionManager(settings).ingest("keys")
-    ctl = AppController(settings)
-    ctl.select_project("keys")
-    sp = ctl.run_full_pipeline("How often do we rotate the billing service's signing keys?", pause_after="none")
     sentence = " ".join(ROTATION.split("\n\n")[2].split())
     assert not any(sentence in " ".join(c.text.split()) for c in sp.chunk_by_id().values())  # no chunk holds it
     line = next((line for line in sp.s_ctx_md.splitlines() if sentence in line), None)
@@ -670,21 +679,9 @@ def test_a_chunk_that_opens_inside_a_code_block_gives_the_sentences_after_the_bl
     """A code block longer than a chunk is cut: the next chunk opens inside it, so the first fence line it holds
     closes the block. Read as an opener, it hid the sentence after the block, the answer, and offered the
     block's commands as prose."""
-    settings = load_settings(
-        overrides={
-            "data_dir": str(tmp_path_factory.mktemp("fence")),
-            "llm.provider": "local",
-            "chunking.chunk_size": 200,
-            "chunking.chunk_overlap": 0,
-        }
+    sp = _small_chunks_run(
+        tmp_path_factory, "deploy.md", DEPLOY, 200, "Will the deploy script run with uncommitted changes?"
     )
-    raw = settings.data_dir / "doc_raw" / "ops"
-    raw.mkdir(parents=True)
-    (raw / "deploy.md").write_text(DEPLOY, encoding="utf-8")
-    IngestionManager(settings).ingest("ops")
-    ctl = AppController(settings)
-    ctl.select_project("ops")
-    sp = ctl.run_full_pipeline("Will the deploy script run with uncommitted changes?", pause_after="none")
     answer = "The deploy script refuses to run while the working tree has uncommitted changes."
     holding = [c for c in sp.chunk_by_id().values() if answer in " ".join(c.text.split())]
     assert holding and all(not c.text.lstrip().startswith(("#", "Run")) for c in holding)  # opens in the block
