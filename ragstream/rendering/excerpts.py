@@ -114,7 +114,7 @@ class Document:
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
         self.lines = LineIndex(text)
         self.ends: list[int] | None = None
-        fenced = self._fenced_lines()
+        fenced, self.fence_openers = self._fenced_lines()
         self.fenced = fenced
         if code:
             statements = statement_lines(text, language)
@@ -138,18 +138,20 @@ class Document:
             else []
         )
 
-    def _fenced_lines(self) -> set[int]:
-        """0-based numbers of the lines inside (and of) Markdown code fences: each is its own statement."""
-        inside, lines = False, set()
+    def _fenced_lines(self) -> tuple[set[int], set[int]]:
+        """0-based numbers of the lines inside (and of) Markdown code fences, each its own statement; and of the
+        fence lines among them that open a block."""
+        inside, lines, openers = False, set(), set()
         for number, start in enumerate(self.line_starts):
             end = self.text.find("\n", start)
             line = self.text[start : end if end != -1 else len(self.text)]
             if FENCE_LINE.match(line):
                 lines.add(number)
+                openers |= set() if inside else {number}
                 inside = not inside
             elif inside:
                 lines.add(number)
-        return lines
+        return lines, openers
 
     def line_of(self, offset: int) -> int:
         return self.lines.line_of(offset)
@@ -582,9 +584,10 @@ def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Ch
             continue
         shown = excerpt.as_chunk()
         doc = excerpt.doc
-        in_code = doc.line_of(excerpt.start) - 1 in doc.fenced and not FENCE_LINE.match(doc.text[excerpt.start :])
+        first = doc.line_of(excerpt.start) - 1
+        in_code = first in doc.fenced and not FENCE_LINE.match(doc.text[excerpt.start :])
         whole = excerpt.how == "whole sentences" and not in_code  # a line inside a code block opens no sentence
-        opens_in_code = len(FENCE_LINE.findall(doc.text, 0, doc.line_start(excerpt.start))) % 2 == 1
+        opens_in_code = first in doc.fenced and first not in doc.fence_openers
         metadata = {**chunk.metadata, "sentence_edges": whole, "opens_in_code": opens_in_code}
         found.append(chunk.model_copy(update={"text": shown.text, "span": shown.span, "metadata": metadata}))
     return found
