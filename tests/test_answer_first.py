@@ -345,6 +345,51 @@ def test_a_definition_whose_header_is_too_long_to_quote_is_named_with_its_parame
     ), lines
 
 
+def _code_chunk(text: str, first_line: int, symbols: list[Symbol]) -> Chunk:
+    return one_chunk("retrying.py", text).model_copy(
+        update={
+            "metadata": {
+                "kind": "text",
+                "language": "python",
+                "line_start": first_line,
+                "line_end": first_line + text.count("\n"),
+                "symbols": symbols_to_metadata(symbols),
+            }
+        }
+    )
+
+
+def test_a_header_the_chunk_cuts_names_the_parameters_it_holds_and_a_bare_name_is_no_line(base: Settings) -> None:
+    """A long parameter list split between chunks left the line "method `Retrying.__init__` (retrying.py:10-40)",
+    saying nothing of what it takes; a chunk holding only the end of a body (no header, no docstring) gave one
+    naming the method alone. The first names the parameters the chunk holds, then "..."; the second is no line. An
+    overload stub's header ends at its "...": it is quoted."""
+    cut = _code_chunk(
+        "    def __init__(\n        self,\n        sleep: Callable[[float], None] = sleep,\n"
+        "        stop: StopBase = stop_never,\n        wait: WaitBase = wait_none(),\n",
+        10,
+        [Symbol("method", "Retrying.__init__", 10, 40, "")],
+    )
+    tail = _code_chunk(
+        "            self.sleep(do)\n        else:\n            return do\n",
+        60,
+        [Symbol("method", "Retrying.__call__", 41, 62, "", part=True)],
+    )
+    stub = _code_chunk(
+        "@overload\ndef retry(func: WrappedFn) -> WrappedFn: ...\n", 70, [Symbol("function", "retry", 70, 71, "")]
+    )
+    found = condense_extractively(
+        ["How do I configure the retrying object's sleep, stop and wait?"],
+        [cut, tail, stub],
+        Services(base).embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+    )
+    texts = [line.text for line in found]
+    assert "method `Retrying.__init__(sleep, stop, wait, ...)` (retrying.py:10-40)" in texts, texts
+    assert "function `retry(func: WrappedFn) -> WrappedFn` (retrying.py:70-71)" in texts, texts
+    assert not any("Retrying.__call__" in text for text in texts), texts
+
+
 def test_a_table_row_answers_a_question_about_its_record(tools: Settings) -> None:
     lines = _condensed(tools, "Which response header stops other sites from showing our pages in a frame?")
     assert any("`X-Frame-Options` | `DENY`, so no other site can show the pages in a frame" in line for line in lines)

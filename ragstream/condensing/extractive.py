@@ -95,7 +95,9 @@ _COMMENT = re.compile(r"^[ \t]*(?:#|//)[ \t]+(?P<words>[^\n]*\w[^\n]*)$")
 _TABLE_ROW = re.compile(r"^[ \t]*\|(?P<cells>.*\S.*)\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?)?[ \t]*$")
 MAX_COMMAND_LINES = 3
-_HEADER_END = re.compile(r"\s*(?::|\{|=>)\s*(?:#.*|//.*)?$")  # where a definition's header ends and its body starts
+# Where a definition's header ends and its body starts; a Python stub's body ("...") on the same line, as overloads
+# and protocols have it, ends it too.
+_HEADER_END = re.compile(r"\s*(?::(?:\s*\.\.\.)?|\{|=>)\s*(?:#.*|//.*)?$")
 _HEADER_LINES = 4
 MAX_SIGNATURE = 160
 MIN_WORDS = 4
@@ -161,7 +163,8 @@ class Reference:
 
     def signature(self) -> str:
         """The definition's header as written from its name on (decorators, comments and keywords skipped, up to
-        its body), when the chunk holds it and it says more than the name; '' otherwise."""
+        its body), when the chunk holds it and it says more than the name; '' otherwise. A header the chunk cuts
+        (a long parameter list split between chunks) is its name and the parameters the chunk holds, then "..."."""
         start = self.chunk.metadata.get("line_start")
         if not isinstance(start, int):
             return ""
@@ -174,27 +177,36 @@ class Reference:
             header.append(stripped)
             if _HEADER_END.search(stripped):
                 break
-        if not header or not _HEADER_END.search(header[-1]):
+        ended = bool(header) and _HEADER_END.search(header[-1]) is not None
+        cut = not ended and len(lines) <= _LONG_HEADER_LINES  # the chunk ends inside the header
+        if not header or not (ended or cut):
             return ""
-        text = _HEADER_END.sub("", " ".join(header)).strip()
+        text = _HEADER_END.sub("", " ".join(header)).strip() if ended else " ".join(header)
         short = self.symbol.name.rsplit(".", 1)[-1]
         found = re.search(rf"(?<![\w.]){re.escape(short)}\b", text)
         if found is None or "`" in text:
             return ""
         text = text[found.start() :]  # from the name on: "open_store(path: str) -> Connection", not the keyword
-        if len(header) > _HEADER_LINES or len(text) > MAX_SIGNATURE:
-            text = _parameter_names(short, text[len(short) :])
+        if cut or len(header) > _HEADER_LINES or len(text) > MAX_SIGNATURE:
+            text = _parameter_names(short, text[len(short) :], cut)
         return "" if text == short else text
+
+    @property
+    def says(self) -> bool:
+        """Whether the line says anything of the definition (its signature, its doc), not only its name and lines:
+        "method `Retrying.__call__` (__init__.py:517-539) (part shown)" for a chunk holding the end of its body is
+        no Fact, as a heading alone is none."""
+        return bool(self.detail or self.symbol.doc or self.signature())
 
 
 _LONG_HEADER_LINES = 40  # a header this long is still read for the names of its parameters
 _PARAMETER = re.compile(r"\s*(\**[A-Za-z_]\w*)")
 
 
-def _parameter_names(name: str, rest: str) -> str:
+def _parameter_names(name: str, rest: str, cut: bool = False) -> str:
     """A header too long to quote, as its name and the names of its parameters ("Context.__init__(command, parent,
     info_name, ..., max_content_width, ...)"): what the definition takes, where the whole header said nothing at
-    all. "" when `rest` opens no parameter list."""
+    all; `cut`: the header goes on past `rest`, so "..." closes the list. "" when `rest` opens no parameter list."""
     if not rest.startswith("("):
         return ""
     depth, piece, pieces = 0, "", []
@@ -212,7 +224,7 @@ def _parameter_names(name: str, rest: str) -> str:
             piece += ch
     pieces.append(piece)
     names = [m.group(1) for p in pieces if (m := _PARAMETER.match(p)) and m.group(1) not in ("self", "cls")]
-    shown = f"{name}({', '.join(names)})"
+    shown = f"{name}({', '.join([*names, '...'] if cut else names)})"
     while len(shown) > MAX_SIGNATURE and names:
         names.pop()
         shown = f"{name}({', '.join(names)}, ...)"
@@ -705,8 +717,9 @@ def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Senten
     for chunk in chunks:
         for symbol in symbols_of(chunk):
             key = (chunk.source_path, symbol.name)
-            if key not in definitions or (symbol.doc and not definitions[key].symbol.doc):
-                definitions[key] = Reference(chunk, symbol)
+            reference = Reference(chunk, symbol)
+            if reference.says and (key not in definitions or (symbol.doc and not definitions[key].symbol.doc)):
+                definitions[key] = reference
     details = [r for chunk in chunks for r in references_of(chunk) if r.detail is not None]
     unique: dict[str, Sentence | Reference] = {}
     for s in [*found, *definitions.values(), *details]:
