@@ -188,13 +188,40 @@ def test_a_misspelt_ask_is_answered_and_quoted_as_written(corpora: dict[str, Set
 def test_a_yes_no_question_joined_to_an_answered_ask_is_named_when_nothing_answers_it(indexed: Settings) -> None:
     """A yes/no question after a join ("..., and can it export the prompt to PDF?") is an ask of its own,
     though it leans on "it": the sample project answers the first half and mentions PDF (ingestion reads
-    it) but says nothing of exporting."""
+    it) but says nothing of exporting. Every word of it is one the documents hold, so the prompt says what was
+    measured (no excerpt answers it), not that the documents lack it."""
     sp = _run(indexed, "demo", "How does RAGstream pause for human review, and can it export the prompt to PDF?")
     assert sp.final_selection_ids, "the answered half keeps its evidence"
     named = _section(sp, "Open issues")
-    assert any("export the prompt to PDF" in line for line in named), sp.s_ctx_md
+    assert "- No excerpt answers: can it export the prompt to PDF?" in named, sp.s_ctx_md
     assert not any("human review" in line for line in named), "the answered half is not named as uncovered"
+    assert "No excerpt answers all of this ask" in sp.system_md
+    assert "do not cover" not in sp.system_md + sp.s_ctx_md
+
+
+def test_a_part_only_unanswered_is_said_so_and_one_naming_what_no_document_holds_is_not_covered(
+    corpora: dict[str, Settings],
+) -> None:
+    """Naming a part "not covered by the documents" when its words are all theirs claimed what nobody measured: on
+    blackd's docs, "explain how the plugin should read each possible response status" was named so beside the list
+    of response codes that answers it. Such a part is one no excerpt answers; a part naming something no document
+    holds (Kubernetes) is not covered, and the prompt's System note says which of the two it found."""
+    sp = _run(
+        corpora["attrs"],
+        "attrs",
+        "How do I add a validator to an attribute, and how do I deploy the validated classes to Kubernetes?",
+    )
+    named = _section(sp, "Open issues")
+    assert any(line.startswith("- The documents do not cover:") and "Kubernetes" in line for line in named), named
     assert "The documents do not cover all of this ask" in sp.system_md
+    sp = _run(
+        corpora["attrs"],
+        "attrs",
+        "How do I add a validator to an attribute, and how do I slow the printing of a frozen class in a terminal?",
+    )
+    named = _section(sp, "Open issues")
+    assert named == ["- No excerpt answers: how do I slow the printing of a frozen class in a terminal?"], named
+    assert "No excerpt answers all of this ask" in sp.system_md and "do not cover" not in sp.system_md
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ answering model (an injected instruction, a role to play) is withheld and report
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -85,16 +85,19 @@ def cite(line: str, chunks: list[Chunk]) -> tuple[str, list[str]]:
 
 
 NOT_COVERED = "The documents do not cover: "
+UNANSWERED = "No excerpt answers: "
 
 
-def render_sctx(sections: dict[str, list[tuple[str, list[str]]]], uncovered: Sequence[str] = ()) -> str:
+def render_sctx(
+    sections: dict[str, list[tuple[str, list[str]]]], uncovered: Sequence[str] = (), unanswered: Collection[str] = ()
+) -> str:
     """The sections that have lines (an empty one is left out: a "none found" line would only fill space);
     the parts of the ask nothing covers come first among the Open issues, uncited (they are the
-    pipeline's finding, not a document's words)."""
-    sections = {
-        **sections,
-        "open_issues": [(NOT_COVERED + part, []) for part in uncovered] + sections.get("open_issues", []),
-    }
+    pipeline's finding, not a document's words). Those `unanswered` (worded as the documents word things) are said
+    to be unanswered by the excerpts, which is what was measured, not absent from the documents, which may treat
+    them in other words."""
+    said = [(UNANSWERED if part in unanswered else NOT_COVERED) + part for part in uncovered]
+    sections = {**sections, "open_issues": [(text, []) for text in said] + sections.get("open_issues", [])}
     blocks = []
     for key, title in SECTIONS:
         lines = [f"- {text}" + "".join(f" [{cid}]" for cid in ids) for text, ids in sections.get(key, [])]
@@ -154,6 +157,7 @@ def condense(
     standing: Sequence[tuple[str, str, list[str]]] = (),
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
+    unanswered: Collection[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -174,8 +178,9 @@ def condense(
             budget=BudgetReport(**trim.as_dict(), method=budget.method),
             dropped_for_budget=trim.removed,
             uncovered=list(uncovered),
+            unanswered=[part for part in uncovered if part in unanswered],
         )
-        return render_sctx({}, uncovered), [], report
+        return render_sctx({}, uncovered, unanswered), [], report
     try:
         call = runner.run(AGENT, {"ask": ask, "excerpts": {c.id: c.text for c in kept}}, version, fallback=False)
     except AgentReplyError as exc:
@@ -222,12 +227,13 @@ def condense(
         withheld_lines=withheld,
         reasons=reasons,
         uncovered=list(uncovered),
+        unanswered=[part for part in uncovered if part in unanswered],
         llm=outcomes,
     )
     ids = [c.id for c in kept]
     standing_ids = {cid for _, _, found in standing for cid in found}
     ids += [c.id for c in selection if c.id in standing_ids and c.id not in ids]
-    return render_sctx(sections, uncovered), ids, report
+    return render_sctx(sections, uncovered, unanswered), ids, report
 
 
 def within_share(
@@ -308,6 +314,7 @@ def condense_offline(
     evidence: Evidence | None = None,
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
+    unanswered: Collection[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
     relevant to the prompt's query pieces (see `extractive`); `lacking` as `extracted` has it."""
@@ -329,8 +336,9 @@ def condense_offline(
         withheld_lines=withheld,
         lines=recorded,
         uncovered=list(uncovered),
+        unanswered=[part for part in uncovered if part in unanswered],
     )
-    return render_sctx(sections, uncovered), [c.id for c in kept], report
+    return render_sctx(sections, uncovered, unanswered), [c.id for c in kept], report
 
 
 def uncovered(sp: SuperPrompt, selection: list[Chunk]) -> list[str]:

@@ -11,7 +11,7 @@ from ragstream.index.snapshot import Snapshot, bm25_tokens
 from ragstream.settings import GateSettings
 from ragstream.state import Chunk
 from ragstream.text.asking import compared_sides
-from ragstream.text.spelling import Vocabulary
+from ragstream.text.spelling import Vocabulary, english_words
 
 _NAME = re.compile(r"(?<=\w[ ,;:(])[A-Z][\w.+-]*\w")  # a capitalized word that does not open the sentence
 _UNIT = re.compile(r"\d[ \t]?$")  # right after a number, a short capitalized word is a unit ("a 2 GB export")
@@ -116,6 +116,22 @@ def uncovered_parts(
     for clause in leaning:
         missing += absent_names(clause, settings, absent, missing)
     return _compared_once(missing, parts)
+
+
+_WORD = re.compile(r"[A-Za-z][\w+-]*")
+
+
+def names_nothing_absent(part: str, settings: GateSettings, absent: set[str]) -> bool:
+    """Whether `part` names nothing no document holds: no name (`absent_names`: Sentry, gRPC) and no word that is
+    neither in any document nor an English word (`english_words`: "kafka", "gunicorn"). Such a part no kept chunk
+    covers is only unanswered by the excerpts, not shown absent from the documents: the gate's evidence misses a
+    paraphrase ("how the plugin should read each possible response status" beside blackd's list of "response
+    codes"), or retrieval missed the page. An English word no document holds ("wins", "visitors") proves nothing:
+    a small corpus lacks most of them."""
+    if absent_names(part, settings, absent, []):
+        return False
+    words = [w for w in dict.fromkeys(_WORD.findall(part)) if w.lower() not in english_words()]
+    return not any(set(terms) & absent for terms in bm25_tokens(words)) if words else True
 
 
 def _compared_once(missing: list[str], parts: list[str]) -> list[str]:

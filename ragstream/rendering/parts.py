@@ -35,6 +35,11 @@ NOT_COVERED = (
     "The documents do not cover all of this ask (see the Open issues in the condensed context): say plainly "
     "which part the documents do not cover rather than answering it from general knowledge."
 )
+# Said instead when every such part is only unanswered by the excerpts (the documents hold all its words).
+UNANSWERED = (
+    "No excerpt answers all of this ask (see the Open issues in the condensed context): say plainly which part "
+    "the excerpts do not answer rather than answering it from general knowledge."
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class PromptParts:
     ask: str  # the ask and its output format, as Markdown
     condensed_context: str
     excerpts: tuple[Excerpt, ...] = ()
+    only_unanswered: bool = False  # every such part is only unanswered by the excerpts, not shown absent
 
     def notes(self, fenced: str = FENCED) -> list[str]:
         """The system block's paragraphs after the role; `fenced` words how this style keeps document text
@@ -84,7 +90,7 @@ class PromptParts:
             rules.append(CONVERSATION_FENCED)
         paragraphs = [" ".join(rules)] if rules else []
         if self.not_covered:
-            paragraphs.append(NOT_COVERED)
+            paragraphs.append(UNANSWERED if self.only_unanswered else NOT_COVERED)
         return paragraphs
 
     def system(self, fenced: str = FENCED) -> list[str]:
@@ -104,6 +110,7 @@ def head_parts(sp: SuperPrompt) -> PromptParts:
         grounded=grounded,
         conversation=bool(sp.recent_conversation),
         not_covered=sp.extras.a4 is not None and bool(sp.extras.a4.uncovered),
+        only_unanswered=sp.extras.a4 is not None and set(sp.extras.a4.uncovered) <= set(sp.extras.a4.unanswered),
         ask=f"{ask}\n\n{rendered_format}" if rendered_format else ask,
         condensed_context=sp.s_ctx_md,
     )

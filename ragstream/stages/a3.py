@@ -133,7 +133,7 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
 
 def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Report) -> A3Report:
     """`report` with the calibration and the parts of the ask no kept chunk covers."""
-    from ragstream.gate.coverage import uncovered_parts, unmentioned
+    from ragstream.gate.coverage import names_nothing_absent, uncovered_parts, unmentioned
     from ragstream.gate.evidence import own_terms
 
     chunks = sp.chunk_by_id()
@@ -142,6 +142,7 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
     read = dict(zip(texts, evidence.judged, strict=True))  # each part judged as the evidence read it
     written = {judged: text for text, judged in read.items()}  # and named as the user wrote it
     report.calibration = evidence.calibration.describe()
+    absent = unmentioned(evidence.frequency, evidence.snapshot) - own_terms(evidence.judged, evidence.settings)
     found = uncovered_parts(
         [read[part] for part in evidence.parts],
         evidence.embedded[[texts.index(part) for part in evidence.parts]],
@@ -149,12 +150,18 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
         evidence.vectors[[index[cid] for cid in kept]],
         evidence.settings,
         evidence.rarity,
-        unmentioned(evidence.frequency, evidence.snapshot) - own_terms(evidence.judged, evidence.settings),
+        absent,
         frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
         [read[clause] for clause in evidence.leaning],
         evidence.embedded[[texts.index(clause) for clause in evidence.leaning]],
     )
     report.uncovered = [written.get(part, part) for part in found]
+    judged_parts = {read[part] for part in evidence.parts}
+    report.unanswered = [
+        written.get(part, part)
+        for part in found
+        if part in judged_parts and names_nothing_absent(part, evidence.settings, absent)
+    ]
     return report
 
 

@@ -235,6 +235,9 @@ class A3Report(Report):
     # Parts of the ask no kept chunk covers (offline evidence), in the user's words: a sentence of the
     # ask, or a word no document contains. Empty when everything is covered or when it cannot be judged.
     uncovered: list[str] = Field(default_factory=list)
+    # Those of `uncovered` that are sentences of the ask every topic word of which some document holds: no kept
+    # chunk has the evidence to answer them, but the documents may treat them in other words.
+    unanswered: list[str] = Field(default_factory=list)
     llm: LLMOutcomes | None = None
     # The rule that overruled a model's drops, in checkpoints of runs that still asked the model about what
     # the evidence keeps (before 2026-11-24); a model now only adds, and this stays empty.
@@ -266,6 +269,7 @@ class A4Report(Report):
     reasons: dict[str, str] = Field(default_factory=dict)  # an unsupported or withheld line -> why it was left out
     lines: list[LineEvidence] = Field(default_factory=list)
     uncovered: list[str] = Field(default_factory=list)  # parts of the ask the selection does not cover (Open issues)
+    unanswered: list[str] = Field(default_factory=list)  # those no excerpt answers, in words the documents hold
     llm: LLMOutcomes | None = None
 
 
