@@ -36,3 +36,11 @@ def test_a_unit_after_a_number_is_no_name_a_name_after_a_number_is(gate: GateSet
     assert absent_names("It serves a 2 GB export and 30MB files through 4 Celery workers.", gate, absent, []) == [
         "Celery"
     ]
+
+
+def test_an_english_compound_is_no_name_a_tool_joined_by_a_hyphen_is(gate: GateSettings) -> None:
+    """ "rate-limited" was named as what tenacity's source does not cover, beside the ask about contention it
+    answers: its words are English, as those of "long-running" are; "cargo-tarpaulin" names a tool."""
+    absent = stemmed_terms("limited running tarpaulin", gate)
+    ask = "Which wait suits long-running workers against a rate-limited database, and does cargo-tarpaulin help?"
+    assert absent_names(ask, gate, absent, []) == ["cargo-tarpaulin"]

@@ -23,6 +23,13 @@ _UNIT = re.compile(r"\d[ \t]?$")  # right after a number, a short capitalized wo
 _IDENTIFIER = re.compile(
     r"(?<![\w.+-])(?=[\w.+-]*(?:[a-z][A-Z]|\d|[A-Za-z0-9][-_.][A-Za-z]))[A-Za-z_][\w.+-]*[A-Za-z0-9]"
 )
+_COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")  # lower-case words joined by hyphens, and nothing else
+
+
+def _english_compound(word: str) -> bool:
+    """An English compound ("rate-limited", "long-running"), not a name: each of its words is English. Named as
+    what tenacity's source does not cover, "rate-limited" stood beside the ask about contention it answers."""
+    return _COMPOUND.fullmatch(word) is not None and all(piece in english_words() for piece in word.split("-"))
 
 
 # One corpus's text and words at a time (the newest asked for), held with the snapshot they were read from: an id
@@ -157,6 +164,7 @@ def absent_names(text: str, settings: GateSettings, absent: set[str], named: lis
         if (
             word not in named
             and word not in found
+            and not _english_compound(word)
             and {t for t in stemmed_terms(word, settings) if len(t) > 2} & absent
         ):
             found.append(word)
