@@ -426,6 +426,34 @@ def test_a_chunk_that_opens_on_a_paragraph_gives_its_first_sentence_and_one_that
     assert [s.text for s in sentences_of(later_chunk(cut))] == ["The flag is passed after two dashes."]
 
 
+def test_a_list_item_of_several_sentences_is_one_line_without_a_tail_that_says_nothing() -> None:
+    """An item's first sentence alone dropped what qualifies it: "`allow_credentials` - Indicate that cookies should
+    be supported ..." without "Also, `allow_origins` ... cannot be set to `['*']` ...", the answer to "the browser
+    refuses to send the cookie". The whole item is one line; an issue number or a "See [here](...)" ending it is not
+    part of that line, and an item too long for one line gives its sentences."""
+    long_item = " ".join(f"Sentence {n} of the long item says one more thing about the option." for n in range(12))
+    doc = (
+        "# Options\n\nThe middleware takes these arguments:\n\n"
+        "* `allow_credentials` - Indicate that cookies should be supported for cross-origin requests. Defaults to "
+        "`False`. Also, `allow_origins` cannot be set to `['*']` for credentials to be allowed.\n"
+        "* `strict` - Fails the build on any warning from the checker. (#2951)\n"
+        "* `algorithms` - The relying party must not read the algorithm from the token header. It must hard-code "
+        "them. See [here](https://example.org/jwt.confusion.html) and [here](https://example.org/v?x=1).\n"
+        f"* `verbose` - {long_item}\n\nThe end of the page is a sentence of its own.\n"
+    )
+    texts = [s.text for s in sentences_of(one_chunk("options.md", doc))]
+    assert (
+        "`allow_credentials` - Indicate that cookies should be supported for cross-origin requests. Defaults to "
+        "`False`. Also, `allow_origins` cannot be set to `['*']` for credentials to be allowed." in texts
+    ), texts
+    assert "`strict` - Fails the build on any warning from the checker." in texts, texts
+    assert (
+        "`algorithms` - The relying party must not read the algorithm from the token header. It must hard-code them."
+        in texts
+    ), texts
+    assert "Sentence 3 of the long item says one more thing about the option." in texts, texts
+
+
 def test_an_item_of_a_list_too_long_for_one_line_is_scored_with_its_lead_in() -> None:
     """A long list's items stand alone as lines, but what they answer is in the lead-in ("... to implement a
     secure reset:"): each is scored with it, and its line is the item alone."""

@@ -102,6 +102,9 @@ _HEADER_LINES = 4
 MAX_SIGNATURE = 160
 MIN_WORDS = 4
 MAX_LIST_WORDS = 150  # a lead-in with more items than this is too long to be one line: the items stand alone
+MAX_ITEM_WORDS = 80  # a list item of several sentences up to this long is one line; a longer one, its sentences
+# Where a list item ends: a blank line, the next item, a heading or a fence.
+_ITEM_END = re.compile(r"\n[ \t]*(?:\n|(?:[-*+]|\d+[.)])[ \t]|#|`{3}|~{3})")
 
 
 @dataclass(frozen=True)
@@ -324,11 +327,48 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
                 end = _LIST_END.search(text, b)
                 list_lead, lead_until = raw, end.start() if end else len(text)
             continue
+        item_end = _whole_item(text, a, b, pieces[index + 1 :], whole, hidden) if marker else None
+        if item_end is not None:
+            raw, consumed = text[a:item_end].rstrip(), item_end
         if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
         found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
         previous = index
     return [*_named_sections(found, fenced), *_commented_code(chunk, fenced), *_table_rows(chunk)]
+
+
+def _whole_item(
+    text: str, start: int, first_end: int, after: list[tuple[int, int]], whole: bool, hidden: list[tuple[int, int]]
+) -> int | None:
+    """Where the list item opening at `start` ends, when it goes on past its first sentence (ending at `first_end`;
+    `after`: the sentence spans after it) and is short enough to be one line: an item is one statement about its
+    subject, and its first sentence alone dropped what qualifies it ("`allow_credentials` - Indicate that cookies
+    should be supported ... Defaults to `False`. Also, `allow_origins` ... cannot be set to `['*']` for credentials
+    to be allowed"). Its tail says nothing when it is an issue number ("(#2951)") or sends the reader elsewhere ("See
+    [here](...)"): the item ends before it. None when the item is that one sentence, runs into a hidden span (code,
+    a comment), is too long, or may be cut by the chunk's end."""
+    found = _ITEM_END.search(text, first_end)
+    end = len(text[: found.start() if found else len(text)].rstrip())
+    if found is None and not whole and not ends_whole(text[start:end]):
+        return None
+    tail = [(a, min(b, end)) for a, b in after if a < end]
+    while tail and not _says_something(text[tail[-1][0] : tail[-1][1]]):
+        end = len(text[: tail.pop()[0]].rstrip())
+    if (
+        end <= first_end
+        or len(text[start:end].split()) > MAX_ITEM_WORDS
+        or any(start < y and x < end for x, y in hidden)
+    ):
+        return None
+    return end
+
+
+def _says_something(piece: str) -> bool:
+    """Two words at least, outside links, and not only a pointer elsewhere (links read as one token: a dot in a URL
+    is no sentence's end)."""
+    return len(re.findall(r"[A-Za-z]{2,}", _LINK.sub("", piece))) >= 2 and not points_away(
+        _LINK.sub("[link](x)", piece)
+    )
 
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$", re.M)
