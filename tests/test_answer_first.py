@@ -426,6 +426,24 @@ def test_a_chunk_that_opens_on_a_paragraph_gives_its_first_sentence_and_one_that
     assert [s.text for s in sentences_of(later_chunk(cut))] == ["The flag is passed after two dashes."]
 
 
+def test_a_bold_word_the_sentence_goes_on_from_is_its_subject_not_a_label() -> None:
+    """Left out as a label, "**Do not** just open the app url ..." became "just open the app url ...", the opposite
+    of what the document says, and "**Docker** is a popular choice ..." lost its subject. A bold opening ended by a
+    colon or a full stop is a label, and the sentence after it stands alone."""
+    doc = (
+        "**Do not** just open the app url, always go through the test first.\n\n"
+        "**Docker** is a popular choice for modern application deployment.\n\n"
+        "**Note:** the config file must be valid YAML.\n\n"
+        "**Set a filename length limit.** Long names break the storage layer.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("guide.md", doc))] == [
+        "**Do not** just open the app url, always go through the test first.",
+        "**Docker** is a popular choice for modern application deployment.",
+        "the config file must be valid YAML.",
+        "Long names break the storage layer.",
+    ]
+
+
 def test_a_list_item_of_several_sentences_is_one_line_without_a_tail_that_says_nothing() -> None:
     """An item's first sentence alone dropped what qualifies it: "`allow_credentials` - Indicate that cookies should
     be supported ..." without "Also, `allow_origins` ... cannot be set to `['*']` ...", the answer to "the browser

@@ -38,6 +38,17 @@ from ragstream.text.sentences import MARKDOWN, spans
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
 # A bold or underlined label opening a piece ("**Note:** ...", "**If no DOI is issued:**"): never a line alone.
 _LABEL = re.compile(r"^[_*]?(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[_*]?[:.]?(?:\s+|$)")  # bold, maybe in italics
+# A bold word the sentence goes on from: no colon or full stop ends it, and the next word is in lower case.
+_GOES_ON = re.compile(r"[a-z]")
+
+
+def _subject(label: str, rest: str) -> bool:
+    """Whether a bold opening is the subject of its sentence ("**Docker** is a popular choice ...") rather than a
+    label ("**Note:** ..."): left out as a label, the line read "is a popular choice for modern application
+    deployment"."""
+    return not re.search(r"[:.]\W*$", label.strip()) and _GOES_ON.match(rest) is not None
+
+
 _TERMINAL = re.compile(r"[.!?:;)\"'`]$")
 # A chunk whose text opens on a line break began after whitespace (the splitter starts windows after
 # whitespace): a blank line, so its first piece is a whole paragraph, when that opens as a sentence or a
@@ -304,7 +315,9 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             a, raw = a + marker.end(), raw[marker.end() :]
         item_of = list_lead if marker and a < lead_until else ""
         label = _LABEL.match(raw)
-        if label and label.end() < len(raw):
+        if label and label.end() < len(raw) and _subject(label.group(0), raw[label.end() :]):
+            pass  # "**Docker** is a popular choice ...": the bold word is the sentence's subject, not a label
+        elif label and label.end() < len(raw):
             a, raw = a + label.end(), raw[label.end() :]  # the sentence after the label stands alone
         elif label and raw.strip("*_").endswith(":"):
             raw = raw.strip("*_")  # a label alone leads in to a list, or is left out
