@@ -96,6 +96,32 @@ def test_an_abbreviation_inside_a_sentence_ends_no_sentence(rule: SentenceRule) 
     assert [text[a:] for a, _ in spans(text, EXCERPT)][1].startswith("Only")
 
 
+@pytest.mark.parametrize("rule", [TYPED, MARKDOWN])
+def test_etc_ends_a_sentence_only_where_the_next_one_begins(rule: SentenceRule) -> None:
+    """ "... transaction logs/trails etc. are usually collected ..." was cut after "etc.", and its second half
+    opened a line on "are usually collected"."""
+    text = "Audit and transaction logs etc. are usually kept apart. It reads files, archives, etc. Then it stops."
+    assert split(text, rule) == [
+        "Audit and transaction logs etc. are usually kept apart.",
+        "It reads files, archives, etc.",
+        "Then it stops.",
+    ]
+
+
+def test_an_admonitions_opening_line_is_markup_between_sentences() -> None:
+    """MkDocs' "!!! note" and "??? tip \"Title\"" open an indented body: read as prose, the type word opened its
+    first sentence ("important The tasks are executed in order.")."""
+    text = (
+        "Use a process manager.\n\n!!! important\n    The tasks are executed in order.\n\n"
+        '??? tip "Only trust clients you can trust!"\n    Trusting others lets them spoof addresses.\n'
+    )
+    assert [piece.strip() for piece in split(text, MARKDOWN) if piece.strip()] == [
+        "Use a process manager.",
+        "The tasks are executed in order.",
+        "Trusting others lets them spoof addresses.",
+    ]
+
+
 def test_a_sentence_asks_by_a_question_mark_or_a_configured_opener_only() -> None:
     openers = ("explain", "can you", "how")
     assert ask_of("- Explain the gate", openers) == "explain" and ask_of("Is it fast?", openers) == "?"

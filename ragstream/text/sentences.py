@@ -35,12 +35,24 @@ class SentenceRule:
 
 
 # The period of an abbreviation that stands inside a sentence ("the repository host (e.g. GitHub, Bitbucket, etc),
-# the branch ..."): no sentence ends there, whatever follows.
-_END = r"(?<=[.!?])(?<!\b[eE]\.[gG]\.)(?<!\b[iI]\.[eE]\.)(?<!\b[cC]f\.)(?<!\bvs\.)"
+# the branch ..."): no sentence ends there, whatever follows; nor at "etc." when the sentence goes on in lower case
+# ("Process monitoring, audit, and transaction logs/trails etc. are usually collected ...").
+_END = (
+    r"(?<=[.!?])(?<!\b[eE]\.[gG]\.)(?<!\b[iI]\.[eE]\.)(?<!\b[cC]f\.)(?<!\bvs\.)"
+    r"(?!(?<=\betc\.)[\"')\]]*\s+[a-z])"
+)
+# An admonition's opening line (MkDocs' and Python-Markdown's "!!! note", "??? tip \"Title\""): markup, like a
+# heading, between the sentences before it and the indented body it opens ("note The `reload` and `workers` ...").
+_ADMONITION = r"(?m:^)[ \t]*(?:!!!|\?\?\?\+?)[ \t]+[^\n]*(?:\n|$)"
 TYPED = SentenceRule(re.compile(_END + r"\s+|\n+"))
 WRAPPED = SentenceRule(re.compile(_END + r"\s+(?=[\"'(\[]?[A-Z0-9])"), wrapped=True)
 MARKDOWN = SentenceRule(
-    re.compile(_END + r"[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)")
+    re.compile(
+        _ADMONITION
+        + r"|"
+        + _END
+        + r"[\"')\]]*\s+|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])|\n(?=[ \t]*#)|\n(?=[ \t]*```)"
+    )
 )
 EXCERPT = SentenceRule(re.compile(_END + r"[\"'\u201d\u2019)\]*_]*\s+(?=[\"'\u201c\u2018(\[*_`]?[A-Z0-9#>|`*\-])"))
 
