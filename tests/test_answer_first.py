@@ -433,12 +433,14 @@ def test_a_bold_word_the_sentence_goes_on_from_is_its_subject_not_a_label() -> N
     doc = (
         "**Do not** just open the app url, always go through the test first.\n\n"
         "**Docker** is a popular choice for modern application deployment.\n\n"
+        "**For flat indexes** (i.e., `--find-links` locations), uv assumes the contents never change.\n\n"
         "**Note:** the config file must be valid YAML.\n\n"
         "**Set a filename length limit.** Long names break the storage layer.\n"
     )
     assert [s.text for s in sentences_of(one_chunk("guide.md", doc))] == [
         "**Do not** just open the app url, always go through the test first.",
         "**Docker** is a popular choice for modern application deployment.",
+        "**For flat indexes** (i.e., `--find-links` locations), uv assumes the contents never change.",
         "the config file must be valid YAML.",
         "Long names break the storage layer.",
     ]

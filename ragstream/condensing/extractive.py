@@ -38,8 +38,9 @@ from ragstream.text.sentences import MARKDOWN, spans
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
 # A bold or underlined label opening a piece ("**Note:** ...", "**If no DOI is issued:**"): never a line alone.
 _LABEL = re.compile(r"^[_*]?(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[_*]?[:.]?(?:\s+|$)")  # bold, maybe in italics
-# A bold word the sentence goes on from: no colon or full stop ends it, and the next word is in lower case.
-_GOES_ON = re.compile(r"[a-z]")
+# A bold word the sentence goes on from: no colon or full stop ends it, and the next word is in lower case or a
+# parenthesis ("**For flat indexes** (i.e., `--find-links` locations), uv assumes ...").
+_GOES_ON = re.compile(r"[a-z(]")
 
 
 def _subject(label: str, rest: str) -> bool:
