@@ -157,7 +157,7 @@ def condense(
     standing: Sequence[tuple[str, str, list[str]]] = (),
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
-    unanswered: Collection[str] = (),
+    unanswered: Sequence[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -178,7 +178,7 @@ def condense(
             budget=BudgetReport(**trim.as_dict(), method=budget.method),
             dropped_for_budget=trim.removed,
             uncovered=list(uncovered),
-            unanswered=[part for part in uncovered if part in unanswered],
+            unanswered=list(unanswered),
         )
         return render_sctx({}, uncovered, unanswered), [], report
     try:
@@ -227,7 +227,7 @@ def condense(
         withheld_lines=withheld,
         reasons=reasons,
         uncovered=list(uncovered),
-        unanswered=[part for part in uncovered if part in unanswered],
+        unanswered=list(unanswered),
         llm=outcomes,
     )
     ids = [c.id for c in kept]
@@ -314,7 +314,7 @@ def condense_offline(
     evidence: Evidence | None = None,
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
-    unanswered: Collection[str] = (),
+    unanswered: Sequence[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
     relevant to the prompt's query pieces (see `extractive`); `lacking` as `extracted` has it."""
@@ -336,7 +336,7 @@ def condense_offline(
         withheld_lines=withheld,
         lines=recorded,
         uncovered=list(uncovered),
-        unanswered=[part for part in uncovered if part in unanswered],
+        unanswered=list(unanswered),
     )
     return render_sctx(sections, uncovered, unanswered), [c.id for c in kept], report
 

@@ -44,7 +44,7 @@ class Ask:
     lacking: bool  # a whole part is among them, not only a name the documents lack inside a covered part
     selection: list[Chunk]
     whole: Widen  # the chunks that fit A4's budget as the prompt will show them: whole sentences
-    unanswered: frozenset[str] = frozenset()  # those of `missing` worded as the documents word things (A3's)
+    unanswered: tuple[str, ...] = ()  # those of `missing` worded as the documents word things (A3's)
 
 
 def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
@@ -67,15 +67,14 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     by_id = sp.chunk_by_id()
     selection = [by_id[cid] for cid in sp.selection_before(Stage.A4) if cid in by_id]
     services = env.services
-    unanswered = frozenset(sp.extras.a3.unanswered if sp.extras.a3 is not None else ())
     if not selection:  # A3 dropped every candidate: the documents do not cover the ask, and the prompt says so
         missing = uncovered(sp, selection) if sp.extras.a3 is not None and sp.extras.a3.decisions else []
+        unanswered = unanswered_of(sp, missing)
         text = render_sctx({}, missing, unanswered) if missing else nothing_to_condense(sp)
-        report = A4Report(
-            agent="none (no excerpts)", uncovered=missing, unanswered=[p for p in missing if p in unanswered]
-        )
+        report = A4Report(agent="none (no excerpts)", uncovered=missing, unanswered=list(unanswered))
         return StageOutput(updates={"s_ctx_md": text}, report=report, selection=[])
     missing = uncovered(sp, selection)
+    unanswered = unanswered_of(sp, missing)
     # The covered clauses of a multi-part ask are pieces too: a line answering one clause is relevant to it
     # even when the whole sentence, about something the documents lack as well, is not.
     covered = [c for c in asking_parts(sp, services.settings) if not any(c in part for part in missing)]
@@ -84,6 +83,12 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     ask = Ask(pieces, asking_parts(sp, services.settings), missing, lacking, selection, whole(sp, env), unanswered)
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
+
+
+def unanswered_of(sp: SuperPrompt, missing: list[str]) -> tuple[str, ...]:
+    """Those of `missing` that A3 found only unanswered by the excerpts, not absent from the documents."""
+    found = set(sp.extras.a3.unanswered) if sp.extras.a3 is not None else set()
+    return tuple(part for part in missing if part in found)
 
 
 def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:
