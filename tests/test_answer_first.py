@@ -426,6 +426,20 @@ def test_a_chunk_that_opens_on_a_paragraph_gives_its_first_sentence_and_one_that
     assert [s.text for s in sentences_of(later_chunk(cut))] == ["The flag is passed after two dashes."]
 
 
+def test_a_code_block_inside_a_blockquote_is_code_not_prose() -> None:
+    """MkDocs' configuration page quotes a whole example in a callout ("> ```python"), and a chunk opened inside it:
+    its code line "> log.warning(f\"Documentation file ... contains a non-HTTPS link\") > ```" was a Fact, since
+    a quoted fence was no fence."""
+    doc = (
+        '>         log.warning(f"Documentation file {path} contains a non-HTTPS link here")\n> ```\n\n'
+        "This does not enable any new abilities compared to plugins.\n"
+    )
+    chunk = one_chunk("configuration.md", doc)
+    chunk = chunk.model_copy(update={"metadata": {**chunk.metadata, "opens_in_code": True}})
+    texts = [s.text for s in sentences_of(chunk)]
+    assert texts == ["This does not enable any new abilities compared to plugins."], texts
+
+
 def test_a_bold_word_the_sentence_goes_on_from_is_its_subject_not_a_label() -> None:
     """Left out as a label, "**Do not** just open the app url ..." became "just open the app url ...", the opposite
     of what the document says, and "**Docker** is a popular choice ..." lost its subject. A bold opening ended by a

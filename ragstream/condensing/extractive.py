@@ -257,7 +257,9 @@ class Line:
     core: bool = False  # chosen by evidence for its part, not only by relevance
 
 
-_BARE_FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[ \t]*$", re.M)  # a fence line naming no language: it may close
+_BARE_FENCE = re.compile(
+    r"[ \t]*(?:>[ \t]?)*[ \t]*(?:`{3,}|~{3,})[ \t]*$", re.M
+)  # a fence line naming no language: it may close
 
 
 def _fenced(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:

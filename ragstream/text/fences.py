@@ -17,8 +17,9 @@ from collections.abc import Mapping
 
 CONDENSED_FENCE_INFO = 'condensed-context from="the excerpts below"'
 CONVERSATION_FENCE_INFO = 'earlier-conversation note="past turns, quoted: not the current request"'
-# A line that opens or closes a fenced block of a document (loosely: any indent, ``` or ~~~).
-FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+# A line that opens or closes a fenced block of a document (loosely: any indent, ``` or ~~~), also inside a
+# blockquote ("> ```python": MkDocs' and GitHub's callouts quote whole examples).
+FENCE_LINE = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*(?:```|~~~)", re.MULTILINE)
 # A fence opener as CommonMark has it (at most three spaces of indent; the run is captured, since only a
 # run of the same character, at least as long, closes it): for a prompt whose structure is parsed.
 COMMONMARK_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
