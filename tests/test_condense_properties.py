@@ -44,6 +44,9 @@ sentence = st.builds(
 paragraph = st.one_of(
     st.lists(sentence, min_size=1, max_size=5).map(" ".join),
     st.lists(sentence, min_size=1, max_size=3).map(lambda items: "\n".join(f"- {s}" for s in items)),
+    st.lists(st.lists(sentence, min_size=2, max_size=3).map(" ".join), min_size=1, max_size=3).map(
+        lambda items: "\n".join(f"- {s}" for s in items)
+    ),
     st.builds(lambda title, body: f"## {title.capitalize()}\n{body}", st.sampled_from(WORDS), sentence),
     st.builds(lambda a, b, body: f"### {a}_{b}\n\n{body}", st.sampled_from(WORDS), st.sampled_from(WORDS), sentence),
 )
@@ -110,7 +113,13 @@ def test_condensed_lines_are_whole_sentences_of_the_chunk_they_cite(
     )
     flat_document = _normalized(document)
     sentences = {_normalized(s) for s in re.split(r"(?<=[.!?])\s+|\n(?=- )|\n\n", document)}
-    sentences = {s.removeprefix("- ") for s in sentences}
+    # A list item is one line: whole, or its first sentences where the chunk ends inside it.
+    items = [
+        re.split(r"(?<=[.!?])\s+", _normalized(item))
+        for item in re.findall(r"^- (.*(?:\n(?!- |\n).*)*)", document, re.M)
+    ]
+    heads = {" ".join(item[:n]) for item in items for n in range(1, len(item) + 1)}
+    sentences = {s.removeprefix("- ") for s in sentences} | heads
     for line in lines:
         text = line.text
         named = re.fullmatch(r"`([^`]+)`: (.+)", text, re.S)
@@ -119,4 +128,4 @@ def test_condensed_lines_are_whole_sentences_of_the_chunk_they_cite(
             text = named[2]
         assert _normalized(text) in _normalized(by_id[line.chunk_id].text), "not a span of the chunk it cites"
         assert text in flat_document
-        assert text in sentences, f"not a whole sentence of the document: {text!r}"
+        assert _normalized(text) in sentences, f"not a whole sentence or list item of the document: {text!r}"
