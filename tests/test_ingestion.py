@@ -183,64 +183,58 @@ def test_a_generation_without_vectors_is_upgraded_without_re_embedding(settings:
     assert build_searcher(settings, "demo").retrieve(["token budget ceiling"]).ids
 
 
-def test_html_tables_and_blocks_keep_their_cells_apart() -> None:
-    from ragstream.ingestion.loader import _load_html
+PRICES_HTML = (
+    b"<html><head><title>Prices</title></head><body><h1>Price list</h1><table><tr><th>Name</th><th>Value</th></tr>"
+    b"<tr><td>Alpha</td><td>42</td></tr></table><ul><li>one</li><li>two</li></ul><p>in<b>line</b> "
+    b"text</p></body></html>"
+)
+PRICES_TEXT = ["# Price list", "", "Name | Value", "Alpha | 42", "", "- one", "- two", "", "inline text"]
+DOCTESTS_HTML = (
+    b"<html><head><title>Doctests</title></head><body>"
+    b'<div id="help" class="hidden" hidden><h2>Keyboard shortcuts</h2><p>Press Esc to hide this help</p></div>'
+    b'<nav aria-label="Table of contents"><ol><li><a href="a.html">Intro</a></li></ol></nav>'
+    b'<div class="menu-bar"><div role="menu"><button>Light</button><button>Coal</button></div>'
+    b'<h1 class="menu-title">The rustdoc book</h1></div>'
+    b"<main><h2>Hiding portions of the example</h2><p>Sometimes, you need some setup code.</p>"
+    b"<pre><code>fn main() {\n    let x = 5;\n}</code></pre>"
+    b"<ul><li><p>Lines starting with # are hidden.</p></li></ul>"
+    b"</main><footer>Built with mdBook</footer></body></html>"
+)
+DOCTESTS_TEXT = [
+    "## Hiding portions of the example",
+    "",
+    "Sometimes, you need some setup code.",
+    "",
+    "```",
+    "fn main() {",
+    "    let x = 5;",
+    "}",
+    "```",
+    "",
+    "- Lines starting with # are hidden.",
+]
 
-    html = (
-        b"<html><head><title>Prices</title></head><body><h1>Price list</h1><table><tr><th>Name</th><th>Value</th></tr>"
-        b"<tr><td>Alpha</td><td>42</td></tr></table><ul><li>one</li><li>two</li></ul><p>in<b>line</b> "
-        b"text</p></body></html>"
-    )
-    text, title = _load_html(html)
-    assert text.splitlines() == [
-        "# Price list",
-        "",
-        "Name | Value",
-        "Alpha | 42",
-        "",
-        "- one",
-        "- two",
-        "",
-        "inline text",
-    ]
-    assert title == "Prices"
 
-
-def test_an_html_page_reads_as_its_content_in_markdown_shape() -> None:
+@pytest.mark.parametrize(
+    ("html", "lines", "title"),
+    [(PRICES_HTML, PRICES_TEXT, "Prices"), (DOCTESTS_HTML, DOCTESTS_TEXT, "Doctests")],
+    ids=["tables-and-blocks-apart", "main-content-only"],
+)
+def test_an_html_page_reads_as_its_content_in_markdown_shape(html: bytes, lines: list[str], title: str) -> None:
     """Headings as "#" lines and blocks apart, so a heading never runs into its first sentence ("Hiding portions of
-    the example Sometimes, you need ..." on the rustdoc book); code as written, fenced; a documentation site's
-    navigation, menus and hidden help outside its main content left out ("Press Esc to hide this help Auto Light
-    Rust Coal ...")."""
+    the example Sometimes, you need ..." on the rustdoc book), and a table's cells and a list's items apart; code as
+    written, fenced; a documentation site's navigation, menus and hidden help outside its main content left out
+    ("Press Esc to hide this help Auto Light Rust Coal ...")."""
     from ragstream.ingestion.loader import _load_html
 
-    html = (
-        b"<html><head><title>Doctests</title></head><body>"
-        b'<div id="help" class="hidden" hidden><h2>Keyboard shortcuts</h2><p>Press Esc to hide this help</p></div>'
-        b'<nav aria-label="Table of contents"><ol><li><a href="a.html">Intro</a></li></ol></nav>'
-        b'<div class="menu-bar"><div role="menu"><button>Light</button><button>Coal</button></div>'
-        b'<h1 class="menu-title">The rustdoc book</h1></div>'
-        b"<main><h2>Hiding portions of the example</h2><p>Sometimes, you need some setup code.</p>"
-        b"<pre><code>fn main() {\n    let x = 5;\n}</code></pre>"
-        b"<ul><li><p>Lines starting with # are hidden.</p></li></ul>"
-        b"</main><footer>Built with mdBook</footer></body></html>"
-    )
-    text, title = _load_html(html)
-    assert text.splitlines() == [
-        "## Hiding portions of the example",
-        "",
-        "Sometimes, you need some setup code.",
-        "",
-        "```",
-        "fn main() {",
-        "    let x = 5;",
-        "}",
-        "```",
-        "",
-        "- Lines starting with # are hidden.",
-    ]
-    assert title == "Doctests"
+    assert _load_html(html) == ("\n".join(lines), title)
+
+
+def test_a_page_without_main_content_loses_only_its_chrome() -> None:
+    from ragstream.ingestion.loader import _load_html
+
     page = b"<html><body><nav>Home | Docs</nav><h1>Setup</h1><p>Install it.</p><form><button>Go</button></form></body>"
-    assert _load_html(page)[0].splitlines() == ["# Setup", "", "Install it."]  # no main: only the chrome goes
+    assert _load_html(page)[0].splitlines() == ["# Setup", "", "Install it."]
     assert _load_html(b"<p>Run:</p><pre>make all\n  make check")[0] == "Run:\n\n```\nmake all\n  make check\n```"
 
 
