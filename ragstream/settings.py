@@ -229,6 +229,9 @@ class CondenserSettings(BaseModel):
     # Nouns a sentence counts out before it gives them ("you need to take one additional step so that ..."): the
     # sentence right after it gives what it announces, and comes with it.
     announced_nouns: list[str] = Field(default_factory=list)
+    # Names of changelog files (their stem, case and "-", "_", "." ignored): what changed in which version, a line
+    # that answers a part of the ask there, never filler beside the pages that say how things work.
+    changelog_names: list[str] = Field(default_factory=list)
     max_share: float = Field(default=1.0, gt=0.0, le=1.0)  # condensed lines' tokens at most this share of the excerpts'
     min_tokens: int = Field(
         default=0, ge=0

@@ -426,6 +426,31 @@ def test_a_chunk_that_opens_on_a_paragraph_gives_its_first_sentence_and_one_that
     assert [s.text for s in sentences_of(later_chunk(cut))] == ["The flag is passed after two dashes."]
 
 
+def test_a_changelog_entry_is_never_filler_but_answers_what_changed(base: Settings) -> None:
+    """Release notes filled the condensed context beside the pages on how things work ("Fix bug where --log-config
+    disables uvicorn loggers (#512)" for how long shutdown waits): an entry of a changelog is a line only when it
+    answers a part of the ask."""
+    guide = one_chunk(
+        "server.md",
+        "# Shutdown\n\nThe server waits for open requests to finish before it stops. The timeout for that wait is "
+        "set with the graceful shutdown option. Logs are written to standard error by default.\n",
+    )
+    notes = one_chunk(
+        "docs/release-notes.md",
+        "# 0.30\n\n- Fix bug where the log config disables the server loggers on shutdown.\n"
+        "- The graceful shutdown timeout now defaults to thirty seconds for every server.\n",
+    )
+    embed = Services(base).embedder.embed_together
+    settings = base.condenser.model_copy(update={"min_relevance": -1.0})
+    evidence = a3_evidence(base.gate, {})
+    ask = ["How long does the server wait for open requests when it shuts down?"]
+    lines = condense_extractively(ask, [guide, notes], embed, settings, ask, evidence)
+    assert lines and not any(line.chunk_id == notes.id and not line.core for line in lines), lines
+    changed = ["What changed in the default graceful shutdown timeout?"]
+    lines = condense_extractively(changed, [guide, notes], embed, settings, changed, evidence)
+    assert any(line.chunk_id == notes.id and "thirty seconds" in line.text for line in lines), lines
+
+
 def test_a_code_block_inside_a_blockquote_is_code_not_prose() -> None:
     """MkDocs' configuration page quotes a whole example in a callout ("> ```python"), and a chunk opened inside it:
     its code line "> log.warning(f\"Documentation file ... contains a non-HTTPS link\") > ```" was a Fact, since

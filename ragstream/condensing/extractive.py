@@ -25,6 +25,7 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 
 import numpy as np
 
@@ -839,6 +840,13 @@ def _delivery(i: int, candidates: list[Sentence | Reference], settings: Condense
     return None
 
 
+def _changelog(path: str, settings: CondenserSettings) -> bool:
+    """Whether the file is a changelog (`condenser.changelog_names`): its entries say what changed in a version
+    ("Fix bug where --log-config disables uvicorn loggers (#512)"), filler beside the pages on how things work."""
+    stem = PurePosixPath(path).stem.lower()
+    return re.sub(r"[-_.\s]", "", stem) in settings.changelog_names
+
+
 def condense_extractively(
     asks: list[str],
     chunks: list[Chunk],
@@ -921,7 +929,8 @@ def condense_extractively(
     for i in sorted(range(len(candidates)), key=lambda i: (-strength[i], i)):
         if len(chosen) >= settings.max_lines or (lacking and not core):
             break
-        if i not in chosen and relevance[i] >= settings.min_relevance and fresh(i, chosen):
+        logged = _changelog(candidates[i].chunk.source_path, settings)
+        if i not in chosen and not logged and relevance[i] >= settings.min_relevance and fresh(i, chosen):
             chosen.append(i)
     delivered: dict[int, int] = {}  # a chosen line: the list it announces, chosen with it
     for i in list(chosen):
