@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 
 from ragstream.gate.evidence import stemmed_terms, topic_terms
+from ragstream.preprocessing.enumerations import enumerated_items, enumerations, with_items
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
 from ragstream.text.asking import clauses, compared_sides
+
+_BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,2}[.)])[ \t]+")  # a clause that is a list item: its marker is no word
 
 # A word that leans on the rest of its sentence ("... and what can change before it is sent"): such a
 # clause is not named on its own as uncovered. The subject of a yes/no question ("..., and can it export
@@ -37,10 +40,19 @@ _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 _THAT_SUBJECT = re.compile(r"^\W*(\w+)\s+that\b", re.IGNORECASE)
 
 
+def asked_items(sp: SuperPrompt, settings: Settings) -> list[str]:
+    """The items the task enumerates that name two content terms (`enumerated_items`): retrieval searches for
+    each too, since the ask's other words drown them in one query."""
+    task = sp.body.task or normalized_ask(sp)
+    schema = load_prompt_schema(settings.prompt_schema_path)
+    return [item for item in enumerated_items(task, schema) if len(stemmed_terms(item, settings.gate)) >= 2]
+
+
 def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) -> list[str]:
     """The asks of the task, one per clause (canonicalize.clauses): "How are X found, and how are Y ranked?"
     is two asks, so a chunk answering either is evidence and an unanswered one can be named; a clause that
-    compares ("the difference between X and Y") is followed by each side, a topic of its own. A clause
+    compares ("the difference between X and Y") is followed by each side, a topic of its own, and each item the
+    task enumerates ("We care about three things: a, b, and c") is an ask of its own too. A clause
     must name at least two content terms of its own; with `standalone`, two that name a topic (`topic_terms`)
     and no word that leans on the rest of its sentence, and no sentence may lean on text the user gave beside
     it or name no topic at all (the parts judged for coverage, named in Open issues: "What does it mean?"
@@ -76,6 +88,7 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
         )
 
     found = clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
+    found = with_items(task, [_BULLET.sub("", clause) for clause in found], schema, substantive)
     found = [
         ask
         for clause in found
@@ -84,4 +97,12 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     found = list(dict.fromkeys(found))
     if not standalone:
         return found
-    return [clause for clause in found if topic_terms(clause, settings.gate) and not points_outside(clause)]
+    # An asking sentence whose enumeration says what it is about is answered by the items': the items are named.
+    umbrellas = [e.asked for e in enumerations(task, schema) if e.asked]
+    return [
+        clause
+        for clause in found
+        if topic_terms(clause, settings.gate)
+        and not points_outside(clause)
+        and not any(clause in asked for asked in umbrellas)
+    ]

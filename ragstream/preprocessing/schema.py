@@ -35,6 +35,10 @@ class PromptSchema(BaseModel):
     # Openings of a yes/no question ("can it ...", "does the ..."): after a join inside a question they start
     # a second ask ("How are chunks chosen, and can it export to PDF?"), though they ask nothing alone.
     question_openers: tuple[str, ...] = ()
+    # Words of a lead-in that say the enumeration after it is what the ask is about ("We care about:", "three
+    # things:"), after an asking sentence (preprocessing/enumerations.py).
+    enumeration_cues: tuple[str, ...] = ()
+    item_prepositions: tuple[str, ...] = ()  # an enumerated item opening with one continues a phrase, it asks nothing
 
     @model_validator(mode="after")
     def _consistent(self) -> PromptSchema:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 
 from ragstream.llm.runner import FELL_BACK, AgentRunner
+from ragstream.preprocessing.enumerations import with_items
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.retrieval.strategy import choose_strategy
 from ragstream.settings import Settings
@@ -78,15 +79,18 @@ def _given_text(task: str, verb_end: int, context: str) -> str:
 
 
 def asked_parts(sp: SuperPrompt, settings: Settings) -> list[str]:
-    """The parts the task asks, one per clause (text/asking.py); a clause counts when it names two
-    content words of its own, so "How do I read and write files?" stays one."""
-    openers = load_prompt_schema(settings.prompt_schema_path).ask_openers
+    """The parts the task asks, one per clause (text/asking.py) and one per item it enumerates
+    (preprocessing/enumerations.py); a clause counts when it names two content words of its own, so "How do I read and
+    write files?" stays one."""
+    schema = load_prompt_schema(settings.prompt_schema_path)
+    openers = schema.ask_openers
     skip = set(settings.gate.function_words) | {o for o in openers if " " not in o}
 
     def substantive(clause: str) -> bool:
         return sum(1 for w in _words(clause) if len(w) > 1 and w not in skip) >= 2
 
-    return clauses(sp.body.task or sp.raw_prompt, openers, substantive)
+    task = sp.body.task or sp.raw_prompt
+    return with_items(task, clauses(task, openers, substantive), schema, substantive)
 
 
 def breadth_cue(sp: SuperPrompt, settings: Settings) -> str | None:

@@ -16,7 +16,7 @@ from ragstream.strategies import Strategy
 
 if TYPE_CHECKING:
     from ragstream.retrieval.chunks import ProjectTool
-    from ragstream.retrieval.search import ProjectSearcher
+    from ragstream.retrieval.search import ProjectSearcher, Query
     from ragstream.retrieval.tools import WebSearchTool
     from ragstream.state import Plan
 
@@ -71,6 +71,19 @@ def other_tools(env: StageEnv, main: str, strategy: Strategy | None, rerun: bool
     return tools
 
 
+def searched(sp: SuperPrompt, env: StageEnv) -> list[Query]:
+    """The query pieces, then each item the ask enumerates with its share of `retrieval.items_weight`: "We care
+    about three things: a dark mode ..., how many levels the sidebar shows, and our logo" searched as one query
+    found the theme's introduction and none of the three options; each searched alone finds its own."""
+    from ragstream.gate.ask_parts import asked_items
+    from ragstream.retrieval.chunks import query_pieces
+    from ragstream.retrieval.search import Query
+
+    weight = env.services.settings.retrieval.items_weight
+    items = asked_items(sp, env.services.settings) if weight else []
+    return query_pieces(sp) + [Query(item, weight / len(items)) for item in items]
+
+
 def project_of(sp: SuperPrompt, env: StageEnv) -> str:
     project = env.context.project or sp.extras.project
     if not project:
@@ -113,7 +126,7 @@ def retrieved(sp: SuperPrompt, env: StageEnv, searcher: ProjectSearcher, plan: P
     rerun = plan.source != "user"  # the confidence loop may widen a strategy the plan chose, never one the user forced
     tools = other_tools(env, searcher.paths.name, strategy, rerun)
     try:
-        chunks, report = retrieve(query_pieces(sp), searcher, strategy, None, plan.candidates, rerun)
+        chunks, report = retrieve(searched(sp, env), searcher, strategy, None, plan.candidates, rerun)
     except RetrievalError as exc:
         if services.settings.plan.on_retrieval_failure == "fail":
             raise
@@ -127,7 +140,7 @@ def retrieved(sp: SuperPrompt, env: StageEnv, searcher: ProjectSearcher, plan: P
         chunks = []
     if tools:
         runs = [ToolRun(searcher.paths.name, chunks)] + [
-            tool.search(query_pieces(sp), plan.candidates) for tool in tools
+            tool.search(searched(sp, env), plan.candidates) for tool in tools
         ]
         chunks = fuse(runs, services.settings.retrieval.rrf_k, plan.candidates)
         report = report.model_copy(

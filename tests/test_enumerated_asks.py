@@ -1,0 +1,79 @@
+"""An ask that enumerates what it is about: each item is an ask of its own, and only an enumeration that asks."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragstream.gate.ask_parts import asked_items, asking_parts
+from ragstream.preprocessing.enumerations import enumerated_items
+from ragstream.preprocessing.schema import load_prompt_schema
+from ragstream.retrieval.planner import asked_parts
+from ragstream.settings import Settings, load_settings
+from tests.helpers import preprocessed
+
+THEMES = (
+    "Which of the two built-in themes should we pick, classic or modern? We care about three things: a dark mode "
+    "that follows the reader's OS setting, how many levels of nested pages the sidebar shows by default, and "
+    "showing our logo in place of the site name."
+)
+ITEMS = [
+    "a dark mode that follows the reader's OS setting",
+    "how many levels of nested pages the sidebar shows by default",
+    "showing our logo in place of the site name",
+]
+
+
+@pytest.fixture(scope="module")
+def settings() -> Settings:
+    return load_settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "items"),
+    [
+        (THEMES, ITEMS),  # inline, after a question, the lead-in says what matters
+        (
+            "Which theme should we pick? We care about:\n\n- a dark mode that follows the OS setting\n"
+            "- showing our logo in place of the site name",
+            ["a dark mode that follows the OS setting", "showing our logo in place of the site name"],
+        ),
+        (
+            "Explain the following:\n1. how chunks are found\n2. how they are ranked\n   and merged\n"
+            "3. what the budget is",
+            ["how chunks are found", "how they are ranked and merged", "what the budget is"],  # a wrapped item is one
+        ),
+        ("Question:\n- how are chunks found\n- how are they ranked", ["how are chunks found", "how are they ranked"]),
+        # Another section's label, a statement, a lead-in that shapes the answer, one phrase's parts: no asks.
+        ("Explain how to pick a theme.\nConstraints:\n- must work offline\n- no JavaScript frameworks", []),
+        ("How do I fix the build? Here is what I tried:\n- reinstalling the package\n- clearing the cache", []),
+        (
+            "Which security headers should we send? Answer as a table with three columns: header, recommended value, "
+            "and what it protects against.",
+            [],
+        ),
+        (
+            "Can you walk me through it step by step, in order: from getting an account set up, through what has to "
+            "be in my manifest, to uploading the first version?",
+            [],
+        ),
+        ("Our stack: FastAPI, Postgres, Redis. How should we cache sessions?", []),
+    ],
+)
+def test_the_items_of_an_enumeration_that_asks(settings: Settings, text: str, items: list[str]) -> None:
+    assert enumerated_items(text, load_prompt_schema(settings.prompt_schema_path)) == items
+
+
+def test_each_item_is_a_part_of_the_ask_and_the_question_they_elaborate_is_not_named_alone(settings: Settings) -> None:
+    """The items are parts (the evidence, the answer's skeleton, what is named when nothing covers it), in the
+    ask's order; the question before them is answered by theirs, so only the items are named as uncovered."""
+    sp = preprocessed(THEMES, settings)
+    question = "Which of the two built-in themes should we pick, classic or modern?"
+    assert asking_parts(sp, settings) == [question, *ITEMS]
+    assert asking_parts(sp, settings, standalone=True) == ITEMS
+    assert asked_items(sp, settings) == ITEMS  # searched for each
+    assert len(asked_parts(sp, settings)) == 4  # the plan's candidates grow with them
+
+
+def test_a_list_item_that_asks_is_a_part_without_its_marker(settings: Settings) -> None:
+    sp = preprocessed("Tell me:\n- how are chunks found in the index\n- how are the found chunks ranked", settings)
+    assert asking_parts(sp, settings) == ["how are chunks found in the index", "how are the found chunks ranked"]
