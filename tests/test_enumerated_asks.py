@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragstream.gate.ask_parts import asked_items, asking_parts
-from ragstream.preprocessing.enumerations import enumerated_items
+from ragstream.preprocessing.enumerations import enumerated_items, enumerations
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.retrieval.planner import asked_parts
 from ragstream.settings import Settings, load_settings
@@ -60,7 +60,7 @@ def settings() -> Settings:
     ],
 )
 def test_the_items_of_an_enumeration_that_asks(settings: Settings, text: str, items: list[str]) -> None:
-    assert enumerated_items(text, load_prompt_schema(settings.prompt_schema_path)) == items
+    assert enumerated_items(enumerations(text, load_prompt_schema(settings.prompt_schema_path))) == items
 
 
 def test_each_item_is_a_part_of_the_ask_and_the_question_they_elaborate_is_not_named_alone(settings: Settings) -> None:
@@ -77,3 +77,19 @@ def test_each_item_is_a_part_of_the_ask_and_the_question_they_elaborate_is_not_n
 def test_a_list_item_that_asks_is_a_part_without_its_marker(settings: Settings) -> None:
     sp = preprocessed("Tell me:\n- how are chunks found in the index\n- how are the found chunks ranked", settings)
     assert asking_parts(sp, settings) == ["how are chunks found in the index", "how are the found chunks ranked"]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Which of these should I use for sessions: Redis, Memcached, or an in-process cache?",
+        "Which theme should we pick? We care about: dark mode, speed, and showing our logo in place of the site name.",
+    ],
+)
+def test_an_enumeration_of_names_stays_one_ask(settings: Settings, prompt: str) -> None:
+    """Items that are names ("Redis", "speed") are what the sentence asks between or about, not asks of their own:
+    the sentence stays one part, never cut before its last item."""
+    sp = preprocessed(prompt, settings)
+    first = prompt.split("? ")[0] + ("?" if "? " in prompt else "")
+    assert asking_parts(sp, settings) == [first]
+    assert asked_items(sp, settings) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ragstream.gate.evidence import stemmed_terms, topic_terms
-from ragstream.preprocessing.enumerations import enumerated_items, enumerations, with_items
+from ragstream.preprocessing.enumerations import Enumeration, asked_enumerations, enumerated_items, with_items
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import Settings
@@ -43,9 +43,14 @@ _THAT_SUBJECT = re.compile(r"^\W*(\w+)\s+that\b", re.IGNORECASE)
 def asked_items(sp: SuperPrompt, settings: Settings) -> list[str]:
     """The items the task enumerates that name two content terms (`enumerated_items`): retrieval searches for
     each too, since the ask's other words drown them in one query."""
+    return enumerated_items(_enumerations(sp, settings))
+
+
+def _enumerations(sp: SuperPrompt, settings: Settings) -> list[Enumeration]:
+    """The task's enumerations that ask, each item naming two content terms."""
     task = sp.body.task or normalized_ask(sp)
     schema = load_prompt_schema(settings.prompt_schema_path)
-    return [item for item in enumerated_items(task, schema) if len(stemmed_terms(item, settings.gate)) >= 2]
+    return asked_enumerations(task, schema, lambda item: len(stemmed_terms(item, settings.gate)) >= 2)
 
 
 def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) -> list[str]:
@@ -88,7 +93,8 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
         )
 
     found = clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
-    found = with_items(task, [_BULLET.sub("", clause) for clause in found], schema, substantive)
+    listed = _enumerations(sp, settings)
+    found = with_items(task, [_BULLET.sub("", clause) for clause in found], listed, substantive)
     found = [
         ask
         for clause in found
@@ -98,7 +104,7 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     if not standalone:
         return found
     # An asking sentence whose enumeration says what it is about is answered by the items': the items are named.
-    umbrellas = [e.asked for e in enumerations(task, schema) if e.asked]
+    umbrellas = [e.asked for e in listed if e.asked]
     return [
         clause
         for clause in found

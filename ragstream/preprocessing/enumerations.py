@@ -63,9 +63,15 @@ def enumerations(text: str, schema: PromptSchema) -> list[Enumeration]:
     return [enumeration for _, enumeration in sorted(found, key=lambda f: f[0])]
 
 
-def enumerated_items(text: str, schema: PromptSchema) -> list[str]:
-    """The items of every enumeration in `text` that asks, in order, each once."""
-    return list(dict.fromkeys(item for found in enumerations(text, schema) for item in found.items))
+def asked_enumerations(text: str, schema: PromptSchema, enough: Callable[[str], bool]) -> list[Enumeration]:
+    """The enumerations in `text` that ask whose every item names `enough` to be an ask of its own: "Redis,
+    Memcached, or an in-process cache" are names the sentence asks between, and it stays one ask."""
+    return [e for e in enumerations(text, schema) if all(enough(item) for item in e.items)]
+
+
+def enumerated_items(listed: list[Enumeration]) -> list[str]:
+    """The items of `listed`, in order, each once."""
+    return list(dict.fromkeys(item for found in listed for item in found.items))
 
 
 def _list_after(lines: list[str], start: int) -> tuple[list[str], set[int]]:
@@ -111,12 +117,10 @@ def _asked(sentences: list[str], schema: PromptSchema) -> str | None:
     return None
 
 
-def with_items(task: str, found: list[str], schema: PromptSchema, substantive: Callable[[str], bool]) -> list[str]:
-    """The clauses with the items the task enumerates (`enumerations`) among them, in the task's order: an item
-    is a part, and a clause that holds items or leads into them is a part only when it names enough itself
-    ("Tell me:" is none)."""
-    listed = enumerations(task, schema)
-    items = [item for item in dict.fromkeys(i for e in listed for i in e.items) if substantive(item)]
+def with_items(task: str, found: list[str], listed: list[Enumeration], substantive: Callable[[str], bool]) -> list[str]:
+    """The clauses with the items of `listed` among them, in the task's order: an item is a part when it is
+    `substantive`, and a clause that holds items or leads into them only when it is ("Tell me:" is none)."""
+    items = enumerated_items(listed)
     if not items:
         return found
     leads = {e.asked for e in listed}
@@ -126,6 +130,6 @@ def with_items(task: str, found: list[str], schema: PromptSchema, substantive: C
         lead = clause[: clause.find(inside[0])].rstrip(" :") if inside else clause
         if lead and (not (inside or lead.rstrip(" :") in leads) or substantive(lead)):
             parts.append(lead)
-    parts += [item for item in items if item not in parts]
+    parts += [item for item in items if item not in parts and substantive(item)]
     where = {part: task.find(part) for part in parts}
     return sorted(dict.fromkeys(parts), key=lambda part: where[part] if where[part] >= 0 else len(task))

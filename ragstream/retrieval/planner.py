@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 
 from ragstream.llm.runner import FELL_BACK, AgentRunner
-from ragstream.preprocessing.enumerations import with_items
+from ragstream.preprocessing.enumerations import asked_enumerations, with_items
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.retrieval.strategy import choose_strategy
 from ragstream.settings import Settings
@@ -90,7 +90,9 @@ def asked_parts(sp: SuperPrompt, settings: Settings) -> list[str]:
         return sum(1 for w in _words(clause) if len(w) > 1 and w not in skip) >= 2
 
     task = sp.body.task or sp.raw_prompt
-    return with_items(task, clauses(task, openers, substantive), schema, substantive)
+    return with_items(
+        task, clauses(task, openers, substantive), asked_enumerations(task, schema, substantive), substantive
+    )
 
 
 def breadth_cue(sp: SuperPrompt, settings: Settings) -> str | None:
