@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 from ragstream.gate.ask_parts import asked_items, asking_parts
 from ragstream.preprocessing.enumerations import enumerated_items, enumerations
@@ -93,3 +96,57 @@ def test_an_enumeration_of_names_stays_one_ask(settings: Settings, prompt: str) 
     first = prompt.split("? ")[0] + ("?" if "? " in prompt else "")
     assert asking_parts(sp, settings) == [first]
     assert asked_items(sp, settings) == []
+
+
+_WORDS = [
+    "sidebar",
+    "logo",
+    "cache",
+    "database",
+    "query",
+    "worker",
+    "timeout",
+    "header",
+    "cookie",
+    "session",
+    "theme",
+    "index",
+    "token",
+    "upload",
+    "deploy",
+    "retries",
+    "socket",
+    "mirror",
+    "plugin",
+    "sitemap",
+    "locale",
+    "backup",
+]
+_ITEM = st.lists(st.sampled_from(_WORDS), min_size=2, max_size=4, unique=True).map(" ".join)
+_QUESTIONS = ["Which settings should we change?", "How should we configure the service?", "Which theme fits our site?"]
+_LEADS = ["We care about three things:", "We need:", "Our requirements:", "The points that matter:"]
+
+
+@hyp_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    question=st.sampled_from(_QUESTIONS),
+    lead=st.sampled_from(_LEADS),
+    items=st.lists(_ITEM, min_size=2, max_size=5, unique=True),
+    listed=st.booleans(),
+    label=st.sampled_from(["", "Constraints:", "Context:", "Notes:"]),
+)
+def test_the_parts_of_an_enumerated_ask_are_its_question_then_its_items_in_order(
+    settings: Settings, question: str, lead: str, items: list[str], listed: bool, label: str
+) -> None:
+    """Whatever the items and however they are written (inline, the last after ", and", or as a list), the parts
+    are the question, then each item in order, and the named parts the items alone; under another section's
+    label the same list asks nothing and the question stays the only part."""
+    lead = label or lead
+    body = "\n".join(f"- {item}" for item in items) if listed else ", ".join(items[:-1]) + f", and {items[-1]}."
+    sp = preprocessed(f"{question} {lead}{chr(10) if listed else ' '}{body}", settings)
+    if label:
+        assert asking_parts(sp, settings) == [question] and asked_items(sp, settings) == []
+    else:
+        assert asking_parts(sp, settings) == [question, *items]
+        assert asking_parts(sp, settings, standalone=True) == items
+        assert asked_items(sp, settings) == items
