@@ -85,3 +85,47 @@ def test_malformed_json_falls_back_to_plain_text_with_a_note() -> None:
 
 def test_json_array_is_plain_text() -> None:
     assert parse_prompt('["TASK", "x"]').format == "plain"
+
+
+LABELS = frozenset({"TASK", "CONTEXT", "CONSTRAINTS", "NOTE", "EXAMPLE", "ENVIRONMENT", "DATA"})
+
+
+def test_labelled_fields_are_headers_with_exact_spans() -> None:
+    """ "Task: ..." lines and bold labels over a list are a prompt's sections, as "# Task" headers are."""
+    prompt = (
+        "Task: Explain fusion.\n**Context:** We use Chroma.\n\n**Constraints**:\n- one screen\n- no Windows steps\n"
+    )
+    parsed = parse_prompt(prompt, LABELS)
+    assert parsed.format == "markdown" and parsed.note
+    assert [(h.name, h.body) for h in parsed.headers] == [
+        ("Task", "Explain fusion."),
+        ("Context", "We use Chroma."),
+        ("Constraints", "- one screen\n- no Windows steps"),
+    ]
+    assert [h.header_span.slice(prompt) for h in parsed.headers if h.header_span] == [
+        "Task:",
+        "**Context:**",
+        "**Constraints**:",
+    ]
+    for h in parsed.headers:
+        assert h.body_span.slice(prompt) == h.body
+
+
+def test_a_question_before_labels_is_the_preamble() -> None:
+    parsed = parse_prompt("How do I clear the cache?\nNote: we run on Windows.\nExample: it fails.", LABELS)
+    assert [(h.name, h.body) for h in parsed.headers] == [
+        (None, "How do I clear the cache?"),
+        ("Note", "we run on Windows."),
+        ("Example", "it fails."),
+    ]
+
+
+def test_what_only_looks_like_labels_stays_plain_text() -> None:
+    """One label alone, unknown names, lower-case keys of pasted YAML and labels inside code are no headers."""
+    for prompt in (
+        "Task: explain fusion to me.",
+        "Here is the middleware:\nThe plugin module: app.py",
+        "jobs:\n  environment: prod\ndata: x",
+        "Run this:\n```\nTask: a\nContext: b\n```",
+    ):
+        assert parse_prompt(prompt, LABELS).format == "plain", prompt
