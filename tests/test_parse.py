@@ -87,7 +87,18 @@ def test_json_array_is_plain_text() -> None:
     assert parse_prompt('["TASK", "x"]').format == "plain"
 
 
-LABELS = frozenset({"TASK", "CONTEXT", "CONSTRAINTS", "NOTE", "EXAMPLE", "ENVIRONMENT", "DATA"})
+LABELS = {
+    "TASK": "TASK",
+    "QUESTION": "TASK",
+    "CONTEXT": "CONTEXT",
+    "CONSTRAINTS": "CONSTRAINTS",
+    "NOTE": "CONTEXT",
+    "EXAMPLE": "CONTEXT",
+    "ENVIRONMENT": "CONTEXT",
+    "DATA": "CONTEXT",
+    "INPUT": "CONTEXT",
+    "OUTPUT": "FORMAT",
+}
 
 
 def test_labelled_fields_are_headers_with_exact_spans() -> None:
@@ -111,18 +122,20 @@ def test_labelled_fields_are_headers_with_exact_spans() -> None:
         assert h.body_span.slice(prompt) == h.body
 
 
-def test_a_question_before_labels_is_the_preamble() -> None:
-    parsed = parse_prompt("How do I clear the cache?\nNote: we run on Windows.\nExample: it fails.", LABELS)
+def test_text_before_the_labels_is_the_preamble() -> None:
+    parsed = parse_prompt("Please be brief.\nQuestion: How do I clear the cache?\nNote: we run on Windows.", LABELS)
     assert [(h.name, h.body) for h in parsed.headers] == [
-        (None, "How do I clear the cache?"),
+        (None, "Please be brief."),
+        ("Question", "How do I clear the cache?"),
         ("Note", "we run on Windows."),
-        ("Example", "it fails."),
     ]
 
 
 def test_what_only_looks_like_labels_stays_plain_text() -> None:
-    """One label alone, unknown names, lower-case keys of pasted YAML and labels inside code are no headers."""
+    """One label alone, labels without the task's (a question's pasted example), unknown names, lower-case keys of
+    pasted YAML and labels inside code are no headers."""
     for prompt in (
+        "Why does my function return the wrong sum?\nInput: [1, 2, 3]\nOutput: 7",
         "Task: explain fusion to me.",
         "Here is the middleware:\nThe plugin module: app.py",
         "jobs:\n  environment: prod\ndata: x",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from json.decoder import scanstring  # type: ignore[attr-defined]  # exported by the stdlib, missing in typeshed
 
 from ragstream.preprocessing.schema import normalize_header
@@ -162,10 +163,12 @@ def _fence_lines(lines: list[tuple[int, int, str]]) -> set[int]:
     return inside
 
 
-def _label_headers(prompt: str, labels: frozenset[str]) -> list[Header]:
+def _label_headers(prompt: str, labels: Mapping[str, str]) -> list[Header]:
     """Labelled fields ("Task: ...", "**Constraints:**" over a list) as headers, when at least two different
-    known labels (`labels`, normalized) open lines outside code: one "Note:" in a question stays its text, and a
-    pasted YAML's "environment:" (lower case) is no label."""
+    known labels (`labels`: normalized name -> canonical section) open lines outside code, one of them the
+    task's ("Task:", "Question:"): one "Note:" in a question stays its text, a pasted example's "Input:" and
+    "Output:" lines under a question are no sections, and a pasted YAML's "environment:" (lower case) is no
+    label."""
     lines: list[tuple[int, int, str]] = []
     pos = 0
     for line in prompt.splitlines(keepends=True):
@@ -177,7 +180,8 @@ def _label_headers(prompt: str, labels: frozenset[str]) -> list[Header]:
         match = _LABEL.match(content)
         if i not in code and match and normalize_header(match.group("name")) in labels:
             found.append((start, start + match.end("mark"), start + match.end(), match.group("name")))
-    if len({normalize_header(name) for *_, name in found}) < 2:
+    named = {normalize_header(name) for *_, name in found}
+    if len(named) < 2 or not any(labels[name] == "TASK" for name in named):
         return []
     headers: list[Header] = []
     preamble = strip_span(prompt, 0, found[0][0])
@@ -197,10 +201,10 @@ def _label_headers(prompt: str, labels: frozenset[str]) -> list[Header]:
     return headers
 
 
-def parse_prompt(prompt: str, labels: frozenset[str] = frozenset()) -> ParsedPrompt:
+def parse_prompt(prompt: str, labels: Mapping[str, str] | None = None) -> ParsedPrompt:
     """Detect plain / Markdown / JSON-like and list the top-level headers with their bodies; in a prompt with
-    no Markdown header, lines that open with known labels (`labels`: normalized header names, "Task:",
-    "**Context:**") are its headers."""
+    no Markdown header, lines that open with known labels (`labels`: normalized header name -> canonical section;
+    "Task:", "**Context:**") are its headers."""
     stripped = prompt.strip(_WS)
     if stripped.startswith("{"):
         try:
@@ -211,7 +215,7 @@ def parse_prompt(prompt: str, labels: frozenset[str] = frozenset()) -> ParsedPro
     headers = _markdown_headers(prompt)
     if headers:
         return ParsedPrompt("markdown", headers)
-    headers = _label_headers(prompt, labels)
+    headers = _label_headers(prompt, labels or {})
     if headers:
         return ParsedPrompt("markdown", headers, "labelled fields ('Name:' lines) read as headers")
     return ParsedPrompt("plain", [])
