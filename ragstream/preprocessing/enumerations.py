@@ -47,7 +47,8 @@ def enumerations(text: str, schema: PromptSchema) -> list[Enumeration]:
         if not line.rstrip().endswith(":") or _ITEM_LINE.match(line):
             continue
         block, taken = _list_after(lines, i + 1)
-        asked = _asked(split("\n".join(lines[: i + 1]), TYPED), schema)
+        before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")  # sentences end at lines
+        asked = _asked(split(f"{before}\n{line}", TYPED), schema)
         if len(block) >= 2 and not _continues(block, schema) and asked is not None:
             found.append((text.find(line), Enumeration(asked, tuple(block))))
             listed |= taken
@@ -57,7 +58,7 @@ def enumerations(text: str, schema: PromptSchema) -> list[Enumeration]:
         if colon is None or sentence.rstrip().endswith(":"):
             continue
         items = [p for p in (p.strip(" .!?") for p in _INLINE_JOIN.split(sentence[colon.end() :].strip())) if p]
-        asked = _asked([*sentences[:k], sentence[: colon.start() + 1]], schema)
+        asked = _asked([*sentences[max(k - 1, 0) : k], sentence[: colon.start() + 1]], schema)
         if len(items) >= 2 and not _continues(items, schema) and asked is not None:
             found.append((text.find(sentence), Enumeration(asked, tuple(items))))
     return [enumeration for _, enumeration in sorted(found, key=lambda f: f[0])]
@@ -111,8 +112,7 @@ def _asked(sentences: list[str], schema: PromptSchema) -> str | None:
     openers = schema.ask_openers
     if ask_of(lead, openers) is not None:
         return lead
-    cued = any(re.search(rf"\b{re.escape(cue)}\b", lead, re.IGNORECASE) for cue in schema.enumeration_cues)
-    if cued and len(sentences) > 1 and ask_of(sentences[-2], openers) is not None:
+    if schema.enumeration_cue.search(lead) and len(sentences) > 1 and ask_of(sentences[-2], openers) is not None:
         return sentences[-2]
     return None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,10 +65,16 @@ class PromptSchema(BaseModel):
                 seen[key] = target
         return self
 
-    @property
+    @cached_property
     def alias_index(self) -> dict[str, str]:
         """normalized alias -> canon name."""
         return {normalize_header(a): target for target, names in self.aliases.items() for a in names}
+
+    @cached_property
+    def enumeration_cue(self) -> re.Pattern[str]:
+        """Any of `enumeration_cues` as a word (a pattern that matches nothing when there are none)."""
+        cues = "|".join(re.escape(cue) for cue in self.enumeration_cues) or r"(?!)"
+        return re.compile(rf"\b(?:{cues})\b", re.IGNORECASE)
 
     def role_of(self, canon: str | None) -> Role:
         if canon in self.meta:
