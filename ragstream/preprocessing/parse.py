@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from json.decoder import scanstring  # type: ignore[attr-defined]  # exported by the stdlib, missing in typeshed
 
-from ragstream.preprocessing.schema import normalize_header
 from ragstream.state import Header, PromptFormat, Span
 from ragstream.text.fences import COMMONMARK_FENCE
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*\r?$")
-# A label opening a line: a capitalised name of at most four words, its colon inside or after bold marks.
-_LABEL = re.compile(
-    r"^ {0,3}(?P<mark>(?P<bold>\*\*|__)?(?P<name>[A-Z][A-Za-z]*(?:[ \t][A-Za-z]+){0,3})"
-    r"(?:(?P=bold):|:(?P=bold)|(?(bold)(?!)|:)))[ \t]*"
-)
 _WS = " \t\r\n"
 _DECODER = json.JSONDecoder()
 
@@ -149,62 +142,8 @@ def _json_headers(prompt: str) -> list[Header]:
     return headers
 
 
-def _fence_lines(lines: list[tuple[int, int, str]]) -> set[int]:
-    """The indexes of the lines inside (or opening and closing) a fenced code block."""
-    inside: set[int] = set()
-    fence: str | None = None
-    for i, (_, _, content) in enumerate(lines):
-        opened = COMMONMARK_FENCE.match(content)
-        if opened and (fence is None or opened.group(1).startswith(fence)):
-            fence = opened.group(1)[0] * 3 if fence is None else None
-            inside.add(i)
-        elif fence is not None:
-            inside.add(i)
-    return inside
-
-
-def _label_headers(prompt: str, labels: Mapping[str, str]) -> list[Header]:
-    """Labelled fields ("Task: ...", "**Constraints:**" over a list) as headers, when at least two different
-    known labels (`labels`: normalized name -> canonical section) open lines outside code, one of them the
-    task's ("Task:", "Question:"): one "Note:" in a question stays its text, a pasted example's "Input:" and
-    "Output:" lines under a question are no sections, and a pasted YAML's "environment:" (lower case) is no
-    label."""
-    lines: list[tuple[int, int, str]] = []
-    pos = 0
-    for line in prompt.splitlines(keepends=True):
-        lines.append((pos, pos + len(line), line.rstrip("\r\n")))
-        pos += len(line)
-    code = _fence_lines(lines)
-    found: list[tuple[int, int, int, str]] = []  # label start, label end, body start, name
-    for i, (start, _, content) in enumerate(lines):
-        match = _LABEL.match(content)
-        if i not in code and match and normalize_header(match.group("name")) in labels:
-            found.append((start, start + match.end("mark"), start + match.end(), match.group("name")))
-    named = {normalize_header(name) for *_, name in found}
-    if len(named) < 2 or not any(labels[name] == "TASK" for name in named):
-        return []
-    headers: list[Header] = []
-    preamble = strip_span(prompt, 0, found[0][0])
-    if preamble.end > preamble.start:
-        headers.append(Header(name=None, level=0, body=preamble.slice(prompt), body_span=preamble))
-    for i, (label_start, label_end, body_start, name) in enumerate(found):
-        body_span = strip_span(prompt, body_start, found[i + 1][0] if i + 1 < len(found) else len(prompt))
-        headers.append(
-            Header(
-                name=name,
-                level=1,
-                header_span=Span(start=label_start, end=label_end),
-                body=body_span.slice(prompt),
-                body_span=body_span,
-            )
-        )
-    return headers
-
-
-def parse_prompt(prompt: str, labels: Mapping[str, str] | None = None) -> ParsedPrompt:
-    """Detect plain / Markdown / JSON-like and list the top-level headers with their bodies; in a prompt with
-    no Markdown header, lines that open with known labels (`labels`: normalized header name -> canonical section;
-    "Task:", "**Context:**") are its headers."""
+def parse_prompt(prompt: str) -> ParsedPrompt:
+    """Detect plain / Markdown / JSON-like and list the top-level headers with their bodies."""
     stripped = prompt.strip(_WS)
     if stripped.startswith("{"):
         try:
@@ -215,7 +154,4 @@ def parse_prompt(prompt: str, labels: Mapping[str, str] | None = None) -> Parsed
     headers = _markdown_headers(prompt)
     if headers:
         return ParsedPrompt("markdown", headers)
-    headers = _label_headers(prompt, labels or {})
-    if headers:
-        return ParsedPrompt("markdown", headers, "labelled fields ('Name:' lines) read as headers")
     return ParsedPrompt("plain", [])

@@ -68,7 +68,7 @@ def preprocess(
     chunker = chunker or Chunker.from_settings(settings)
     undecided = settings.preprocessing.include_undecided if include_undecided is None else include_undecided
 
-    parsed = parse_prompt(user_text, schema.alias_index)
+    parsed = parse_prompt(user_text)
     canon = canonicalize(user_text, parsed, schema, mapper, decisions)
     segments = build_segments(user_text, canon, undecided)
     pieces = build_pieces(segments, chunker, settings.preprocessing.max_query_pieces)
