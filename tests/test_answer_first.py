@@ -850,6 +850,26 @@ def test_a_sentence_pointing_back_with_a_demonstrative_is_read_with_the_one_befo
     assert not any(text.startswith(("Editing the file", "Storing the jobs")) for text in texts), texts
 
 
+REVIEW = """# Human review
+
+At the pause a person can edit the condensed context and choose which chunks stay selected. See retrieval.md for how
+chunks are found and ingestion.md for how documents are indexed.
+"""
+
+
+def test_a_cross_reference_after_a_sentence_is_not_read_with_it(base: Settings) -> None:
+    """ "See retrieval.md for how chunks are found" sends the reader elsewhere: it continues nothing, so the line is
+    the sentence before it alone, and the pointer is no line."""
+    services = Services(base)
+    ask = ["What can a person edit at the pause, and where do I read how chunks are found?"]
+    lines = condense_extractively(
+        ask, [one_chunk("review.md", REVIEW)], services.embedder.embed_together, base.condenser, ask
+    )
+    texts = [" ".join(line.text.split()) for line in lines]
+    assert "At the pause a person can edit the condensed context and choose which chunks stay selected." in texts
+    assert not any("See retrieval.md" in text for text in texts), texts
+
+
 HOSTING = """# Deploying your docs
 
 Read the Docs offers free documentation hosting and builds the site on every push.

@@ -725,10 +725,16 @@ def _points_back(sentence: str) -> bool:
     return _EARLY_DEMONSTRATIVE.match(unquoted(sentence)) is not None
 
 
+# A sentence that opens by sending the reader elsewhere ("See retrieval.md for how chunks are found."): a
+# cross-reference, never the continuation of the sentence before it.
+_POINTER = re.compile(r"^\W*see\b", re.IGNORECASE)
+
+
 def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
     """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
     "This response must ...") with that sentence, when it is right before it in the same paragraph and
-    stands alone itself: the two read as one statement. A sentence with a pronoun among its first words
+    stands alone itself: the two read as one statement ("See X for Y" sends the reader elsewhere: it continues
+    nothing, and is no line). A sentence with a pronoun among its first words
     ("Giving someone access to it is ...") is read with the sentence before it where they pair, else alone
     (the pronoun may be the sentence's own: "Environments which report that they ...")."""
     kept: list[Sentence] = []
@@ -742,6 +748,7 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
             and not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", s.chunk.text[before.end : s.start])
             and stands_alone(before.text, settings)
             and not narrates(s.text, settings)
+            and not _POINTER.match(s.text)
         )
         if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
             kept.append(Sentence(s.chunk, before.start, s.end))
