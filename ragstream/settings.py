@@ -128,7 +128,7 @@ class RetrievalSettings(BaseModel):
     temporal_half_life_days: float = Field(gt=0)
     expansion_seeds: int = Field(ge=0)
     expansion_neighbors: int = Field(ge=0)
-    # The items an ask enumerates are searched for too, each with this share of the ask's weight (0: not searched)
+    # The items an ask enumerates are searched for too, each with this weight (a prompt piece's is 1; 0: not searched)
     items_weight: float = Field(default=1.0, ge=0)
     confidence: ConfidenceSettings
 

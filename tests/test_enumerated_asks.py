@@ -11,7 +11,11 @@ from ragstream.gate.ask_parts import asked_items, asking_parts
 from ragstream.preprocessing.enumerations import enumerated_items, enumerations
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.retrieval.planner import asked_parts
+from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
+from ragstream.stages.io import StageEnv
+from ragstream.stages.options import RunOptions
+from ragstream.stages.retrieval import searched
 from tests.helpers import preprocessed
 
 THEMES = (
@@ -150,3 +154,12 @@ def test_the_parts_of_an_enumerated_ask_are_its_question_then_its_items_in_order
         assert asking_parts(sp, settings) == [question, *items]
         assert asking_parts(sp, settings, standalone=True) == items
         assert asked_items(sp, settings) == items
+
+
+def test_each_item_is_searched_with_the_weight_of_a_prompt_piece(settings: Settings) -> None:
+    """Each item is a query of its own, weighted as a prompt piece is (`retrieval.items_weight`), not a share of
+    one weight: with a third each, uvicorn's graceful-shutdown timeout fell outside the excerpts."""
+    services = Services(settings)
+    queries = searched(preprocessed(THEMES, services), StageEnv(services=services, context=RunOptions()))
+    assert [(q.text, q.weight) for q in queries[-3:]] == [(item, settings.retrieval.items_weight) for item in ITEMS]
+    assert settings.retrieval.items_weight == 1.0

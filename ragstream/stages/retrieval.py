@@ -72,16 +72,17 @@ def other_tools(env: StageEnv, main: str, strategy: Strategy | None, rerun: bool
 
 
 def searched(sp: SuperPrompt, env: StageEnv) -> list[Query]:
-    """The query pieces, then each item the ask enumerates with its share of `retrieval.items_weight`: "We care
-    about three things: a dark mode ..., how many levels the sidebar shows, and our logo" searched as one query
-    found the theme's introduction and none of the three options; each searched alone finds its own."""
+    """The query pieces, then each item the ask enumerates, searched with `retrieval.items_weight`: "We care about
+    three things: a dark mode ..., how many levels the sidebar shows, and our logo" searched as one query found the
+    theme's introduction and none of the three options; each searched alone finds its own, and with a share of one
+    weight among them, an item's answer still fell outside the excerpts (uvicorn's graceful-shutdown timeout)."""
     from ragstream.gate.ask_parts import asked_items
     from ragstream.retrieval.chunks import query_pieces
     from ragstream.retrieval.search import Query
 
     weight = env.services.settings.retrieval.items_weight
     items = asked_items(sp, env.services.settings) if weight else []
-    return query_pieces(sp) + [Query(item, weight / len(items)) for item in items]
+    return query_pieces(sp) + [Query(item, weight) for item in items]
 
 
 def project_of(sp: SuperPrompt, env: StageEnv) -> str:
