@@ -11,6 +11,7 @@ import pytest
 from ragstream.condensing.extractive import classify, sentences_of, stands_alone
 from ragstream.gate.coverage import uncovered_parts
 from ragstream.gate.evidence import rarity_of, weigh, weigh_all
+from ragstream.gate.neighbours import keep_adjacent
 from ragstream.gate.references import keep_referenced
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.services import Services
@@ -222,6 +223,30 @@ def test_a3_keeps_a_file_a_kept_chunk_names_for_the_ask(settings: Settings) -> N
     assert found.kept == ["a.md@0#0", "retrieval.md@0#0"]  # the minutes are named too, but not for the ask
     assert "kept by reference" in found.report.decisions["retrieval.md@0#0"].reason
     assert found.report.decisions["meeting.md@0#0"].decision == "drop_irrelevant"
+
+
+def test_a3_keeps_a_chunk_with_weak_evidence_beside_a_kept_chunk_of_its_file(settings: Settings) -> None:
+    def part(name: str, index: int, text: str) -> Chunk:
+        span = Span(start=0, end=len(text))
+        return Chunk(id=f"{name}@0#{index}", source_path=name, sha256="0" * 64, chunk_index=index, text=text, span=span)
+
+    candidates = [
+        part("before_sleep.py", 0, "def before_sleep_log(logger, log_level, exc_info=False):"),
+        part("before_sleep.py", 1, "    local_exc_info = state.outcome.exception()"),  # the definition runs on
+        part("before_sleep.py", 2, "    logger.log(log_level, msg)"),  # beside it too, but under the weak evidence
+        part("before_sleep.py", 4, "    return None"),  # weak evidence, but two chunks away
+        part("nap.py", 1, "    time.sleep(seconds)"),  # weak evidence, another file
+        part("retry.py", 3, "def retry(*dargs):"),  # kept on its own: read before the neighbour kept for its sake
+    ]
+    ask = _unit(1.0, 0.0)
+    weak, kept = _unit(0.5, 0.866), _unit(1.0, 0.2)
+    vectors = np.stack([kept, weak, _unit(0.3, 0.954), weak, weak, kept])
+    weighed = weigh_all(["How do I log a retry with its traceback?"], candidates, vectors, ask[None, :], settings.gate)
+    assert weighed.kept == ["before_sleep.py@0#0", "retry.py@0#3"]
+    found = keep_adjacent(weighed, candidates, settings.gate)
+    assert found.kept == ["before_sleep.py@0#0", "retry.py@0#3", "before_sleep.py@0#1"]
+    assert "beside chunk 0 of its file" in found.report.decisions["before_sleep.py@0#1"].reason
+    assert found.report.counts == {"keep": 3, "drop_irrelevant": 3}
 
 
 def test_uncovered_parts_name_the_sentence_and_the_unknown_name(settings: Settings) -> None:

@@ -126,6 +126,14 @@ class Weighed:
     cosine: dict[str, float]
 
 
+def decision_counts(decisions: dict[str, ChunkDecision]) -> dict[str, int]:
+    """How many candidates took each decision (the report's summary)."""
+    counts: dict[str, int] = {}
+    for d in decisions.values():
+        counts[d.decision] = counts.get(d.decision, 0) + 1
+    return counts
+
+
 def weigh_all(
     pieces: list[str],
     candidates: list[Chunk],
@@ -178,14 +186,11 @@ def weigh_all(
             decision="keep" if keep else "drop_irrelevant", reason=f"{evidence}{part}: {why}"
         )
     kept = [c.id for c in candidates if decisions[c.id].decision == "keep"]
-    counts: dict[str, int] = {}
-    for d in decisions.values():
-        counts[d.decision] = counts.get(d.decision, 0) + 1
     report = A3Report(
         agent="offline evidence (no model)",
         provider="local",
         decisions={c.id: decisions[c.id] for c in candidates},
-        counts=counts,
+        counts=decision_counts(decisions),
     )
     return Weighed(kept, report, scores, meaning)
 

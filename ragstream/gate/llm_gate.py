@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragstream.gate.dedup import near_duplicates
-from ragstream.gate.evidence import Weighed
+from ragstream.gate.evidence import Weighed, decision_counts
 from ragstream.llm.runner import FELL_BACK, AgentCall, AgentRunner
 from ragstream.settings import GateSettings
 from ragstream.state import A3Report, Chunk, ChunkDecision, LLMOutcomes
@@ -115,14 +115,11 @@ def gate(
         (c.id for c in candidates if decisions[c.id].decision == "keep"),
         key=lambda cid: (order.get(cid, len(order)), position[cid]),
     )
-    counts: dict[str, int] = {}
-    for d in decisions.values():
-        counts[d.decision] = counts.get(d.decision, 0) + 1
     report = A3Report(
         agent=f"{AGENT}/{version}",
         provider=runner.provider_name,
         decisions={c.id: decisions[c.id] for c in candidates},
-        counts=counts,
+        counts=decision_counts(decisions),
         llm=LLMOutcomes.of(calls),
         judged_by={c.id: judged_by[c.id] for c in candidates},
     )

@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 import numpy as np
 
-from ragstream.gate.evidence import Weighed, shorten
+from ragstream.gate.evidence import Weighed, decision_counts, shorten
 from ragstream.settings import GateSettings
 from ragstream.state import Chunk, ChunkDecision
 from ragstream.text.sentences import MARKDOWN, split
@@ -68,9 +68,6 @@ def keep_referenced(
             reason=f"{decisions[target.id].reason}; named in {chunk.id}, which is kept: '{shorten(words)}' "
             f"(cosine {float(row[best]):.2f} to '{shorten(pieces[best])}'): kept by reference",
         )
-    counts: dict[str, int] = {}
-    for d in decisions.values():
-        counts[d.decision] = counts.get(d.decision, 0) + 1
-    weighed.report.counts = counts
+    weighed.report.counts = decision_counts(decisions)
     extra = [cid for _, cid in sorted(added.values(), key=lambda a: -a[0])]
     return Weighed([*weighed.kept, *extra], weighed.report, weighed.evidence, weighed.cosine)

@@ -81,6 +81,7 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     from ragstream.gate.ask_parts import asking_parts
     from ragstream.gate.calibration import calibrated, corpus_null, off_topic_questions
     from ragstream.gate.evidence import weigh_all
+    from ragstream.gate.neighbours import keep_adjacent
     from ragstream.gate.references import keep_referenced
     from ragstream.index.manifest import generation_dir
     from ragstream.rendering.ask import normalized_ask
@@ -112,6 +113,7 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     embedded = embedder.embed(judged)
     weighed = weigh_all(judged, candidates, vectors, embedded, settings, rarity)
     weighed = keep_referenced(weighed, candidates, judged, embedded, embedder.embed, settings)
+    weighed = keep_adjacent(weighed, candidates, settings)
     leaning = [clause for clause in asked if clause not in parts]
     return Evidence(
         ask,
