@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ragstream.condensing.extractive import classify, sentences_of, stands_alone
+from ragstream.gate.ask_parts import asking_parts
 from ragstream.gate.coverage import uncovered_parts
 from ragstream.gate.evidence import rarity_of, weigh, weigh_all
 from ragstream.gate.neighbours import keep_adjacent
@@ -19,6 +20,7 @@ from ragstream.settings import Settings
 from ragstream.shaping.format_enforcer import enforce
 from ragstream.state import Chunk, PromptBody, Span
 from ragstream.text.asking import clauses
+from tests.helpers import preprocessed
 
 
 def _chunk(text: str, name: str = "doc.md") -> Chunk:
@@ -174,6 +176,20 @@ def test_an_ask_splits_into_clauses_only_where_each_clause_asks_and_stands(setti
         "What are slotted classes and what are their drawbacks?"  # a clause the caller finds leaning stays joined
     ]
     assert clauses("We use salt and pepper. How is soup made?", openers, enough) == ["How is soup made?"]
+
+
+def test_an_ask_that_points_at_the_text_before_it_is_read_with_that_text(settings: Settings) -> None:
+    """ "How do I stop this using standard HTTP headers?" names what it asks about only by "this": judged alone, its
+    evidence was "HTTP headers", and Keep-Alive's and CORS's pages filled the condensed context of a question about
+    lost updates. A part that points back is read with the text before it; one that stands is read alone."""
+    problem = "Two editors open the same article, and whoever saves last wipes out the other person's changes."
+    ask = "How do I stop this using standard HTTP headers?"
+    second = "How does the server reject a stale save?"
+    sp = preprocessed(f"{problem} {ask} {second}", settings)
+    assert asking_parts(sp, settings) == [f"{problem} {ask}", second]
+    assert asking_parts(sp, settings, standalone=True) == [second]
+    sp = preprocessed("We use salt and pepper. How is the soup made in the kitchen?", settings)
+    assert asking_parts(sp, settings) == ["How is the soup made in the kitchen?"]
 
 
 def test_a3_keeps_a_chunk_for_one_clause_of_a_two_part_ask_and_keeps_the_order_it_was_given(settings: Settings) -> None:
