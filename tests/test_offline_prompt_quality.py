@@ -188,6 +188,10 @@ def test_an_ask_that_points_at_the_text_before_it_is_read_with_that_text(setting
     sp = preprocessed(f"{problem} {ask} {second}", settings)
     assert asking_parts(sp, settings) == [f"{problem} {ask}", second]
     assert asking_parts(sp, settings, standalone=True) == [second]
+    problem = "Our workers get killed while a long request is still running, and users see 502 errors."
+    sp = preprocessed(f"{problem} How do we avoid that? Can the server ship its logs to Datadog?", settings)
+    assert asking_parts(sp, settings)[0] == f"{problem} How do we avoid that?"  # "that" ends the clause: a pronoun
+    assert asking_parts(sp, settings, standalone=True) == ["Can the server ship its logs to Datadog?"]
     sp = preprocessed("We use salt and pepper. How is the soup made in the kitchen?", settings)
     assert asking_parts(sp, settings) == ["How is the soup made in the kitchen?"]
 

@@ -22,10 +22,12 @@ _BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,2}[.)])[ \t]+")  # a clause that 
 # should we change before it ships?" or "... before we publish it?" under a pasted file). "both" and "each"
 # stand for what the user gave when nothing follows them ("review both and give me a corrected version of each");
 # "each one" for the things the sentence before named ("should I use StreamingResponse or FileResponse? What does
-# each one give me in terms of headers ...?": judged alone, it was named as a part no document covers).
+# each one give me in terms of headers ...?": judged alone, it was named as a part no document covers). "that" ending
+# its clause is a pronoun too ("How do we avoid that?"), never the conjunction: named alone, "No excerpt answers: How
+# do we avoid that?" left the condensed context without a line beside 29 kept chunks.
 _BACK_REFERENCE = re.compile(
     r"\b(?:it|its|they|them|their|this|these|those|(?:which|that|either|neither|each|every|the other)\s+one"
-    r"|(?:both|each)(?=\s*(?:[.,;:?!)]|$|\s(?:and|or)\b)))\b",
+    r"|(?:both|each|that)(?=\s*(?:[.,;:?!)]|$|\s(?:and|or)\b)))\b",
     re.IGNORECASE,
 )
 # The word right before a back-reference acts on what it stands for ("before we publish it", "How do I stop
