@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
@@ -132,6 +132,13 @@ _LEADS = ["We care about three things:", "We need:", "Our requirements:", "The p
 
 
 @hyp_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(  # an item inside another: placed where it stands, not where its words first occur (found by CI)
+    question=_QUESTIONS[0],
+    lead=_LEADS[0],
+    items=["logo sidebar mirror", "sidebar logo", "sidebar mirror"],
+    listed=False,
+    label="",
+)
 @given(
     question=st.sampled_from(_QUESTIONS),
     lead=st.sampled_from(_LEADS),

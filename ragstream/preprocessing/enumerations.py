@@ -131,5 +131,10 @@ def with_items(task: str, found: list[str], listed: list[Enumeration], substanti
         if lead and (not (inside or lead.rstrip(" :") in leads) or substantive(lead)):
             parts.append(lead)
     parts += [item for item in items if item not in parts and substantive(item)]
-    where = {part: task.find(part) for part in parts}
+    where: dict[str, int] = {}
+    cursor = 0
+    for item in items:  # each found after the one before: "sidebar mirror" also stands inside "logo sidebar mirror"
+        at = task.find(item, cursor)
+        where[item], cursor = at, (at + len(item) if at >= 0 else cursor)
+    where = {part: where.get(part, task.find(part)) for part in parts}
     return sorted(dict.fromkeys(parts), key=lambda part: where[part] if where[part] >= 0 else len(task))
