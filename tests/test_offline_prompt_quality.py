@@ -178,22 +178,16 @@ def test_an_ask_splits_into_clauses_only_where_each_clause_asks_and_stands(setti
     assert clauses("We use salt and pepper. How is soup made?", openers, enough) == ["How is soup made?"]
 
 
-def test_an_ask_that_points_at_the_text_before_it_is_read_with_that_text(settings: Settings) -> None:
-    """ "How do I stop this using standard HTTP headers?" names what it asks about only by "this": judged alone, its
-    evidence was "HTTP headers", and Keep-Alive's and CORS's pages filled the condensed context of a question about
-    lost updates. A part that points back is read with the text before it; one that stands is read alone."""
-    problem = "Two editors open the same article, and whoever saves last wipes out the other person's changes."
-    ask = "How do I stop this using standard HTTP headers?"
-    second = "How does the server reject a stale save?"
-    sp = preprocessed(f"{problem} {ask} {second}", settings)
-    assert asking_parts(sp, settings) == [f"{problem} {ask}", second]
-    assert asking_parts(sp, settings, standalone=True) == [second]
+def test_a_clause_ending_on_that_points_back_and_is_never_named_alone(settings: Settings) -> None:
+    """ "How do we avoid that?" names what it asks about only by "that", which ends its clause as a pronoun (not the
+    conjunction): named alone, "No excerpt answers: How do we avoid that?" left a uvicorn prompt's condensed context
+    without a line beside 29 kept chunks. It stays a clause of the ask, never a part named in the Open issues."""
     problem = "Our workers get killed while a long request is still running, and users see 502 errors."
     sp = preprocessed(f"{problem} How do we avoid that? Can the server ship its logs to Datadog?", settings)
-    assert asking_parts(sp, settings)[0] == f"{problem} How do we avoid that?"  # "that" ends the clause: a pronoun
+    assert asking_parts(sp, settings) == ["How do we avoid that?", "Can the server ship its logs to Datadog?"]
     assert asking_parts(sp, settings, standalone=True) == ["Can the server ship its logs to Datadog?"]
-    sp = preprocessed("We use salt and pepper. How is the soup made in the kitchen?", settings)
-    assert asking_parts(sp, settings) == ["How is the soup made in the kitchen?"]
+    sp = preprocessed("Is there a way to check that the cache key is unique per tenant in the app?", settings)
+    assert asking_parts(sp, settings, standalone=True) != []  # "that" opening a clause is the conjunction
 
 
 def test_a3_keeps_a_chunk_for_one_clause_of_a_two_part_ask_and_keeps_the_order_it_was_given(settings: Settings) -> None:

@@ -42,15 +42,6 @@ _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 _THAT_SUBJECT = re.compile(r"^\W*(\w+)\s+that\b", re.IGNORECASE)
 
 
-def with_what_it_points_at(task: str, clause: str, points: bool) -> str:
-    """The clause with the task's text before it when it `points` there: "How do I stop this using standard HTTP
-    headers?", judged alone, had its evidence in "HTTP headers", and Keep-Alive's and CORS's pages filled the
-    condensed context of a question about two editors overwriting each other's changes."""
-    flat = " ".join(task.split())
-    at = flat.find(clause)
-    return flat[: at + len(clause)] if points and at > 0 else clause
-
-
 def asked_items(sp: SuperPrompt, settings: Settings) -> list[str]:
     """The items the task enumerates that name two content terms (`enumerated_items`): retrieval searches for
     each too, since the ask's other words drown them in one query."""
@@ -72,9 +63,8 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     must name at least two content terms of its own; with `standalone`, two that name a topic (`topic_terms`)
     and no word that leans on the rest of its sentence, and no sentence may lean on text the user gave beside
     it or name no topic at all (the parts judged for coverage, named in Open issues: "What does it mean?"
-    under a pasted error, or "Please review both", is no topic the documents could lack). Without `standalone`, a
-    clause that names what it asks about only by pointing at the user's text before it ("How do I stop this using
-    standard HTTP headers?") is read with that text. The task when none asks."""
+    under a pasted error, or "Please review both", is no topic the documents could lack). The task when none
+    asks."""
     task = sp.body.task or normalized_ask(sp)
     schema = load_prompt_schema(settings.prompt_schema_path)
 
@@ -114,7 +104,7 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     ]
     found = list(dict.fromkeys(found))
     if not standalone:
-        return list(dict.fromkeys(with_what_it_points_at(task, clause, points_outside(clause)) for clause in found))
+        return found
     # An asking sentence whose enumeration says what it is about is answered by the items': the items are named.
     umbrellas = [e.asked for e in listed if e.asked]
     return [
