@@ -11,8 +11,9 @@ import pytest
 
 from ragstream.app.controller import AppController
 from ragstream.code.symbols import Symbol, symbols_to_metadata
-from ragstream.condensing.condenser import a3_evidence, render_sctx, within_share
+from ragstream.condensing.condenser import a3_evidence, render_sctx, weakly_evidenced, within_share
 from ragstream.condensing.extractive import (
+    Line,
     condense_extractively,
     is_prose,
     references_of,
@@ -22,9 +23,10 @@ from ragstream.condensing.extractive import (
 from ragstream.evaluation.checks import universal, verbatim_support
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.rendering.excerpts import shown_excerpts
+from ragstream.rendering.parts import head_parts
 from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
-from ragstream.state import Chunk, Span, SuperPrompt
+from ragstream.state import A4Report, Chunk, Span, SuperPrompt
 from ragstream.text.chunk_ids import CITATION
 from tests.helpers import one_chunk
 
@@ -183,6 +185,38 @@ def test_an_empty_section_is_left_out_and_nothing_says_none_found() -> None:
     assert text == "### Facts\n- Backups are kept for thirty days. [backups.md@0000000000#0]"
     assert render_sctx({}) == ""
     assert render_sctx({}, ["rotating keys"]) == "### Open issues\n- The documents do not cover: rotating keys"
+
+
+def test_a_part_only_a_line_answers_has_weak_evidence_and_the_system_note_says_so(base: Settings) -> None:
+    """A part no whole excerpt covers but one sentence of one reaches by A3's rule was said to be answered by no
+    excerpt, under the Fact that answers it (uvicorn's `--root-path` line for "how to serve the app under the /api
+    path prefix"): it has weak evidence only, and the System note asks the reader to check the line; a part no line
+    reaches stays unanswered, and one naming what no document holds stays not covered."""
+    chunk = "uvicorn.md@0000000000#0"
+    root = "`--root-path <str>` - Set the ASGI `root_path` for applications submounted below a given URL path."
+    parts = ["which proxies does it trust?", "how to serve the app under the /api path prefix"]
+    lines = [
+        Line("facts", "Trusts 127.0.0.1 by default.", chunk, 0.7, "", 0, True, (0,)),
+        Line("facts", root, chunk, 0.56, "", 1, True, (1,)),
+    ]
+    unanswered = ["how to serve the app under the /api path prefix", "how do I rotate logs?"]
+    assert weakly_evidenced(lines, parts, unanswered) == [parts[1]]
+    assert weakly_evidenced(lines[:1], parts, unanswered) == []
+    text = render_sctx({"facts": [(root, [chunk])]}, [*unanswered, "Kafka"], unanswered, [parts[1]])
+    assert text.splitlines()[-3:] == [
+        f"- Weak evidence only (a line above, no whole excerpt): {parts[1]}",
+        "- No excerpt answers: how do I rotate logs?",
+        "- The documents do not cover: Kafka",
+    ]
+    sp = SuperPrompt(raw_prompt="q")
+    for uncovered, weak, note in (
+        ([parts[1]], [parts[1]], "has weak evidence only"),
+        ([parts[1], "how do I rotate logs?"], [parts[1]], "No excerpt answers all of this ask"),
+        ([parts[1], "Kafka"], [parts[1]], "The documents do not cover all of this ask"),
+    ):
+        report = A4Report(agent="offline", uncovered=uncovered, unanswered=unanswered, weakly_evidenced=weak)
+        sp.extras.a4 = report
+        assert note in " ".join(head_parts(sp).notes()), (uncovered, weak)
 
 
 def test_commands_table_rows_bold_statements_and_recommended_values_are_lines(base: Settings) -> None:

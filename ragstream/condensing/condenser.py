@@ -15,7 +15,7 @@ answering model (an injected instruction, a role to play) is withheld and report
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -86,17 +86,32 @@ def cite(line: str, chunks: list[Chunk]) -> tuple[str, list[str]]:
 
 NOT_COVERED = "The documents do not cover: "
 UNANSWERED = "No excerpt answers: "
+WEAK = "Weak evidence only (a line above, no whole excerpt): "
+
+
+def weakly_evidenced(lines: Sequence[Line], parts: Sequence[str], unanswered: Collection[str]) -> list[str]:
+    """Those of `unanswered` a condensed line answers by A3's rule read as a sentence. No whole kept chunk had the
+    evidence for the part, a sentence of one has: "No excerpt answers: how to serve the app under the /api path
+    prefix" stood under the `--root-path` Fact that answers it (uvicorn). The sentence's evidence cannot tell such
+    a line from a near miss ("Frozen-ness of classes is now inherited." for slowing the printing of a frozen class
+    reached 0.555, the `--root-path` line 0.56), so neither "answered" nor "no excerpt answers" is said: the prompt
+    says what was measured, weak evidence in a line it shows."""
+    answered = {parts[p] for line in lines for p in line.answers if p < len(parts)}
+    return [part for part in unanswered if part in answered]
 
 
 def render_sctx(
-    sections: dict[str, list[tuple[str, list[str]]]], uncovered: Sequence[str] = (), unanswered: Collection[str] = ()
+    sections: dict[str, list[tuple[str, list[str]]]],
+    uncovered: Sequence[str] = (),
+    unanswered: Collection[str] = (),
+    weak: Collection[str] = (),
 ) -> str:
     """The sections that have lines (an empty one is left out: a "none found" line would only fill space);
     the parts of the ask nothing covers come first among the Open issues, uncited (they are the
     pipeline's finding, not a document's words). Those `unanswered` (worded as the documents word things) are said
     to be unanswered by the excerpts, which is what was measured, not absent from the documents, which may treat
-    them in other words."""
-    said = [(UNANSWERED if part in unanswered else NOT_COVERED) + part for part in uncovered]
+    them in other words; those of them in `weak` (`weakly_evidenced`) are said to have weak evidence only."""
+    said = [(WEAK if part in weak else UNANSWERED if part in unanswered else NOT_COVERED) + part for part in uncovered]
     sections = {**sections, "open_issues": [(text, []) for text in said] + sections.get("open_issues", [])}
     blocks = []
     for key, title in SECTIONS:
@@ -158,6 +173,7 @@ def condense(
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
     unanswered: Sequence[str] = (),
+    weak: Sequence[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -167,7 +183,8 @@ def condense(
     with the reason. When its reply stays invalid, or none of its lines passes, `offline(why)` condenses instead.
     The `standing` lines (the offline extraction's, verbatim and cited) stand beside the model's, so its
     lines add to what the extraction says and never take its place: on the OWASP suite a 0.5B model's three
-    lines about session expiry replaced the sentence giving the 4-8 hour range the ask wanted.
+    lines about session expiry replaced the sentence giving the 4-8 hour range the ask wanted. `weak`: the parts
+    of `unanswered` the standing lines reach (`weakly_evidenced`).
     """
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
     kept = whole(kept) if whole is not None else kept
@@ -228,12 +245,13 @@ def condense(
         reasons=reasons,
         uncovered=list(uncovered),
         unanswered=list(unanswered),
+        weakly_evidenced=list(weak),
         llm=outcomes,
     )
     ids = [c.id for c in kept]
     standing_ids = {cid for _, _, found in standing for cid in found}
     ids += [c.id for c in selection if c.id in standing_ids and c.id not in ids]
-    return render_sctx(sections, uncovered, unanswered), ids, report
+    return render_sctx(sections, uncovered, unanswered, weak), ids, report
 
 
 def within_share(
@@ -263,16 +281,25 @@ def within_share(
     return [line for i, line in enumerate(lines) if i in chosen]
 
 
-def a3_evidence(settings: GateSettings, rarity: dict[str, float]) -> Evidence:
+def a3_evidence(
+    settings: GateSettings,
+    rarity: dict[str, float],
+    read: Mapping[str, str] | None = None,
+    embed: Callable[[list[str]], np.ndarray] | None = None,
+) -> Evidence:
     """A3's absolute evidence (`weigh_all`) as the offline condenser asks it: each candidate line's evidence
-    for one part of the ask, and whether A3 would keep a chunk on it."""
+    for one part of the ask, and whether A3 would keep a chunk on it. `read` gives a part as A3 read it (respelled;
+    `embed` embeds it when it differs)."""
 
     def evidence(part: str, texts: list[str], vectors: np.ndarray, part_vector: np.ndarray):
+        judged = (read or {}).get(part, part)
+        if judged != part and embed is not None:
+            part_vector = embed([judged])[0]
         lines = [
             Chunk(id=str(i), source_path="", sha256="", chunk_index=0, text=text, span=Span(start=0, end=len(text)))
             for i, text in enumerate(texts)
         ]
-        found = weigh_all([part], lines, vectors, part_vector[None, :], settings, rarity)
+        found = weigh_all([judged], lines, vectors, part_vector[None, :], settings, rarity)
         decisions = found.report.decisions
         return (
             [found.evidence.get(str(i), -1.0) for i in range(len(texts))],
@@ -328,6 +355,7 @@ def condense_offline(
             recorded.append(
                 LineEvidence(section=line.section, chunk=line.chunk_id, relevance=line.relevance, cue=line.cue)
             )
+    weak = weakly_evidenced([line for line in lines if line.text not in withheld], parts, unanswered)
     report = A4Report(
         agent="offline extraction (no model)",
         provider="local",
@@ -337,8 +365,9 @@ def condense_offline(
         lines=recorded,
         uncovered=list(uncovered),
         unanswered=list(unanswered),
+        weakly_evidenced=list(weak),
     )
-    return render_sctx(sections, uncovered, unanswered), [c.id for c in kept], report
+    return render_sctx(sections, uncovered, unanswered, weak), [c.id for c in kept], report
 
 
 def uncovered(sp: SuperPrompt, selection: list[Chunk]) -> list[str]:

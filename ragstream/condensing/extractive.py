@@ -256,6 +256,7 @@ class Line:
     cue: str
     part: int = 0  # the part of the ask (clause, in order) it answers best
     core: bool = False  # chosen by evidence for its part, not only by relevance
+    answers: tuple[int, ...] = ()  # the parts whose evidence it reaches by A3's rule (as a sentence)
 
 
 _BARE_FENCE = re.compile(
@@ -964,6 +965,15 @@ def condense_extractively(
             ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
         )
         lines.append(
-            Line(section, texts[i], candidates[i].chunk.id, round(float(strength[i]), 4), cue, part_of[i], i in core)
+            Line(
+                section,
+                texts[i],
+                candidates[i].chunk.id,
+                round(float(strength[i]), 4),
+                cue,
+                part_of[i],
+                i in core,
+                tuple(p for p in range(len(parts)) if enough[i, p]),
+            )
         )
     return lines

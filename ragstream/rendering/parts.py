@@ -40,6 +40,11 @@ UNANSWERED = (
     "No excerpt answers all of this ask (see the Open issues in the condensed context): say plainly which part "
     "the excerpts do not answer rather than answering it from general knowledge."
 )
+# Said instead when every such part has weak evidence only: a condensed line's sentence, no whole excerpt.
+WEAK = (
+    "Part of this ask has weak evidence only (see the Open issues in the condensed context): check whether the "
+    "condensed lines answer it, and say plainly if they do not rather than answering it from general knowledge."
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,7 @@ class PromptParts:
     condensed_context: str
     excerpts: tuple[Excerpt, ...] = ()
     only_unanswered: bool = False  # every such part is only unanswered by the excerpts, not shown absent
+    only_weak: bool = False  # every such part has weak evidence only: a condensed line's, no whole excerpt's
 
     def notes(self, fenced: str = FENCED) -> list[str]:
         """The system block's paragraphs after the role; `fenced` words how this style keeps document text
@@ -90,7 +96,7 @@ class PromptParts:
             rules.append(CONVERSATION_FENCED)
         paragraphs = [" ".join(rules)] if rules else []
         if self.not_covered:
-            paragraphs.append(UNANSWERED if self.only_unanswered else NOT_COVERED)
+            paragraphs.append(WEAK if self.only_weak else UNANSWERED if self.only_unanswered else NOT_COVERED)
         return paragraphs
 
     def system(self, fenced: str = FENCED) -> list[str]:
@@ -111,6 +117,7 @@ def head_parts(sp: SuperPrompt) -> PromptParts:
         conversation=bool(sp.recent_conversation),
         not_covered=sp.extras.a4 is not None and bool(sp.extras.a4.uncovered),
         only_unanswered=sp.extras.a4 is not None and set(sp.extras.a4.uncovered) <= set(sp.extras.a4.unanswered),
+        only_weak=sp.extras.a4 is not None and set(sp.extras.a4.uncovered) <= set(sp.extras.a4.weakly_evidenced),
         ask=f"{ask}\n\n{rendered_format}" if rendered_format else ask,
         condensed_context=sp.s_ctx_md,
     )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ragstream.stages.a3 import ask_rarity
+from ragstream.stages.a3 import ask_rarity, respelled_texts
 from ragstream.stages.io import StageEnv, StageOutput
 from ragstream.stages.spec import CONDENSED, PROMPT, SELECTION, stage_spec
 from ragstream.state import A4Report, Chunk, LLMOutcomes, Stage, SuperPrompt
@@ -92,11 +92,17 @@ def unanswered_of(sp: SuperPrompt, missing: list[str]) -> tuple[str, ...]:
 
 
 def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:
-    """A3's evidence for a line and a part of the ask, with the project's rarity of the ask's words."""
+    """A3's evidence for a line and a part of the ask, with the project's rarity of the ask's words; each part read
+    as A3 reads it, its misspelt words as the corpus spells them ("which one wins" for "the real enviroment" was
+    judged unanswered by A3 against "environment", and against "enviroment" here no line could answer it)."""
     from ragstream.condensing.condenser import a3_evidence
 
-    _, rarity = ask_rarity([*ask.pieces, *ask.parts], env, env.context.project or sp.extras.project)
-    return a3_evidence(env.services.settings.gate, rarity)
+    project = env.context.project or sp.extras.project
+    texts = list(dict.fromkeys([*ask.pieces, *ask.parts]))
+    snapshot = env.services.searcher(project).snapshot() if project else None
+    read = dict(zip(texts, respelled_texts(texts, snapshot), strict=True))
+    _, rarity = ask_rarity(list(read.values()), env, project)
+    return a3_evidence(env.services.settings.gate, rarity, read, env.services.embedder.embed)
 
 
 def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condensed:
@@ -146,7 +152,7 @@ def support_check(env: StageEnv, project: str | None) -> SupportCheck:
 def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
     """Lines the A4 agent writes, each checked against the excerpt it cites, beside the extraction's lines; the
     extraction alone when none holds."""
-    from ragstream.condensing.condenser import addressed_to_reader, condense, extracted
+    from ragstream.condensing.condenser import addressed_to_reader, condense, extracted, weakly_evidenced
     from ragstream.rendering.ask import normalized_ask
     from ragstream.text.sentences import TYPED, split
 
@@ -180,4 +186,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         standing=extraction,
         whole=ask.whole,
         unanswered=ask.unanswered,
+        weak=weakly_evidenced(
+            [line for line in lines if not addressed_to_reader(line.text)], ask.parts, ask.unanswered
+        ),
     )

@@ -270,6 +270,8 @@ class A4Report(Report):
     lines: list[LineEvidence] = Field(default_factory=list)
     uncovered: list[str] = Field(default_factory=list)  # parts of the ask the selection does not cover (Open issues)
     unanswered: list[str] = Field(default_factory=list)  # those no excerpt answers, in words the documents hold
+    # Those of `unanswered` a condensed line answers by A3's rule read as a sentence: weak evidence only
+    weakly_evidenced: list[str] = Field(default_factory=list)
     llm: LLMOutcomes | None = None
 
 
