@@ -39,7 +39,11 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def test_labels_links_tags_and_cross_references_are_never_a_line_alone(base: Settings) -> None:
     """A link reference definition block ("[docs_dir]: user-guide/configuration.md#docs_dir") is a link's target:
     it was a Fact of MkDocs' deploying page, as reStructuredText's ".. _First Steps with Celery: https://..." was of
-    Flask's; a line opening on a bracketed phrase inside a paragraph is prose."""
+    Flask's; a line opening on a bracketed phrase inside a paragraph is prose. A sentence that sends the reader to a
+    link is no line, whatever the link's text holds ("Printing: ...") and whatever the link is for ("for a detailed
+    explanation"): on Typer's docs, "You will learn how in [CLI Arguments with Environment Variables](...)." and
+    "Read the [Environment Variables guide](...) for a detailed, cross-platform explanation" were Facts for "How do I
+    make a CLI option read its value from an environment variable?"."""
     doc = """# Citing data
 
 **If no DOI is issued:**
@@ -59,6 +63,14 @@ In Figure 3, the request goes through the proxy first.
 For an overview of how to work with exceptions, see [Exceptions (Quickstart)](quickstart.md#exceptions).
 
 If you encounter issues when setting up proxies, please refer to our [Troubleshooting guide](../guide.md#proxies).
+
+You will learn how in [CLI Arguments with Environment Variables](tutorial/arguments/envvar.md).
+
+Read the [Environment Variables guide](https://tiangolo.com/guides/environment-variables/) for a detailed explanation.
+
+If you need a refresher, check the section in [Printing: "Standard Output"](printing.md#standard-output).
+
+Read the file with `open()` and pass it to [parse](parse.md) to get a tree.
 
 HTTPX supports [HTTP proxies](https://en.wikipedia.org/wiki/Proxy_server) through the `proxy` parameter.
 
@@ -81,6 +93,7 @@ There are two
     found = [s.text for s in sentences_of(one_chunk("doc.md", doc)) if s.listed or stands_alone(s.text, base.condenser)]
     assert found == [
         "Keys must be rotated every ninety days by the owner.",
+        "Read the file with `open()` and pass it to [parse](parse.md) to get a tree.",
         "HTTPX supports [HTTP proxies](https://en.wikipedia.org/wiki/Proxy_server) through the `proxy` parameter.",
         "**Disable introspection on every production server, whatever it serves.**",
         "Browsers compress their messages before sending them over the network.",

@@ -384,9 +384,7 @@ def _whole_item(
 def _says_something(piece: str) -> bool:
     """Two words at least, outside links, and not only a pointer elsewhere (links read as one token: a dot in a URL
     is no sentence's end)."""
-    return len(re.findall(r"[A-Za-z]{2,}", _LINK.sub("", piece))) >= 2 and not points_away(
-        _LINK.sub("[link](x)", piece)
-    )
+    return len(re.findall(r"[A-Za-z]{2,}", _LINK.sub("", piece))) >= 2 and not points_away(piece)
 
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$", re.M)
@@ -542,18 +540,23 @@ def points_at_exhibit(sentence: str, settings: CondenserSettings) -> bool:
 
 
 # A sentence whose last clause sends the reader to a link ("For an overview of how to work with exceptions, see
-# [Exceptions](quickstart.md#exceptions).", "If you encounter issues, please refer to our [guide](...).").
+# [Exceptions](quickstart.md#exceptions).", "If you encounter issues, please refer to our [guide](...).", "You will
+# learn how in [CLI Arguments with Environment Variables](envvar.md).", "Read the [guide](...) for a detailed
+# explanation."), read with each link as one token (its text may hold a colon or a dot), a few words at most
+# between the pointing verb and the link ("Read the file with `open()` and pass it to [parse](...)" points nowhere).
 _POINTS_AWAY = re.compile(
-    r"(?:^|[,;:]\s+)(?:please\s+)?(?:see|refer\s+to|check(?:\s+out)?|read|visit|consult)\b[^.;:]*"
-    r"\[[^\]]+\]\([^)\s]+\)[\s.!)]*$",
+    r"(?:^|[,;:]\s+)(?:please\s+)?(?:(?:you|we)\s+(?:will|can|could|may|should|might)\s+)?(?:also\s+)?"
+    r"(?:see|refer\s+to|check(?:\s+out)?|read|visit|consult|(?:learn|find|read)(?:\s+[^\s;:]+){0,4}?\s+(?:in|at|on))"
+    r"(?:\s+[^\s;:]+){0,5}?\s+LINK(?:\s+(?:for|to)\s[^;:]{0,200})?[\s.!)]*$",
     re.I,
 )
 
 
 def points_away(sentence: str) -> bool:
-    """The sentence only sends the reader elsewhere: its last clause is "see [a link]". It says where an answer is,
-    not the answer, and the link's target is no excerpt of the prompt."""
-    return _POINTS_AWAY.search(sentence.strip()) is not None
+    """The sentence only sends the reader elsewhere: its last clause is "see [a link]" (or "you will learn how in
+    [a link]"), at most with what the link is for. It says where an answer is, not the answer, and the link's target
+    is no excerpt of the prompt."""
+    return _POINTS_AWAY.search(_LINK.sub("LINK", sentence.strip())) is not None
 
 
 # A clause that states something before the sentence turns to narrate ("The standard library provides the
@@ -734,8 +737,8 @@ _POINTER = re.compile(r"^\W*see\b", re.IGNORECASE)
 def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
     """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
     "This response must ...") with that sentence, when it is right before it in the same paragraph and
-    stands alone itself: the two read as one statement ("See X for Y" sends the reader elsewhere: it continues
-    nothing, and is no line). A sentence with a pronoun among its first words
+    stands alone itself: the two read as one statement ("See X for Y", or "You will learn how in [X](...)", sends
+    the reader elsewhere: it continues nothing, and is no line). A sentence with a pronoun among its first words
     ("Giving someone access to it is ...") is read with the sentence before it where they pair, else alone
     (the pronoun may be the sentence's own: "Environments which report that they ...")."""
     kept: list[Sentence] = []
@@ -750,6 +753,7 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
             and stands_alone(before.text, settings)
             and not narrates(s.text, settings)
             and not _POINTER.match(s.text)
+            and not points_away(s.text)
         )
         if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
             kept.append(Sentence(s.chunk, before.start, s.end))
