@@ -21,6 +21,7 @@ from ragstream.condensing.extractive import (
     stands_alone,
 )
 from ragstream.evaluation.checks import universal, verbatim_support
+from ragstream.gate.evidence import stemmed_terms
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.rendering.excerpts import shown_excerpts
 from ragstream.rendering.parts import head_parts
@@ -198,6 +199,33 @@ def test_an_empty_section_is_left_out_and_nothing_says_none_found() -> None:
     assert text == "### Facts\n- Backups are kept for thirty days. [backups.md@0000000000#0]"
     assert render_sctx({}) == ""
     assert render_sctx({}, ["rotating keys"]) == "### Open issues\n- The documents do not cover: rotating keys"
+
+
+def test_a_lead_in_that_answers_makes_its_list_answer_though_the_items_dilute_it(base: Settings) -> None:
+    """blackd's "can produce the following response codes:" answers "how the plugin should read each possible
+    response status"; read with its four items (bodies, syntax errors, the blackened code) the line's evidence fell
+    under the rule and the prompt said no excerpt answers the part, above that very list. A lead-in with its items
+    is judged as the better of the two, the whole and the lead-in alone."""
+    doc = """# Server
+
+Apart from the above, `blackd` can produce the following response codes:
+
+- `HTTP 204`: If the input is already well-formatted. The response body is empty.
+- `HTTP 200`: If formatting was needed on the input. The response body contains the blackened Python code.
+- `HTTP 400`: If the input contains a syntax error. Details of the error are returned in the response body.
+- `HTTP 500`: If there was any other kind of error while trying to format the input.
+"""
+    services = Services(base)
+    part = "explain how the plugin should read each possible response status."
+    gate = base.gate.model_copy(update={"min_evidence": 0.5})
+    rarity = dict.fromkeys(stemmed_terms(part, gate), 1.0)
+    chunk = one_chunk("server.md", doc)
+    lines = condense_extractively(
+        [part], [chunk], services.embedder.embed_together, base.condenser, [part], a3_evidence(gate, rarity)
+    )
+    listed = [line for line in lines if line.text.startswith("Apart from the above")]
+    assert listed and listed[0].core and listed[0].answers == (0,), lines
+    assert "`HTTP 500`" in listed[0].text
 
 
 def test_a_part_only_a_line_answers_has_weak_evidence_and_the_system_note_says_so(base: Settings) -> None:

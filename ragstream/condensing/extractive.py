@@ -138,6 +138,15 @@ class Sentence:
         return f"{self.lead} {self.shown}" if self.lead else self.shown
 
     @property
+    def lead_in(self) -> str:
+        """A lead-in with its items: the lead-in alone, what says what the items answer ("`blackd` can produce the
+        following response codes:"); "" otherwise."""
+        if not self.items:
+            return ""
+        head = self.chunk.text[self.start : self.end].split("\n", 1)[0]
+        return " ".join(head.split()) if head.rstrip().endswith(":") else ""
+
+    @property
     def shown(self) -> str:
         """The line as the condensed context gives it: under a heading that is a bare name, named by it."""
         return f"`{self.subject}`: {self.text}" if self.subject else self.text
@@ -874,8 +883,9 @@ def condense_extractively(
     `parts` are the clauses of the ask (in order; the ask's pieces when none are given), and `evidence(part,
     texts, vectors, part_vector)` says for each candidate its evidence for the part and whether it is enough
     (A3's absolute evidence, so a line answers a clause by the rule a chunk is kept for it; the cosine
-    against `condenser.min_relevance` without one). For each part, its `condenser.per_part` best-evidenced
-    candidates come first (not repeating a line already chosen); the remaining lines, up to
+    against `condenser.min_relevance` without one); a lead-in with its items has the better evidence of the
+    whole and the lead-in alone, which says what the items answer. For each part, its `condenser.per_part`
+    best-evidenced candidates come first (not repeating a line already chosen); the remaining lines, up to
     `condenser.max_lines`, are those with the most evidence for any of `asks` (the prompt's query pieces) or
     `parts`, so a sentence holding the ask's rare words beats one that only shares its drift. A line repeats
     a chosen one when it is as close in meaning (`condenser.max_similarity`), overlaps it in its chunk, or
@@ -894,9 +904,11 @@ def condense_extractively(
         return []
     texts = [s.shown if isinstance(s, Sentence) else s.text for s in candidates]
     scored = [s.scored if isinstance(s, Sentence) else s.text for s in candidates]
-    vectors = embed(list(dict.fromkeys([*asks, *parts])) + scored)
+    leads = {i: s.lead_in for i, s in enumerate(candidates) if isinstance(s, Sentence) and s.lead_in}
+    vectors = embed(list(dict.fromkeys([*asks, *parts])) + scored + list(leads.values()))
     queries = {q: vectors[i] for i, q in enumerate(dict.fromkeys([*asks, *parts]))}
-    sentence_vectors = vectors[len(queries) :]
+    sentence_vectors = vectors[len(queries) : len(queries) + len(scored)]
+    lead_vectors = vectors[len(queries) + len(scored) :]
     relevance = (sentence_vectors @ np.asarray([queries[a] for a in asks]).T).max(axis=1)
     similarity = sentence_vectors @ sentence_vectors.T
     scores = np.zeros((len(candidates), len(parts)))
@@ -909,6 +921,11 @@ def condense_extractively(
         else:
             listed, decided = evidence(query, scored, sentence_vectors, queries[query])
             weight[query], sufficient = np.asarray(listed), np.asarray(decided, dtype=bool)
+            if leads:
+                by_lead, lead_decided = evidence(query, list(leads.values()), lead_vectors, queries[query])
+                for k, i in enumerate(leads):
+                    weight[query][i] = max(weight[query][i], by_lead[k])
+                    sufficient[i] = sufficient[i] or lead_decided[k]
         if query in parts:
             scores[:, parts.index(query)], enough[:, parts.index(query)] = weight[query], sufficient
     strength = np.max([weight[q] for q in queries], axis=0)  # the best evidence for any piece or part
