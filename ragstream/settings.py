@@ -207,6 +207,8 @@ class SupportSettings(BaseModel):
     negation_openers: list[str] = Field(default_factory=list)
     # what says a named thing is to go ("delete", "remove"): a line may not give it as one to set or use (rule 4)
     removal_cues: list[str] = Field(default_factory=list)
+    # how a sentence only supposes what follows ("let's say that ..."): a line may not state it as fact (rule 14)
+    supposition_cues: list[str] = Field(default_factory=list)
 
 
 class CondenserSettings(BaseModel):

@@ -925,3 +925,30 @@ def test_a_line_of_several_sentences_is_judged_by_each_and_a_name_put_in_another
     found = check.check([(x, ["o.md@0000000000#0"]) for x in (three, renamed)], given, ["How does sign-in work?"])
     assert found[0].supported, found[0]
     assert "it puts '`WWW-Authenticate`' where the cited excerpt says '`Authorization`'" in found[1].reason, found[1]
+
+
+SUPPOSED = """# Version CLI Option
+
+We also declare the explicit *CLI option* name `--version`, because we don't want an automatic `--no-version`.
+
+But now let's say that the `--name` *CLI option* that we declared before `--version` is required, and it has a
+callback that could exit the program:
+
+Typer reads the `--name` option from the command line.
+"""
+
+
+def test_a_line_stating_as_fact_what_the_excerpt_only_supposes_fails(check: SupportCheck) -> None:
+    """Issue 36 (Typer's docs, the real 0.5B model): "The `--name` CLI option is required and has a callback that can
+    exit the program." passed every rule, though the tutorial only supposes it to set up its next example ("But now
+    let's say that ..."). A line that supposes it too stands, and so does one stating what the excerpt states."""
+    given = {"v.md@0000000000#0": one_chunk("v.md", SUPPOSED)}
+    lines = [
+        "The `--name` CLI option is required and has a callback that can exit the program.",
+        "Let's say that the `--name` CLI option is required and has a callback that could exit the program.",
+        "Typer reads the `--name` option from the command line.",
+    ]
+    found = check.check([(x, ["v.md@0000000000#0"]) for x in lines], given, ["How do I add a --version flag?"])
+    assert not found[0].supported, found[0]
+    assert "it states as fact what the cited excerpt only supposes" in found[0].reason
+    assert found[1].supported and found[2].supported, [v.reason for v in found]

@@ -92,7 +92,11 @@ is checked against the sentences of the chunks it cites, in this order:
 13. it does not put a name where the sentence it copies has another: with `RENAME_CONTEXT_WORDS` words of a
    sentence on either side, a name of its own in place of one it lacks ("... by including an WWW-Authenticate
    request header with the credentials." on "... by including an {{HTTPHeader("Authorization")}} request header
-   ..."). Rule 2 lets the name through where the excerpt holds it elsewhere.
+   ..."). Rule 2 lets the name through where the excerpt holds it elsewhere;
+14. it does not state as fact what the excerpt only supposes: a line repeating `CONDITION_RUN_WORDS` words in a row of
+   what follows a sentence's `support.supposition_cues` ("let's say that", "suppose") supposes it too ("The `--name`
+   CLI option is required and has a callback that can exit the program." on "But now let's say that the `--name`
+   *CLI option* ... is required, and it has a callback that could exit the program:", a tutorial's next example).
 
 Each verdict carries the reason a line fails, which the A4 report lists beside the line.
 """
@@ -340,6 +344,7 @@ class SupportCheck:
         self.modal = any_phrase(settings.modal_cues) if settings.modal_cues else None
         self.reader = any_phrase(settings.reader_conditions) if settings.reader_conditions else None
         self.condition = any_phrase(settings.condition_openers) if settings.condition_openers else None
+        self.supposition = any_phrase(settings.supposition_cues) if settings.supposition_cues else None
         self.opener = any_phrase(settings.negation_openers) if settings.negation_openers else None
         self.removal = any_phrase(settings.removal_cues) if settings.removal_cues else None
         nouns = "|".join(re.escape(noun) for noun in exhibits)
@@ -573,7 +578,28 @@ class SupportCheck:
                 scores[best],
                 best,
             )
+        supposed = next((p for p in steps if p in sentences and self._states_supposed(text, p)), None)
+        if supposed is not None:
+            return Verdict(
+                False,
+                f"it states as fact what the cited excerpt only supposes: '{_short(supposed)}'",
+                scores[best],
+                best,
+            )
         return Verdict(True, "", scores[best], best)
+
+    def _states_supposed(self, line: str, sentence: str) -> bool:
+        """Whether `line` repeats `CONDITION_RUN_WORDS` words in a row of what `sentence` only supposes (after one of
+        `support.supposition_cues`: "But now let's say that the `--name` option ... is required, and it has a callback
+        that could exit the program:") without supposing it itself (rule 14): Typer's tutorial sets up its next example
+        so, and a 0.5B model wrote "The `--name` CLI option is required and has a callback that can exit the program."
+        """
+        typed = as_typed(sentence)
+        found = self.supposition.search(typed) if self.supposition is not None else None
+        if found is None or (self.supposition is not None and self.supposition.search(as_typed(line))):
+            return False
+        mine, theirs = _words(line), _words(typed[found.end() :])
+        return SequenceMatcher(None, mine, theirs, autojunk=False).find_longest_match().size >= CONDITION_RUN_WORDS
 
     def _disagreement(self, text: str, scores: dict[str, float]) -> tuple[str, str] | None:
         """What differs (negation, modality) between one statement of a line and the passages it is nearest, and
