@@ -594,9 +594,11 @@ class SupportCheck:
         that could exit the program:") without supposing it itself (rule 14): Typer's tutorial sets up its next example
         so, and a 0.5B model wrote "The `--name` CLI option is required and has a callback that can exit the program."
         """
+        if self.supposition is None:
+            return False
         typed = as_typed(sentence)
-        found = self.supposition.search(typed) if self.supposition is not None else None
-        if found is None or (self.supposition is not None and self.supposition.search(as_typed(line))):
+        found = self.supposition.search(typed)
+        if found is None or self.supposition.search(as_typed(line)):
             return False
         mine, theirs = _words(line), _words(typed[found.end() :])
         return SequenceMatcher(None, mine, theirs, autojunk=False).find_longest_match().size >= CONDITION_RUN_WORDS
