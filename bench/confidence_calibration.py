@@ -32,7 +32,7 @@ from code_suite import copy_package, lines, load_questions
 from retrieval_eval import DEFAULT_DATA, doc_ranking, read_jsonl, read_qrels, write_corpus
 
 from ragstream.ingestion.manager import IngestionManager
-from ragstream.retrieval.confidence import SIGNALS, calibrated
+from ragstream.retrieval.confidence import SIGNALS, calibrated, comparable
 from ragstream.retrieval.factory import build_searcher
 from ragstream.retrieval.search import ProjectSearcher
 from ragstream.settings import ConfidenceSettings, Settings, load_settings
@@ -196,7 +196,8 @@ def report(name: str, rows: list[Row], cfg: ConfidenceSettings) -> None:
 
 
 def rerun_effect(name: str, rows: list[Row], cfg: ConfidenceSettings) -> None:
-    """The shipped policy replayed: keep the first result unless it is low, then the most confident attempt."""
+    """The shipped policy replayed: keep the first result unless it is low, then the attempt with the best
+    confidence without `compare_without`'s signals (`comparable`)."""
     by_query: dict[int, list[Row]] = {}
     for r in rows:
         by_query.setdefault(r.qid, []).append(r)
@@ -206,7 +207,7 @@ def rerun_effect(name: str, rows: list[Row], cfg: ConfidenceSettings) -> None:
         kept = first
         if calibrated(first.signals, cfg) < cfg.low:
             reran += 1
-            kept = max(attempts, key=lambda r: (calibrated(r.signals, cfg), r.first))
+            kept = max(attempts, key=lambda r: (comparable(r.signals, cfg), r.first))
             changed += kept is not first
         before.append(first.label)
         after.append(kept.label)

@@ -89,6 +89,7 @@ class ConfidenceSettings(BaseModel):
     near: int = Field(gt=0)
     coverage_top: int = Field(gt=0)
     rerun_strategies: list[Strategy] = Field(default_factory=list)  # the seed's SEMANTIC, PRECISE still read
+    compare_without: list[ConfidenceSignal] = Field(default_factory=list)  # signals a re-run's comparison leaves out
 
 
 class SecretsSettings(BaseModel):

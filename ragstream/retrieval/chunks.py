@@ -49,7 +49,9 @@ def retrieve(
         history_chunks=len(history or []),
         confidence=result.confidence.score,
         confidence_evidence=result.confidence.evidence,
-        attempts=[RetrievalAttempt(strategy=a.strategy, confidence=a.confidence) for a in result.attempts],
+        attempts=[
+            RetrievalAttempt(strategy=a.strategy, confidence=a.confidence, compared=a.compared) for a in result.attempts
+        ],
     )
     return chunks, report
 

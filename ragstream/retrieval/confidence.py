@@ -15,11 +15,20 @@ retrieval can run (the dense list and the BM25 list of the query pieces):
 A logistic model over them (weights in `retrieval.confidence`, fitted on labelled queries by
 bench/confidence_calibration.py) turns them into the probability that a relevant chunk is among the
 first `top` results. The score is a probability so that one threshold means the same on every corpus.
+
+A low score re-runs retrieval with other strategies, and the most `compared` result is kept: the same model
+without the signals of `confidence.compare_without`. `bm25_share` is there because KEYWORD's first result is
+the BM25 list's best by construction: its share is 1 for every query, so it says nothing about that result,
+yet it added its whole weight to KEYWORD's score and KEYWORD won re-runs over a dense first result that
+answered ("retry only when my function returns None" on tenacity's source: retry.py first by DENSE, in none
+of KEYWORD's first 30). The dense margin stays: it measures how far the dense list's best stands out, which
+varies with the query for every strategy.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import get_args
 
@@ -48,6 +57,7 @@ class Confidence:
 
     score: float
     evidence: dict[str, float]
+    compared: float = 0.0  # the score without `compare_without`'s signals: what re-runs are compared by
 
     def is_low(self, settings: ConfidenceSettings) -> bool:
         return self.score < settings.low
@@ -91,16 +101,26 @@ def evidence(result_ids: list[str], probes: Probes, snap: Snapshot, settings: Co
     }
 
 
-def calibrated(signals: dict[str, float], settings: ConfidenceSettings) -> float:
-    """The logistic model: P(a relevant chunk is among the first results | the signals)."""
-    z = settings.bias + sum(settings.weights.get(name, 0.0) * signals.get(name, 0.0) for name in SIGNALS)
+def calibrated(signals: dict[str, float], settings: ConfidenceSettings, leaving_out: Collection[str] = ()) -> float:
+    """The logistic model: P(a relevant chunk is among the first results | the signals), with the signals
+    `leaving_out` names read as 0."""
+    z = settings.bias + sum(
+        settings.weights.get(name, 0.0) * signals.get(name, 0.0) for name in SIGNALS if name not in leaving_out
+    )
     return round(1.0 / (1.0 + math.exp(-z)), 4)
+
+
+def comparable(signals: dict[str, float], settings: ConfidenceSettings) -> float:
+    """What one strategy's result is compared with another's by (see the module's docstring)."""
+    return calibrated(signals, settings, settings.compare_without)
 
 
 def assess(result_ids: list[str], probes: Probes, snap: Snapshot, settings: ConfidenceSettings) -> Confidence:
     """An empty result has no confidence at all: nothing found can never win a re-run."""
     signals = evidence(result_ids, probes, snap, settings)
-    return Confidence(calibrated(signals, settings) if result_ids else 0.0, signals)
+    if not result_ids:
+        return Confidence(0.0, signals, 0.0)
+    return Confidence(calibrated(signals, settings), signals, comparable(signals, settings))
 
 
 def content_terms(texts: list[str]) -> frozenset[str]:

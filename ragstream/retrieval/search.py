@@ -44,10 +44,11 @@ class Query:
 
 @dataclass(frozen=True)
 class Attempt:
-    """One strategy tried for a query and the confidence of its result set."""
+    """One strategy tried for a query, the confidence of its result set and what re-runs compare it by."""
 
     strategy: str
     confidence: float
+    compared: float
 
 
 @dataclass
@@ -170,8 +171,9 @@ class ProjectSearcher:
     ) -> MergedResultSet:
         """The fused result set (at most `limit` candidates, `max_candidates` when not given), with its
         confidence. When the strategy was chosen here (not by the caller) and the confidence is low, each
-        strategy of `confidence.rerun_strategies` is tried too and the most confident result is kept;
-        every attempt is recorded in `attempts`. `rerun` overrides when that loop may run."""
+        strategy of `confidence.rerun_strategies` is tried too and the result with the best `compared`
+        confidence is kept (retrieval/confidence.py); every attempt is recorded in `attempts`. `rerun`
+        overrides when that loop may run."""
         pieces = [q if isinstance(q, Query) else Query(q) for q in queries]
         pieces = [q for q in pieces if q.text.strip()]
         if not pieces:
@@ -197,8 +199,8 @@ class ProjectSearcher:
                 )
             except RetrievalError:  # the other strategy's retrievers failed: keep what we have
                 continue
-            report.attempts.append(Attempt(other.value, candidate.confidence.score))
-            if candidate.confidence.score > best.confidence.score:
+            report.attempts.append(Attempt(other.value, candidate.confidence.score, candidate.confidence.compared))
+            if candidate.confidence.compared > best.confidence.compared:
                 best = candidate
         best.attempts = report.attempts
         return best
@@ -281,7 +283,7 @@ class ProjectSearcher:
             lists = lists + self._run("graph", lambda: self._graph(base, snap), report)
         report.results = rrf_fuse(lists, self.settings.rrf_k)[: limit or self.settings.max_candidates]
         report.confidence = assess(report.ids, probes, snap, self.settings.confidence)
-        report.attempts = [Attempt(strategy.value, report.confidence.score)]
+        report.attempts = [Attempt(strategy.value, report.confidence.score, report.confidence.compared)]
         return report
 
     def _ladder(self, lists: list[RankedList]) -> tuple[list[RankedList], str, dict[str, float]]:

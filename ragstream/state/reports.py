@@ -57,10 +57,12 @@ class LLMOutcomes(Report):
 
 
 class RetrievalAttempt(Report):
-    """One strategy retrieval tried, and the calibrated confidence of its result set."""
+    """One strategy retrieval tried, the calibrated confidence of its result set, and the confidence a re-run
+    compares strategies by (without the signals one strategy holds by construction; None in older runs)."""
 
     strategy: StrategyText
     confidence: float
+    compared: float | None = None
 
 
 class Plan(Report):
