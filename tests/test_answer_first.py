@@ -773,6 +773,109 @@ def test_a_sentence_leaning_on_the_one_before_through_a_pronoun_is_read_with_it(
     assert "Environments which report that they support colour get coloured logs." in [line.text for line in lines]
 
 
+MIGRATE = """# Migrating
+
+Reformatting a whole code base hides the authors of the lines it touches from `git blame`.
+
+So when migrating, reformat everything and commit the changes as one commit of their own.
+
+- The hook formats the files of every later commit.
+
+Therefore the hook must be installed on every developer's machine.
+"""
+
+
+def test_a_paragraph_that_opens_by_going_on_from_the_one_before_is_read_with_that_ones_last_sentence(
+    base: Settings,
+) -> None:
+    """ "So when migrating, reformat everything and commit ..." opens its paragraph by going on from the last
+    sentence of the paragraph before: the two are one line (dropped, the condensed context lost black's advice on
+    the one big commit). After a list it goes on from no sentence, and it is no line."""
+    services = Services(base)
+    ask = ["How should I commit the reformatting when I migrate a code base, and where must the hook be installed?"]
+    lines = condense_extractively(
+        ask, [one_chunk("migrate.md", MIGRATE)], services.embedder.embed_together, base.condenser, ask
+    )
+    texts = [" ".join(line.text.split()) for line in lines]
+    assert (
+        "Reformatting a whole code base hides the authors of the lines it touches from `git blame`. So when"
+        " migrating, reformat everything and commit the changes as one commit of their own."
+    ) in texts, texts
+    assert not any(text.startswith(("So when", "Therefore")) for text in texts), texts
+
+
+def test_the_sentences_of_a_myst_admonition_are_prose_and_a_code_block_stays_code() -> None:
+    """Sphinx docs written in MyST put their warnings in "```{warning}" fences: blackd's "It is intended for local
+    use only" was read as code and was never a line."""
+    doc = """# blackd
+
+```{warning}
+`blackd` should not be run as a publicly accessible server as there are no security
+precautions in place to prevent abuse. **It is intended for local use only**.
+```
+
+```python
+print("The value is printed here as an example.")
+```
+"""
+    assert [s.text for s in sentences_of(one_chunk("blackd.md", doc))] == [
+        "`blackd` should not be run as a publicly accessible server as there are no security precautions in place"
+        " to prevent abuse.",
+        "**It is intended for local use only**.",
+    ]
+
+
+OPTIONAL = """# Optional arguments
+
+To make a CLI argument optional, use `typer.Argument()` and make sure to provide a default value, for example `"World"`:
+
+{* docs_src/arguments/optional/tutorial002.py hl[9] *}
+
+When we generated the project, the tool wrote this code for us:
+
+```python
+import typer
+
+
+def main(name: str = typer.Argument("World")):
+    print(f"Hello {name}")
+```
+
+Run the following command in a terminal to see the help text of the program:
+
+```console
+python main.py --help
+Usage: main.py [OPTIONS] [NAME]
+Options:
+  --help  Show this message and exit.
+```
+"""
+
+
+def test_a_lead_in_to_code_that_says_the_answer_is_a_line_one_that_points_at_the_code_is_not(base: Settings) -> None:
+    """ "To make a CLI argument optional, use `typer.Argument()` and ... provide a default value" answers how, with
+    the code after it too long to come along: left out as a mere lead-in, the condensed context lost Typer's
+    answer. A lead-in that points at the code ("this code", "the following command") says nothing alone, and one
+    that does not answer the ask is no filler: it ends on what the line does not show."""
+    services = Services(base)
+    chunk = one_chunk("optional.md", OPTIONAL)
+    assert [s.text for s in sentences_of(chunk)] == [
+        "To make a CLI argument optional, use `typer.Argument()` and make sure to provide a default value, for example"
+        ' `"World"`:'
+    ]
+    ask = ["How do I make a CLI argument optional with a default value?"]
+    lines = condense_extractively(ask, [chunk], services.embedder.embed_together, base.condenser, ask)
+    assert [line.text for line in lines][:1] == [s.text for s in sentences_of(chunk)]
+
+    def never_enough(part: str, texts: list[str], vectors, part_vector) -> tuple[list[float], list[bool]]:
+        return [float(v @ part_vector) for v in vectors], [False] * len(texts)
+
+    near = ["How do I pass a name to the program on the command line?"]
+    assert not condense_extractively(
+        near, [chunk], services.embedder.embed_together, base.condenser, near, never_enough
+    )
+
+
 def test_a_sentence_said_twice_in_a_file_is_one_line_the_longer_one(base: Settings) -> None:
     """Neighbouring chunks overlap: a sentence at the end of one opens the next, where it pairs with the sentence
     leaning on it; a page's bold summary of a rule is an item of its list too. Each is quoted once, in the longer

@@ -147,6 +147,12 @@ class Sentence:
         return " ".join(head.split()) if head.rstrip().endswith(":") else ""
 
     @property
+    def introduces(self) -> bool:
+        """A lead-in shown without the code or table it introduces (`states`): it is a line only where it answers a
+        part of the ask, never filler beside the lines that do."""
+        return not (self.listed or self.code) and self.text.endswith(":")
+
+    @property
     def shown(self) -> str:
         """The line as the condensed context gives it: under a heading that is a bare name, named by it."""
         return f"`{self.subject}`: {self.text}" if self.subject else self.text
@@ -273,15 +279,40 @@ _BARE_FENCE = re.compile(
 )  # a fence line naming no language: it may close
 
 
+# A MyST admonition ("```{note}", "```{warning}"): a fence around prose, not code. Read as code, its sentences
+# were no lines ("It is intended for local use only", blackd's warning).
+_ADMONITION = re.compile(
+    r"[ \t]*(?:>[ \t]?)*[ \t]*(?:`{3,}|~{3,})\{(?:note|warning|tip|important|caution|attention|danger|error|hint"
+    r"|seealso|admonition)\}",
+    re.IGNORECASE,
+)
+
+
+def _admonitions_opened(text: str, opens_in_code: bool = False) -> str:
+    """`text` with the fence lines of each MyST admonition blanked (offsets kept): its body is prose."""
+    blanked = text
+    for start, end in _fence_pairs(text, opens_in_code):
+        if _ADMONITION.match(text, start):
+            for line in (start, end):
+                stop = text.find("\n", line)
+                stop = len(text) if stop < 0 else stop
+                blanked = blanked[:line] + " " * (stop - line) + blanked[stop:]
+    return blanked
+
+
+def _fence_pairs(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
+    marks = [m.start() for m in FENCE_LINE.finditer(text)]
+    marks = [0, *marks] if opens_in_code and marks and _BARE_FENCE.match(text, marks[0]) else marks
+    marks += [len(text)] if len(marks) % 2 else []
+    return list(zip(marks[::2], marks[1::2], strict=False))
+
+
 def _fenced(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
     """Spans of the text inside fenced code blocks (an unclosed fence runs to the end). With `opens_in_code` (its
     document says the text starts inside a block) a first fence line that is bare closes that block: read as an
     opener, it hid every sentence after the block and offered the block's lines as prose. A first fence naming a
     language opens one, whatever the document's count says (a stray fence line upsets that count)."""
-    marks = [m.start() for m in FENCE_LINE.finditer(text)]
-    marks = [0, *marks] if opens_in_code and marks and _BARE_FENCE.match(text, marks[0]) else marks
-    marks += [len(text)] if len(marks) % 2 else []
-    return list(zip(marks[::2], marks[1::2], strict=False))
+    return _fence_pairs(text, opens_in_code)
 
 
 def _comments(text: str) -> list[tuple[int, int]]:
@@ -299,12 +330,13 @@ def is_prose(raw: str) -> bool:
 def sentences_of(chunk: Chunk) -> list[Sentence]:
     """The chunk's whole sentences and list items, as spans of its own text (headings, code and markup
     left out). A sentence that introduces a list (ends with ':') is one span with its items; one that
-    introduces code, a table or nothing is left out, since alone it says nothing."""
+    introduces code, a table or nothing is left out unless it says something itself (`states`)."""
     if "language" in chunk.metadata:
         return []  # source code is never flattened into sentences
-    text = chunk.text
+    opens_in_code = bool(chunk.metadata.get("opens_in_code"))
+    text = _admonitions_opened(chunk.text, opens_in_code)
     whole = bool(chunk.metadata.get("sentence_edges"))  # widened to whole sentences: no edge cuts one
-    fenced = _fenced(text, bool(chunk.metadata.get("opens_in_code")))
+    fenced = _fenced(text, opens_in_code)
     hidden = fenced + _comments(text)
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
@@ -353,7 +385,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             elif re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", text[b:]):
                 end = _LIST_END.search(text, b)
                 list_lead, lead_until = raw, end.start() if end else len(text)
-            continue
+            if items is not None or list_lead == raw or not states(raw):
+                continue
         item_end = _whole_item(text, a, b, pieces[index + 1 :], whole, hidden) if marker else None
         if item_end is not None:
             raw, consumed = text[a:item_end].rstrip(), item_end
@@ -362,6 +395,22 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
         previous = index
     return [*_named_sections(found, fenced), *_commented_code(chunk, fenced), *_table_rows(chunk)]
+
+
+# A lead-in that points at what follows (or back) instead of saying it: "Run the following command:", "Add these
+# lines:", "as shown below:", "Cargo generated this code for us:", "Note that this requires ...".
+_POINTING = re.compile(r"\b(?:the\s+following|as\s+follows|below|here|like\s+so|this|these|those)\b", re.IGNORECASE)
+MIN_LEAD_WORDS = 8
+
+
+def states(lead_in: str) -> bool:
+    """Whether a lead-in to code, a table or nothing says something itself: "To make a *CLI argument* optional, use
+    `typer.Argument()` and make sure to provide a "default" value, for example `"World"`:" answers how, and the code
+    after it shows it; left out, the condensed context lost the answer. A short one ("Install it with pip:") or one
+    that points at what follows or before ("Add the following to your config:", "Cargo generated this code for
+    us:") does not."""
+    words = lead_in.rstrip(" :").split()
+    return len(words) >= MIN_LEAD_WORDS and not _POINTING.search(lead_in)
 
 
 def _whole_item(
@@ -743,6 +792,17 @@ def _points_back(sentence: str) -> bool:
 _POINTER = re.compile(r"^\W*see\b", re.IGNORECASE)
 
 
+def _adjoins(between: str, alone: bool) -> bool:
+    """Whether a sentence reads on from the one `between` separates it from: in the same paragraph, or, for one
+    that cannot stand alone, the first of the next ("So when migrating ... commit the changes (preferably in one
+    massive commit).", "However, it's not recommended to grant `no-store` liberally, ..." open paragraphs that
+    go on from the last sentence of the paragraph before; dropped, they left the condensed context without
+    them). A list, quote, table or second blank line between ends the thread."""
+    if not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", between):
+        return True
+    return not alone and not between.strip() and between.count("\n") == 2
+
+
 def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sentence]:
     """The sentences that stand alone; one that opens by leaning on the sentence before it ("However, ...",
     "This response must ...") with that sentence, when it is right before it in the same paragraph and
@@ -758,7 +818,7 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
             before is not None
             and not (s.listed or before.listed or before.code or s.code)
             and before.end <= s.start
-            and not re.search(r"\n[ \t]*(?:\n|[-*+>|]|\d+[.)])", s.chunk.text[before.end : s.start])
+            and _adjoins(s.chunk.text[before.end : s.start], alone)
             and stands_alone(before.text, settings)
             and not narrates(s.text, settings)
             and not _POINTER.match(s.text)
@@ -959,7 +1019,8 @@ def condense_extractively(
         if len(chosen) >= settings.max_lines or (lacking and not core):
             break
         logged = _changelog(candidates[i].chunk.source_path, settings)
-        if i not in chosen and not logged and relevance[i] >= settings.min_relevance and fresh(i, chosen):
+        leads_in = isinstance(candidates[i], Sentence) and candidates[i].introduces
+        if i not in chosen and not (logged or leads_in) and relevance[i] >= settings.min_relevance and fresh(i, chosen):
             chosen.append(i)
     delivered: dict[int, int] = {}  # a chosen line: the list it announces, chosen with it
     for i in list(chosen):

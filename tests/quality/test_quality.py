@@ -16,7 +16,7 @@ import yaml
 
 from ragstream.app.controller import AppController
 from ragstream.condensing.condenser import SECTIONS, render_sctx
-from ragstream.condensing.extractive import references_of
+from ragstream.condensing.extractive import references_of, states
 from ragstream.errors import RagstreamError
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import memory_checkpointer
@@ -72,7 +72,8 @@ def _files(ids: list[str]) -> set[str]:
 
 
 # A condensed line is prose that stands on its own (issue 24): no markup, no dangling reference, no
-# narration or cross-reference, no lead-in without its items; a Constraint is a rule, not an example.
+# narration or cross-reference, no lead-in without its items unless it says the answer itself (`states`: "... you can
+# always subclass a slotted class as a dict class ...:" before its code); a Constraint is a rule, not an example.
 _MARKUP = re.compile(r"<!--|-->|^\W*---|^\s*\.\. |^:\w+:|^\W*(?:https?://\S+|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?:>>>|\$ )")
 _DANGLING = re.compile(r"^(?:it|this|that|these|those|they|here|see)\b", re.IGNORECASE)
 _NARRATION = re.compile(
@@ -92,7 +93,7 @@ def _prose(sp: SuperPrompt) -> None:
             listed = re.search(r":\s+(?:[-*+]|\d+[.)]|```|~~~)\s", text)  # a lead-in with its items: they carry it
             assert listed or not _DANGLING.match(text), f"a condensed line does not stand on its own: {line}"
             assert not _NARRATION.search(text), f"a condensed line is narration: {line}"
-            assert not text.endswith(":"), f"a condensed line is a lead-in without its items: {line}"
+            assert not text.endswith(":") or states(text), f"a condensed line is a lead-in without its items: {line}"
             if section == "constraints":
                 assert not _EXAMPLE.search(text), f"a Constraint is an example, not a rule: {line}"
 
