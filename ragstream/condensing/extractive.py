@@ -1018,8 +1018,9 @@ def condense_extractively(
     for i in sorted(range(len(candidates)), key=lambda i: (-strength[i], i)):
         if len(chosen) >= settings.max_lines or (lacking and not core):
             break
-        logged = _changelog(candidates[i].chunk.source_path, settings)
-        leads_in = isinstance(candidates[i], Sentence) and candidates[i].introduces
+        candidate = candidates[i]
+        logged = _changelog(candidate.chunk.source_path, settings)
+        leads_in = isinstance(candidate, Sentence) and candidate.introduces
         if i not in chosen and not (logged or leads_in) and relevance[i] >= settings.min_relevance and fresh(i, chosen):
             chosen.append(i)
     delivered: dict[int, int] = {}  # a chosen line: the list it announces, chosen with it
