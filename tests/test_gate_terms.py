@@ -33,3 +33,14 @@ def test_function_words_are_not_terms_and_a_new_list_applies() -> None:
 
     assert stemmed_terms("the running server", with_words(["server"])) == {"run"}
     assert stemmed_terms("the running server", with_words(["running"])) == {"server"}
+
+
+def test_words_marked_by_underscore_emphasis_are_their_words_and_identifiers_stay_whole() -> None:
+    """ "_Boxes_ allow you to store data on the heap" held the term "_boxes_", so the ask "What is Box<T> for?"
+    found no word of its own in the Rust book's answer, and every "_Black_" in Black's docs was no "black"."""
+    gate = default_settings().gate
+    assert {"box", "heap"} <= stemmed_terms("_Boxes_ allow you to store data on the heap", gate)
+    assert stemmed_terms("the _tests_ directory of _Black_", gate) == {"test", "directori", "black"}
+    assert stemmed_terms("_not simultaneous_ ones", gate) == stemmed_terms("not simultaneous ones", gate)
+    assert bm25_tokens(["__init__ and snake_case_name and _private_name"])[0][:2] == ["__init__", "snake_case_nam"]
+    assert "_private_nam" in bm25_tokens(["__init__ and snake_case_name and _private_name"])[0]

@@ -27,6 +27,7 @@ from ragstream.code.symbols import index_text
 from ragstream.errors import IndexVectorsError
 from ragstream.index.manifest import generation_dir
 from ragstream.state import Chunk
+from ragstream.text.emphasis import without_underscore_emphasis
 
 if TYPE_CHECKING:  # bm25s brings scipy (about half a second): imported by the first index read or write
     import bm25s
@@ -36,11 +37,12 @@ _TOKEN_FILE = re.compile(r"[\w./\-]+\.\w{1,8}")
 
 
 def bm25_tokens(texts: list[str], joined: bool = False) -> list[list[str]]:
-    """Stemmed words without stopwords; compound identifiers also as their words, and with `joined` (the BM25
-    index and its queries) joined terms also as one word (see `identifiers`)."""
+    """Stemmed words without stopwords, `_emphasis_` marks left out (`text/emphasis`); compound identifiers also as
+    their words, and with `joined` (the BM25 index and its queries) joined terms also as one word (see
+    `identifiers`)."""
     import bm25s
 
-    expanded = [with_identifier_parts(text, joined) for text in texts]
+    expanded = [with_identifier_parts(without_underscore_emphasis(text), joined) for text in texts]
     return bm25s.tokenize(expanded, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
 
 

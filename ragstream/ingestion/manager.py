@@ -28,6 +28,7 @@ import ragstream.code.identifiers
 import ragstream.code.outline
 import ragstream.ingestion.loader
 import ragstream.text.chunking
+import ragstream.text.emphasis
 import ragstream.text.markup
 import ragstream.text.offsets
 from ragstream.code.chunks import CodeSplitter
@@ -60,7 +61,7 @@ log = logging.getLogger("ragstream.ingestion")
 Progress = Callable[[str, int, int], None]
 # The modules whose code decides a chunk's lexical (BM25) terms: a change rewrites the index generation on the
 # next ingest, with the stored vectors (nothing is embedded again).
-LEXICAL_MODULES = (ragstream.code.identifiers,)
+LEXICAL_MODULES = (ragstream.code.identifiers, ragstream.text.emphasis)
 # The modules whose code decides where chunks are cut, or what text they are embedded as (their source is part
 # of chunking_identity: a change re-chunks and re-embeds every file).
 CUTTING_MODULES = (
