@@ -170,3 +170,17 @@ def test_each_item_is_searched_with_the_weight_of_a_prompt_piece(settings: Setti
     queries = searched(preprocessed(THEMES, services), StageEnv(services=services, context=RunOptions()))
     assert [(q.text, q.weight) for q in queries[-3:]] == [(item, settings.retrieval.items_weight) for item in ITEMS]
     assert settings.retrieval.items_weight == 1.0
+
+
+def test_a_clause_leaning_on_what_the_user_said_before_it_is_read_with_those_sentences(settings: Settings) -> None:
+    """ "How do I stop this using standard HTTP headers?" asks about the lost updates the sentences before it tell
+    of: judged alone, its evidence went to CORS ("adding new HTTP headers"). It is read with them, back to the ask
+    before it at most, and the parts named as uncovered are unchanged."""
+    story = (
+        "Two editors in our CMS sometimes open the same article, and whoever saves last silently wipes out the other"
+        " person's changes. The backend saves articles with PUT /articles/{id}."
+    )
+    sp = preprocessed(f"{story} How do I stop this using standard HTTP headers?", settings)
+    assert asking_parts(sp, settings) == [f"{story} How do I stop this using standard HTTP headers?"]
+    sp = preprocessed("What is an ETag header? How do I use it for caching?", settings)
+    assert asking_parts(sp, settings) == ["What is an ETag header?", "How do I use it for caching?"]

@@ -181,10 +181,14 @@ def test_an_ask_splits_into_clauses_only_where_each_clause_asks_and_stands(setti
 def test_a_clause_ending_on_that_points_back_and_is_never_named_alone(settings: Settings) -> None:
     """ "How do we avoid that?" names what it asks about only by "that", which ends its clause as a pronoun (not the
     conjunction): named alone, "No excerpt answers: How do we avoid that?" left a uvicorn prompt's condensed context
-    without a line beside 29 kept chunks. It stays a clause of the ask, never a part named in the Open issues."""
+    without a line beside 29 kept chunks. It stays a clause of the ask, read with the sentence it points back to,
+    never a part named in the Open issues."""
     problem = "Our workers get killed while a long request is still running, and users see 502 errors."
     sp = preprocessed(f"{problem} How do we avoid that? Can the server ship its logs to Datadog?", settings)
-    assert asking_parts(sp, settings) == ["How do we avoid that?", "Can the server ship its logs to Datadog?"]
+    assert asking_parts(sp, settings) == [
+        f"{problem} How do we avoid that?",
+        "Can the server ship its logs to Datadog?",
+    ]
     assert asking_parts(sp, settings, standalone=True) == ["Can the server ship its logs to Datadog?"]
     sp = preprocessed("Is there a way to check that the cache key is unique per tenant in the app?", settings)
     assert asking_parts(sp, settings, standalone=True) != []  # "that" opening a clause is the conjunction

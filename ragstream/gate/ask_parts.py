@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragstream.gate.evidence import stemmed_terms, topic_terms
 from ragstream.preprocessing.enumerations import Enumeration, asked_enumerations, enumerated_items, with_items
@@ -10,7 +11,8 @@ from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.rendering.ask import normalized_ask
 from ragstream.settings import Settings
 from ragstream.state import SuperPrompt
-from ragstream.text.asking import clauses, compared_sides
+from ragstream.text.asking import ask_of, clauses, compared_sides
+from ragstream.text.sentences import TYPED, split
 
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,2}[.)])[ \t]+")  # a clause that is a list item: its marker is no word
 
@@ -40,6 +42,27 @@ _SUBJECT = re.compile(r"^\W*(\w+)\s+(?:it|they)\b", re.IGNORECASE)
 # as "that one", since it is mostly a conjunction): judged alone, it was named as a part no document covers while
 # the excerpts on that header answered it.
 _THAT_SUBJECT = re.compile(r"^\W*(\w+)\s+that\b", re.IGNORECASE)
+
+
+ANTECEDENT_SENTENCES = 2
+
+
+def with_antecedent(clause: str, task: str, openers: Sequence[str]) -> str:
+    """A clause that leans on what the user said before it ("How do I stop this using standard HTTP headers?"
+    after "... whoever saves last silently wipes out the other person's changes."), read with the sentences before
+    its own (at most `ANTECEDENT_SENTENCES`, back to the ask before it): judged alone, its evidence went to any
+    chunk naming "standard HTTP headers" (CORS), none to the one on lost updates. The clause alone when nothing
+    stands before it."""
+    sentences = split(task, TYPED)
+    at = next((i for i, sentence in enumerate(sentences) if clause in sentence), None)
+    if not at:
+        return clause
+    before: list[str] = []
+    for sentence in reversed(sentences[max(at - ANTECEDENT_SENTENCES, 0) : at]):
+        if ask_of(sentence, openers) is not None:
+            break
+        before.insert(0, sentence)
+    return " ".join([*before, clause]) if before else clause
 
 
 def asked_items(sp: SuperPrompt, settings: Settings) -> list[str]:
@@ -104,7 +127,11 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     ]
     found = list(dict.fromkeys(found))
     if not standalone:
-        return found
+        return list(
+            dict.fromkeys(
+                with_antecedent(clause, task, schema.ask_openers) if leans(clause) else clause for clause in found
+            )
+        )
     # An asking sentence whose enumeration says what it is about is answered by the items': the items are named.
     umbrellas = [e.asked for e in listed if e.asked]
     return [
