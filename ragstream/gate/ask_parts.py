@@ -86,8 +86,9 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
     must name at least two content terms of its own; with `standalone`, two that name a topic (`topic_terms`)
     and no word that leans on the rest of its sentence, and no sentence may lean on text the user gave beside
     it or name no topic at all (the parts judged for coverage, named in Open issues: "What does it mean?"
-    under a pasted error, or "Please review both", is no topic the documents could lack). The task when none
-    asks."""
+    under a pasted error, or "Please review both", is no topic the documents could lack); without it, a clause
+    that leans on what the user said before it is read with those sentences (`with_antecedent`). The task when
+    none asks."""
     task = sp.body.task or normalized_ask(sp)
     schema = load_prompt_schema(settings.prompt_schema_path)
 
