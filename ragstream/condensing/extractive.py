@@ -291,7 +291,7 @@ _ADMONITION = re.compile(
 def _admonitions_opened(text: str, opens_in_code: bool = False) -> str:
     """`text` with the fence lines of each MyST admonition blanked (offsets kept): its body is prose."""
     blanked = text
-    for start, end in _fence_pairs(text, opens_in_code):
+    for start, end in _fenced(text, opens_in_code):
         if _ADMONITION.match(text, start):
             for line in (start, end):
                 stop = text.find("\n", line)
@@ -300,19 +300,15 @@ def _admonitions_opened(text: str, opens_in_code: bool = False) -> str:
     return blanked
 
 
-def _fence_pairs(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
-    marks = [m.start() for m in FENCE_LINE.finditer(text)]
-    marks = [0, *marks] if opens_in_code and marks and _BARE_FENCE.match(text, marks[0]) else marks
-    marks += [len(text)] if len(marks) % 2 else []
-    return list(zip(marks[::2], marks[1::2], strict=False))
-
-
 def _fenced(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
     """Spans of the text inside fenced code blocks (an unclosed fence runs to the end). With `opens_in_code` (its
     document says the text starts inside a block) a first fence line that is bare closes that block: read as an
     opener, it hid every sentence after the block and offered the block's lines as prose. A first fence naming a
     language opens one, whatever the document's count says (a stray fence line upsets that count)."""
-    return _fence_pairs(text, opens_in_code)
+    marks = [m.start() for m in FENCE_LINE.finditer(text)]
+    marks = [0, *marks] if opens_in_code and marks and _BARE_FENCE.match(text, marks[0]) else marks
+    marks += [len(text)] if len(marks) % 2 else []
+    return list(zip(marks[::2], marks[1::2], strict=False))
 
 
 def _comments(text: str) -> list[tuple[int, int]]:
