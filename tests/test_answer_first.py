@@ -841,6 +841,16 @@ def main(name: str = typer.Argument("World")):
     print(f"Hello {name}")
 ```
 
+All we did there achieves the same thing as before, a **required** *CLI argument*:
+
+```python
+import typer
+
+
+def main(name: str):
+    print(f"Hello {name}")
+```
+
 Run the following command in a terminal to see the help text of the program:
 
 ```console
@@ -855,7 +865,8 @@ Options:
 def test_a_lead_in_to_code_that_says_the_answer_is_a_line_one_that_points_at_the_code_is_not(base: Settings) -> None:
     """ "To make a CLI argument optional, use `typer.Argument()` and ... provide a default value" answers how, with
     the code after it too long to come along: left out as a mere lead-in, the condensed context lost Typer's
-    answer. A lead-in that points at the code ("this code", "the following command") says nothing alone, and one
+    answer. A lead-in that points at the code ("this code", "the following command") or back ("All we did there
+    achieves ...") says nothing alone, and one
     that does not answer the ask is no filler: it ends on what the line does not show."""
     services = Services(base)
     chunk = one_chunk("optional.md", OPTIONAL)

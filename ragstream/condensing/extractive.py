@@ -394,8 +394,11 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
 
 
 # A lead-in that points at what follows (or back) instead of saying it: "Run the following command:", "Add these
-# lines:", "as shown below:", "Cargo generated this code for us:", "Note that this requires ...".
-_POINTING = re.compile(r"\b(?:the\s+following|as\s+follows|below|here|like\s+so|this|these|those)\b", re.IGNORECASE)
+# lines:", "as shown below:", "Cargo generated this code for us:", "Note that this requires ...", "All we did there
+# achieves the same thing as before, a required CLI argument:".
+_POINTING = re.compile(
+    r"\b(?:the\s+following|as\s+follows|below|here|there|like\s+so|this|these|those)\b", re.IGNORECASE
+)
 MIN_LEAD_WORDS = 8
 
 
