@@ -456,3 +456,27 @@ def test_a_pdfs_running_header_and_page_numbers_are_not_its_text() -> None:
     ]
     two = _load_pdf(paged_pdf([["Report", "Alpha."], ["Report", "Beta."]]))
     assert two == "Report\nAlpha.\n\nReport\nBeta."  # two pages are too few to tell a header from a heading
+
+
+def test_the_text_a_chunk_is_embedded_as_is_part_of_the_index_identity() -> None:
+    """A code chunk is embedded under its path and the names it defines (`index_text`): editing how that text is
+    made must re-embed on the next ingest, like editing where chunks are cut, or the stored vectors stop matching
+    what the code now reads."""
+    import sys
+
+    from ragstream.code.symbols import index_text
+    from ragstream.ingestion.manager import CUTTING_MODULES
+
+    assert sys.modules[index_text.__module__] in CUTTING_MODULES
+
+
+def test_a_comment_line_in_a_code_block_is_no_section_heading() -> None:
+    """A chunk is labelled with the section it stands in: "# conflicted", a comment inside a fenced HTTP example,
+    is not a section, and the chunk after it still stands under "Preventing storing"."""
+    from ragstream.ingestion.loader import headings_at
+
+    text = (
+        "## Preventing storing\n\nUse `no-store`.\n\n```http\n# conflicted\nCache-Control: private, no-store\n```\n\n"
+        "More on storing.\n\n~~~sh\n# install it\npip install x\n"
+    )
+    assert [heading for _, heading in headings_at(text)] == ["Preventing storing"]

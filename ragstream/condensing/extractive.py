@@ -32,7 +32,7 @@ import numpy as np
 from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
-from ragstream.text.fences import FENCE_LINE
+from ragstream.text.fences import FENCE_LINE, fenced_spans
 from ragstream.text.phrases import as_typed, phrase, unquoted
 from ragstream.text.sentences import MARKDOWN, spans
 
@@ -307,8 +307,7 @@ def _fenced(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
     language opens one, whatever the document's count says (a stray fence line upsets that count)."""
     marks = [m.start() for m in FENCE_LINE.finditer(text)]
     marks = [0, *marks] if opens_in_code and marks and _BARE_FENCE.match(text, marks[0]) else marks
-    marks += [len(text)] if len(marks) % 2 else []
-    return list(zip(marks[::2], marks[1::2], strict=False))
+    return fenced_spans(marks, len(text))
 
 
 def _comments(text: str) -> list[tuple[int, int]]:

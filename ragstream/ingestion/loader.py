@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 from io import BytesIO
 from pathlib import Path
 
-from ragstream.text.fences import breaking_characters
+from ragstream.text.fences import FENCE_LINE, breaking_characters, fenced_spans
 
 TEXT_SUFFIXES = frozenset(
     ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts "
@@ -280,5 +280,11 @@ def load_document(path: Path, max_bytes: int) -> LoadedDocument:
 
 
 def headings_at(text: str) -> list[tuple[int, str]]:
-    """(offset, heading) for each Markdown heading, to label chunks with their section."""
-    return [(m.start(), m.group(1).strip()) for m in _MD_HEADING.finditer(text)]
+    """(offset, heading) for each Markdown heading outside fenced code (a shell comment in a block is no
+    section), to label chunks with their section."""
+    blocks = fenced_spans([m.start() for m in FENCE_LINE.finditer(text)], len(text))
+    return [
+        (m.start(), m.group(1).strip())
+        for m in _MD_HEADING.finditer(text)
+        if not any(a <= m.start() < b for a, b in blocks)
+    ]

@@ -26,6 +26,7 @@ import numpy as np
 import ragstream.code.chunks
 import ragstream.code.identifiers
 import ragstream.code.outline
+import ragstream.code.symbols
 import ragstream.ingestion.loader
 import ragstream.text.chunking
 import ragstream.text.emphasis
@@ -68,6 +69,7 @@ CUTTING_MODULES = (
     ragstream.text.chunking,
     ragstream.code.chunks,
     ragstream.code.outline,
+    ragstream.code.symbols,  # what a chunk is embedded as (`index_text`)
     ragstream.ingestion.loader,
     ragstream.text.offsets,  # where a span points in the file
     ragstream.text.markup,  # what a prose chunk is embedded as

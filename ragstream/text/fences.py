@@ -28,6 +28,13 @@ _LANGUAGE = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
 _BREAKING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format characters, line/paragraph separators
 
 
+def fenced_spans(marks: list[int], end: int) -> list[tuple[int, int]]:
+    """The spans between fence lines (`marks`: where each starts) taken in pairs, an unclosed fence running to
+    `end`: the text inside a document's code blocks."""
+    marks = [*marks, end] if len(marks) % 2 else marks
+    return list(zip(marks[::2], marks[1::2], strict=False))
+
+
 def breaking_characters(text: str) -> list[str]:
     """The characters of `text` that can end a line or hide what follows (U+000A, U+2028, U+202E, ...)."""
     return [ch for ch in text if unicodedata.category(ch) in _BREAKING]
