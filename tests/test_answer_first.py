@@ -887,6 +887,24 @@ def test_a_lead_in_to_code_that_says_the_answer_is_a_line_one_that_points_at_the
     )
 
 
+def test_a_sentence_followed_by_a_short_code_block_is_one_line_with_it(base: Settings) -> None:
+    """MDN's "You can add a long `max-age` value and `immutable` because the content will never change." is
+    followed by the two lines that set it: the header value is the answer, and quoted without it the line said
+    what to do but not how. A sentence before a longer block is a line alone (the block stays in the excerpt)."""
+    text = (
+        "# Caching static assets\n\n"
+        "You can add a long `max-age` value and `immutable` because the content will never change.\n\n"
+        "```http\n# /assets/*\nCache-Control: max-age=31536000, immutable\n```\n\n"
+        "Use `no-cache` for the HTML page itself so that every deploy shows at once.\n\n"
+        '```http\n# /index.html\nCache-Control: no-cache\nVary: Accept-Encoding\nETag: "33a64df5"\n```\n'
+    )
+    assert [s.text for s in sentences_of(one_chunk("cache-control.md", text))] == [
+        "You can add a long `max-age` value and `immutable` because the content will never change. ```http "
+        "# /assets/* Cache-Control: max-age=31536000, immutable ```",
+        "Use `no-cache` for the HTML page itself so that every deploy shows at once.",
+    ]
+
+
 def test_a_sentence_said_twice_in_a_file_is_one_line_the_longer_one(base: Settings) -> None:
     """Neighbouring chunks overlap: a sentence at the end of one opens the next, where it pairs with the sentence
     leaning on it; a page's bold summary of a rule is an item of its list too. Each is quoted once, in the longer

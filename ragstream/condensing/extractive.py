@@ -387,7 +387,12 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             raw, consumed = text[a:item_end].rstrip(), item_end
         if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
-        found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
+        shown = _SHORT_CODE.match(text, a + len(raw)) if not marker and not raw.endswith(":") else None
+        if shown is not None:
+            found.append(Sentence(chunk, a, shown.end(), listed=True))
+            consumed = shown.end()
+        else:
+            found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
         previous = index
     return [*_named_sections(found, fenced), *_commented_code(chunk, fenced), *_table_rows(chunk)]
 
