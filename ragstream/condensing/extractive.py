@@ -125,7 +125,8 @@ class Sentence:
     chunk: Chunk
     start: int  # span within chunk.text
     end: int
-    listed: bool = False  # a lead-in with the list or short code block it introduces: the items carry it
+    listed: bool = False  # a lead-in with the list or short code block it introduces, or a sentence with the short
+    # block right after it: the items or the code carry it
     code: bool = False  # a code block's comment with the lines it describes ("# Save state to file", its command)
     lead: str = ""  # the lead-in of the list this item stands in, when the list was too long to be one line
     items: bool = False  # a lead-in with the whole list of items it introduces (not a code block)
@@ -325,7 +326,8 @@ def is_prose(raw: str) -> bool:
 def sentences_of(chunk: Chunk) -> list[Sentence]:
     """The chunk's whole sentences and list items, as spans of its own text (headings, code and markup
     left out). A sentence that introduces a list (ends with ':') is one span with its items; one that
-    introduces code, a table or nothing is left out unless it says something itself (`states`)."""
+    introduces code, a table or nothing is left out unless it says something itself (`states`). Any other sentence
+    a short code block follows is one span with the block (the value that does what it says)."""
     if "language" in chunk.metadata:
         return []  # source code is never flattened into sentences
     opens_in_code = bool(chunk.metadata.get("opens_in_code"))
