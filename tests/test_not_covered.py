@@ -1,7 +1,8 @@
 """ "Not covered" on real corpora nobody tuned the gate for: a topic no document treats keeps nothing and is
 named, and the missing half of a half-answered ask is named. A3's evidence threshold is calibrated against each
 corpus (how strongly off-topic questions match it); the calibration is computed once per index generation and
-stored beside it. Corpora: attrs' documentation (Markdown) and httpx's source (Python)."""
+stored beside it. Corpora: attrs' documentation (Markdown), httpx's source (Python) and four pages of uvicorn's
+documentation (encode/uvicorn's docs at e6c7ce7: deployment, settings, server behaviour, index)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ragstream.text.chunk_ids import CITATION
 from tests.helpers import preprocessed
 
 ATTRS = Path(__file__).parent / "quality" / "corpora" / "attrs"
+UVICORN = Path(__file__).parent / "quality" / "corpora" / "uvicorn"
 HTTPX = Path(httpx.__file__).parent
 HTTPX_FILES = ("_client.py", "_models.py", "_urls.py", "_config.py")
 OFF_TOPIC = "How do I configure the Splunk Universal Forwarder to ship our JSON log files to Splunk Cloud indexers?"
@@ -31,7 +33,7 @@ OFF_TOPIC = "How do I configure the Splunk Universal Forwarder to ship our JSON 
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Settings]:
     root = tmp_path_factory.mktemp("not_covered")
     found = {}
-    for name, source, files in (("attrs", ATTRS, None), ("httpx", HTTPX, HTTPX_FILES)):
+    for name, source, files in (("attrs", ATTRS, None), ("httpx", HTTPX, HTTPX_FILES), ("uvicorn", UVICORN, None)):
         settings = load_settings(overrides={"data_dir": str(root / name), "llm.provider": "local"})
         raw = settings.data_dir / "doc_raw" / name
         raw.mkdir(parents=True)
@@ -230,6 +232,25 @@ def test_a_part_only_unanswered_is_said_so_and_one_naming_what_no_document_holds
     assert "has weak evidence only" in sp.system_md and "do not cover" not in sp.system_md
     assert any("frozen" in line.lower() for line in _section(sp, "Facts")), "the line the evidence rests on is shown"
     assert sp.extras.a4.weakly_evidenced == sp.extras.a3.unanswered == [part], sp.extras.a4
+
+
+def test_a_line_answering_an_unanswered_clause_of_a_leaning_sentence_is_said_to(corpora: dict[str, Settings]) -> None:
+    """A3 judges "is it safe to trust X-Forwarded-For from anyone?" on its own and finds no whole excerpt answering
+    it; A4 read the sentence whole ("How do I fix this, ..." leans on the sentences before it) and never weighed its
+    lines for that clause, so "No excerpt answers" stood in the prompt under the Constraint that answers it ("as
+    anyone can set these headers you must configure which 'clients' you will trust"). A part A3 found unanswered is
+    one A4 weighs its lines for: the prompt says the evidence is a line's, never that none answers."""
+    sp = _run(
+        corpora["uvicorn"],
+        "uvicorn",
+        "Our FastAPI app runs under uvicorn behind nginx. request.client.host always shows 127.0.0.1 instead of the "
+        "visitor IP. How do I fix this, and is it safe to trust X-Forwarded-For from anyone?",
+    )
+    part = "is it safe to trust X-Forwarded-For from anyone?"
+    assert sp.extras.a3.unanswered == [part], sp.extras.a3
+    assert f"- Weak evidence only (a line above, no whole excerpt): {part}" in _section(sp, "Open issues"), sp.s_ctx_md
+    assert not any(line.startswith("- No excerpt answers") for line in _section(sp, "Open issues")), sp.s_ctx_md
+    assert any("anyone can set these headers" in line for line in sp.s_ctx_md.splitlines()), sp.s_ctx_md
 
 
 @pytest.mark.parametrize(

@@ -77,10 +77,15 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     unanswered = unanswered_of(sp, missing)
     # The covered clauses of a multi-part ask are pieces too: a line answering one clause is relevant to it
     # even when the whole sentence, about something the documents lack as well, is not.
-    covered = [c for c in asking_parts(sp, services.settings) if not any(c in part for part in missing)]
+    parts = asking_parts(sp, services.settings)
+    covered = [c for c in parts if not any(c in part for part in missing)]
     pieces = list(dict.fromkeys([q.text for q in query_pieces(sp)] + covered)) or [normalized_ask(sp)]
     lacking = any(part in missing for part in asking_parts(sp, services.settings, standalone=True))
-    ask = Ask(pieces, asking_parts(sp, services.settings), missing, lacking, selection, whole(sp, env), unanswered)
+    # A part A3 found unanswered is one the lines are weighed for, though the clauses of the ask hold it only
+    # inside a longer sentence ("How do I fix this, and is it safe to trust X-Forwarded-For from anyone?" read
+    # with the sentences "this" leans on): a line answering it is then said to, not left beside "No excerpt answers".
+    parts += [part for part in unanswered if part not in parts]
+    ask = Ask(pieces, parts, missing, lacking, selection, whole(sp, env), unanswered)
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
 
