@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from ragstream.app.controller import AppController
+from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.apply import run_alone
 from ragstream.services import Services
-from ragstream.settings import Settings
+from ragstream.settings import Settings, load_settings
 from ragstream.stages import Stage
 from ragstream.stages.io import StageEnv
 from ragstream.stages.options import RunOptions
@@ -69,3 +73,24 @@ def one_chunk(name: str, text: str) -> Chunk:
         text=text,
         span=Span(start=0, end=len(text)),
     )
+
+
+def small_chunks_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, text: str, chunk_size: int, prompt: str
+) -> SuperPrompt:
+    """One document ingested into real Chroma in windows of `chunk_size` (no overlap), and an offline run on it."""
+    settings = load_settings(
+        overrides={
+            "data_dir": str(tmp_path_factory.mktemp("small")),
+            "llm.provider": "local",
+            "chunking.chunk_size": chunk_size,
+            "chunking.chunk_overlap": 0,
+        }
+    )
+    raw = settings.data_dir / "doc_raw" / "doc"
+    raw.mkdir(parents=True)
+    (raw / name).write_text(text, encoding="utf-8")
+    IngestionManager(settings).ingest("doc")
+    ctl = AppController(settings)
+    ctl.select_project("doc")
+    return ctl.run_full_pipeline(prompt, pause_after="none")

@@ -29,7 +29,7 @@ from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.state import A4Report, Chunk, Span, SuperPrompt
 from ragstream.text.chunk_ids import CITATION
-from tests.helpers import one_chunk
+from tests.helpers import one_chunk, small_chunks_run
 
 
 @pytest.fixture(scope="module")
@@ -612,34 +612,13 @@ Tokens carry the id of the key that signed them in their header.
 """
 
 
-def _small_chunks_run(
-    tmp_path_factory: pytest.TempPathFactory, name: str, text: str, chunk_size: int, prompt: str
-) -> SuperPrompt:
-    """One document ingested into real Chroma in windows of `chunk_size` (no overlap), and an offline run on it."""
-    settings = load_settings(
-        overrides={
-            "data_dir": str(tmp_path_factory.mktemp("small")),
-            "llm.provider": "local",
-            "chunking.chunk_size": chunk_size,
-            "chunking.chunk_overlap": 0,
-        }
-    )
-    raw = settings.data_dir / "doc_raw" / "doc"
-    raw.mkdir(parents=True)
-    (raw / name).write_text(text, encoding="utf-8")
-    IngestionManager(settings).ingest("doc")
-    ctl = AppController(settings)
-    ctl.select_project("doc")
-    return ctl.run_full_pipeline(prompt, pause_after="none")
-
-
 def test_a_sentence_the_chunk_window_cuts_is_quoted_whole_and_lies_in_the_excerpt_the_prompt_shows(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """Chunks are character windows: the answer here is longer than one, so no chunk holds it whole and A4,
     reading chunks as indexed, had no candidate for it. A4 reads them widened to whole sentences from the
     document, as the Prompt Builder shows them, so the line is the whole sentence and its excerpt holds it."""
-    sp = _small_chunks_run(
+    sp = small_chunks_run(
         tmp_path_factory, "keys.md", ROTATION, 160, "How often do we rotate the billing service's signing keys?"
     )
     sentence = " ".join(ROTATION.split("\n\n")[2].split())
@@ -1018,7 +997,7 @@ def test_a_chunk_that_opens_inside_a_code_block_gives_the_sentences_after_the_bl
     """A code block longer than a chunk is cut: the next chunk opens inside it, so the first fence line it holds
     closes the block. Read as an opener, it hid the sentence after the block, the answer, and offered the
     block's commands as prose."""
-    sp = _small_chunks_run(
+    sp = small_chunks_run(
         tmp_path_factory, "deploy.md", DEPLOY, 200, "Will the deploy script run with uncommitted changes?"
     )
     answer = "The deploy script refuses to run while the working tree has uncommitted changes."

@@ -34,6 +34,7 @@ from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE, fenced_spans
 from ragstream.text.phrases import as_typed, phrase, unquoted
+from ragstream.text.rst import Block, after_directive, as_read, block_after, is_rst, literal_blocks, title_spans
 from ragstream.text.sentences import MARKDOWN, spans
 
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
@@ -82,9 +83,7 @@ _MARKUP = re.compile(
     r"|!\[|\]\([^)\s]+\.(?:svg|png|jpe?g|gif|webp)\)|-+>>|<<-+",
     re.MULTILINE,
 )
-# A paragraph that introduces literal text (reStructuredText "::", or a code directive): what follows is code.
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-_LITERAL_INTRO = re.compile(r"::\s*$|^\.\.\s+(?:code|code-block|sourcecode|literalinclude|doctest)\b")
 _LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
 # A fenced block of at most three short lines right after a lead-in: the command or setting it introduces
 # (a plain block, its info string a language name at most: a directive such as {eval-rst} is markup, and so
@@ -99,7 +98,7 @@ _SHORT_CODE = re.compile(
 # A longer block after a lead-in that opens with a shell prompt ("$ cargo test -- --show-output", then its
 # output): the command is what the lead-in introduces, so it comes with it (the output stays in the excerpt).
 _COMMAND_FIRST = re.compile(_BLOCK_GAP + r"[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*\n[ \t]*[$>] [^\n]{1,120}(?=\n)")
-_LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|<?https?://\S+>?")
+_LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`<\n]*<[^>\n]+>`__?|<?https?://\S+>?")  # Markdown's, reST's, bare
 # A piece that is only a value in code ("> `X-Content-Type-Options: nosniff`"): the setting the sentence before
 # it recommends, so it goes with that sentence.
 _CODE_VALUE = re.compile(r"^(?:>[ \t]*)?`[^`\n]+`[.;]?$")
@@ -108,6 +107,7 @@ _COMMENT = re.compile(r"^[ \t]*(?:#|//)[ \t]+(?P<words>[^\n]*\w[^\n]*)$")
 _TABLE_ROW = re.compile(r"^[ \t]*\|(?P<cells>.*\S.*)\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?)?[ \t]*$")
 MAX_COMMAND_LINES = 3
+MAX_COMMAND_CHARS = 120
 # Where a definition's header ends and its body starts; a Python stub's body ("...") on the same line, as overloads
 # and protocols have it, ends it too.
 _HEADER_END = re.compile(r"\s*(?::(?:\s*\.\.\.)?|\{|=>)\s*(?:#.*|//.*)?$")
@@ -162,7 +162,7 @@ class Sentence:
     def text(self) -> str:
         """The span as its reader sees it: whitespace collapsed, an HTML comment in it ("[link]<!-- ignore -->")
         left out."""
-        raw = self.chunk.text[self.start : self.end]
+        raw = as_read(self.chunk.text[self.start : self.end])
         return " ".join((_HTML_COMMENT.sub("", raw) if "<!--" in raw else raw).split())
 
 
@@ -331,26 +331,31 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     if "language" in chunk.metadata:
         return []  # source code is never flattened into sentences
     opens_in_code = bool(chunk.metadata.get("opens_in_code"))
-    text = _admonitions_opened(chunk.text, opens_in_code)
+    rst = is_rst(chunk.source_path)  # its code is literal blocks, and a line of backticks is a title's underline
+    text = chunk.text if rst else _admonitions_opened(chunk.text, opens_in_code)
     whole = bool(chunk.metadata.get("sentence_edges"))  # widened to whole sentences: no edge cuts one
-    fenced = _fenced(text, opens_in_code)
-    hidden = fenced + _comments(text)
+    fenced = [] if rst else _fenced(text, opens_in_code)
+    until = chunk.metadata.get("code_until")
+    blocks = literal_blocks(text, until if isinstance(until, int) else 0)
+    hidden = fenced + [(block.start, block.end) for block in blocks] + _comments(text)
+    titles = title_spans(text, rst)
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
-    consumed = literal = 0
+    consumed = 0
     previous = -1  # the piece the last sentence found ends in
     list_lead, lead_until = "", -1  # the lead-in of a long list and where that list ends
     for index, (a, b) in enumerate(pieces):
         raw = text[a:b]
         lead = len(raw) - len(raw.lstrip())
         a, raw = a + lead, raw.strip()
-        after_literal, literal = literal, bool(_LITERAL_INTRO.search(raw))
+        title = next((end for start, end in titles if start <= a < end), after_directive(text, a))
+        if title != a:  # the paragraph under a title, or a directive's text, without them
+            raw = text[title:b].strip()
+            a = b - len(text[title:b].lstrip()) if raw else b
         if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in hidden):
             continue
         if index == 0 and chunk.span.start > 0 and not whole and not _OPENS_PARAGRAPH.match(text):
             continue  # may begin mid-sentence: the chunk before holds it whole
-        if after_literal and (lead or text[max(a - 1, 0)] in " \t"):
-            continue  # the indented literal block of a "::" paragraph
         if index == len(pieces) - 1 and not whole and not ends_whole(raw):
             continue  # may be cut by the chunk's end (a line break there may be a mere wrap)
         marker = _MARKER.match(raw)
@@ -374,7 +379,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
                 previous = index
             continue
         if raw.endswith(":"):
-            items = _with_items(chunk, a, b)
+            items = _with_items(chunk, a, b, blocks)
             if items is not None:
                 found.append(items)
                 consumed = items.end
@@ -389,14 +394,15 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             raw, consumed = text[a:item_end].rstrip(), item_end
         if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
-        shown = _SHORT_CODE.match(text, a + len(raw)) if not marker and not raw.endswith(":") else None
+        shown = _short_code(text, a + len(raw), blocks) if not marker and not raw.endswith(":") else None
         if shown is not None:
-            found.append(Sentence(chunk, a, shown.end(), listed=True))
-            consumed = shown.end()
+            found.append(Sentence(chunk, a, shown, listed=True))
+            consumed = shown
         else:
             found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
         previous = index
-    return [*_named_sections(found, fenced), *_commented_code(chunk, fenced), *_table_rows(chunk)]
+    code = fenced + [(block.intro, block.end) for block in blocks if block.intro >= 0]  # each from its opening line
+    return [*_named_sections(found, fenced), *_commented_code(chunk, code), *_table_rows(chunk)]
 
 
 # A lead-in that points at what follows (or back) instead of saying it: "Run the following command:", "Add these
@@ -553,15 +559,30 @@ def _table_rows(chunk: Chunk) -> list[Sentence]:
     return found
 
 
-def _with_items(chunk: Chunk, start: int, lead_end: int) -> Sentence | None:
+def _short_code(text: str, at: int, blocks: list[Block]) -> int | None:
+    """Where the short code block (a Markdown fence, or reStructuredText's literal block) right after `at` ends."""
+    fence = _SHORT_CODE.match(text, at)
+    if fence is not None:
+        return fence.end()
+    block = block_after(blocks, text, at)
+    return block.end if block is not None and block.short(MAX_COMMAND_LINES, MAX_COMMAND_CHARS) else None
+
+
+def _with_items(chunk: Chunk, start: int, lead_end: int, blocks: list[Block]) -> Sentence | None:
     """The lead-in at `start` with the list that follows it, when a whole list of prose items does, or with
     the short code block (a command, a setting) that follows it, when the chunk holds all of it, or with the
     command a longer shell session opens with."""
     text = chunk.text
     rest = text[lead_end:]
-    code = _SHORT_CODE.match(rest) or _COMMAND_FIRST.match(rest)
-    if code:
-        return Sentence(chunk, start, lead_end + code.end(), listed=True)
+    code = _short_code(text, lead_end, blocks)
+    if code is not None:
+        return Sentence(chunk, start, code, listed=True)
+    session = _COMMAND_FIRST.match(rest)
+    if session:
+        return Sentence(chunk, start, lead_end + session.end(), listed=True)
+    block = block_after(blocks, text, lead_end)
+    if block is not None and block.opens_with_prompt():
+        return Sentence(chunk, start, block.start + len(block.lines[0]), listed=True)
     if not re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", rest):
         return None
     end = _LIST_END.search(text, lead_end)

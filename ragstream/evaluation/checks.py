@@ -20,6 +20,7 @@ from ragstream.state import Chunk, SuperPrompt
 from ragstream.text.chunk_ids import CITATION, source_of
 from ragstream.text.fences import COMMONMARK_FENCE
 from ragstream.text.phrases import phrase
+from ragstream.text.rst import as_read
 
 # Lines of a condensed section: "### Title" then "- line".
 _SECTIONS = {"Facts": "facts", "Constraints": "constraints", "Open issues": "open_issues"}
@@ -324,7 +325,7 @@ def verbatim_support(
     a cited chunk's that holds that heading."""
     verdicts = []
     for text, ids in lines:
-        cited = [chunks[c].text for c in ids if c in chunks]
+        cited = [as_read(chunks[c].text) for c in ids if c in chunks]  # a line quotes a chunk as it is read
         ok = any(norm(text) in norm(chunk) for chunk in cited)
         named = _NAMED_LINE.fullmatch(text)
         if not ok and named:

@@ -51,6 +51,7 @@ from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
 from ragstream.text.fences import FENCE_LINE
 from ragstream.text.lines import LineIndex
 from ragstream.text.offsets import Offsets
+from ragstream.text.rst import is_rst, literal_blocks
 from ragstream.text.sentences import EXCERPT, spans
 from ragstream.tokens.budget import ContextBudget, TrimReport
 
@@ -106,14 +107,23 @@ def statement_lines(text: str, language: Language | None) -> tuple[set[int], set
 class Document:
     """One indexed document's text with the positions where a sentence, a line and a section begin."""
 
-    def __init__(self, text: str, code: bool, language: Language | None = None, offsets: Offsets | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        code: bool,
+        language: Language | None = None,
+        offsets: Offsets | None = None,
+        rst: bool = False,
+    ) -> None:
         self.text = text
+        self.rst = rst  # reStructuredText: no Markdown fences
         self.offsets = offsets or Offsets(text, text)  # `text` is the indexed text; offsets map it to the file's
         self.code = code
         self.language = language
         self.line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
         self.lines = LineIndex(text)
         self.ends: list[int] | None = None
+        self.literal = [] if code else literal_blocks(text)  # reStructuredText's literal blocks (`text/rst`)
         fenced, self.fence_openers = self._fenced_lines()
         self.fenced = fenced
         if code:
@@ -139,18 +149,20 @@ class Document:
         )
 
     def _fenced_lines(self) -> tuple[set[int], set[int]]:
-        """0-based numbers of the lines inside (and of) Markdown code fences, each its own statement; and of the
-        fence lines among them that open a block."""
+        """0-based numbers of the lines inside (and of) Markdown code fences and of the lines of reStructuredText's
+        literal blocks (`text/rst`), each its own statement; and of the fence lines among them that open a block."""
         inside, lines, openers = False, set(), set()
         for number, start in enumerate(self.line_starts):
             end = self.text.find("\n", start)
             line = self.text[start : end if end != -1 else len(self.text)]
-            if FENCE_LINE.match(line):
+            if FENCE_LINE.match(line) and not self.rst:
                 lines.add(number)
                 openers |= set() if inside else {number}
                 inside = not inside
             elif inside:
                 lines.add(number)
+        for block in self.literal:
+            lines.update(range(self.line_of(block.start) - 1, self.line_of(block.end)))
         return lines, openers
 
     def line_of(self, offset: int) -> int:
@@ -478,7 +490,8 @@ class Sources:
         language = (
             load_languages(self.settings.config_dir).of(chunk.source_path) if chunk.metadata.get("language") else None
         )
-        return Document(text, code=language is not None, language=language, offsets=Offsets(document, text))
+        code = language is not None
+        return Document(text, code, language, Offsets(document, text), rst=is_rst(chunk.source_path))
 
     def _from_folder(self, chunk: Chunk) -> tuple[str, str] | None:
         """The document's text and its indexed text (secrets redacted), when the file is as it was indexed."""
@@ -569,10 +582,11 @@ def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
 
 def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Chunk]:
     """Each prose chunk as the prompt will at least show it: widened to whole sentences (step 1 above), under its
-    own id, marked `sentence_edges` when both edges are whole and `opens_in_code` when it starts inside a fenced
-    block (its own first fence line closes that block). A4 reads these, so a sentence the chunk's window
-    cut is whole in its candidates, and every line it quotes lies inside the excerpt the prompt shows (the later
-    steps only add). A code chunk, or one whose document cannot be read back as indexed, stays as indexed."""
+    own id, marked `sentence_edges` when both edges are whole, `opens_in_code` when it starts inside a fenced
+    block (its own first fence line closes that block) and `code_until` where the reStructuredText literal block it
+    starts inside ends. A4 reads these, so a sentence the chunk's window cut is whole in its candidates, and every
+    line it quotes lies inside the excerpt the prompt shows (the later steps only add). A code chunk, or one whose
+    document cannot be read back as indexed, stays as indexed."""
     found = []
     for chunk in chunks:
         if "language" in chunk.metadata:
@@ -589,6 +603,9 @@ def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Ch
         whole = excerpt.how == "whole sentences" and not in_code  # a line inside a code block opens no sentence
         opens_in_code = first in doc.fenced and first not in doc.fence_openers
         metadata = {**chunk.metadata, "sentence_edges": whole, "opens_in_code": opens_in_code}
+        literal = next((b for b in doc.literal if b.start <= excerpt.start < b.end), None)
+        if literal is not None:
+            metadata["code_until"] = literal.end - excerpt.start
         found.append(chunk.model_copy(update={"text": shown.text, "span": shown.span, "metadata": metadata}))
     return found
 

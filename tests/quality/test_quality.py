@@ -25,6 +25,7 @@ from ragstream.services import Services
 from ragstream.settings import Settings, load_settings
 from ragstream.state import SuperPrompt
 from ragstream.text.chunk_ids import CITATION, source_of
+from ragstream.text.rst import as_read
 from tests.helpers import unfenced
 
 HERE = Path(__file__).parent
@@ -90,7 +91,7 @@ def _prose(sp: SuperPrompt) -> None:
             if not CITATION.search(line) or text.startswith(("class ", "function ", "method ")):
                 continue  # the pipeline's own notes, and code references, are not document sentences
             assert not _MARKUP.search(text), f"a condensed line is markup, not prose: {line}"
-            listed = re.search(r":\s+(?:[-*+]|\d+[.)]|```|~~~)\s", text)  # a lead-in with its items: they carry it
+            listed = re.search(r"[:.]\s+(?:(?:[-*+]|\d+[.)]|```|~~~)\s|`)", text)  # with its items or code
             assert listed or not _DANGLING.match(text), f"a condensed line does not stand on its own: {line}"
             assert not _NARRATION.search(text), f"a condensed line is narration: {line}"
             assert not text.endswith(":") or states(text), f"a condensed line is a lead-in without its items: {line}"
@@ -111,8 +112,9 @@ def _invariants(sp: SuperPrompt) -> None:
             if "language" in chunk.metadata:  # code: a reference to a definition the chunk holds
                 references = {" ".join(r.text.split()) for r in references_of(chunk)}  # a docstring field too
                 assert text in references, f"a condensed line names no definition of the chunk it cites: {line}"
-            else:  # the chunk as the prompt shows it: whole sentences, HTML comments (never rendered) aside
-                assert text in " ".join(re.sub(r"<!--.*?-->", "", shown[cited[0]], flags=re.S).split()), (
+            else:  # the chunk as the prompt shows it or as read (no directives), HTML comments (never rendered) aside
+                texts = (shown[cited[0]], as_read(shown[cited[0]]))
+                assert any(text in " ".join(re.sub(r"<!--.*?-->", "", t, flags=re.S).split()) for t in texts), (
                     f"a condensed line is not verbatim from the excerpt showing the chunk it cites: {line}"
                 )
     assert sp.s_ctx_md == "" or "~~~~condensed-context" in sp.prompt_ready

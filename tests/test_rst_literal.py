@@ -1,0 +1,122 @@
+"""reStructuredText's literal text in the condensed context (issue 36): Sphinx documentation marks code by
+indentation alone, under a "::" paragraph or a code directive. Read as prose, a console session's output became
+Facts ("'pipx' already seems to be installed." on pipx's docs) and a lead-in never came with the command under it;
+a paragraph right under its section title was read with the title."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragstream.condensing.extractive import sentences_of
+from ragstream.evaluation.checks import verbatim_support
+from tests.helpers import one_chunk, small_chunks_run
+
+PRIVATE_INDEX = """####################
+ Use a private index
+####################
+
+Install packages from a private index by passing the index options through to the installer.
+
+*************
+ One command
+*************
+
+Pass ``--index-url`` directly, or forward installer options with ``--tool-args``:
+
+.. code-block:: console
+   :caption: two ways
+
+    $ tool install my-package --index-url https://pkgs.example.com/simple/
+    $ tool install my-package --tool-args="--extra-index-url https://pkgs.example.com/simple/"
+
+Quote ``--tool-args`` so the tool passes the whole string through.
+
+***************
+ Reinstall all
+***************
+
+Reinstall every package from a snapshot file::
+
+    $ tool install-all snapshot.json
+    'black' already seems to be installed. Not modifying existing installation in '/opt/tool/venvs/black'.
+    'tool' already seems to be installed. Not modifying existing installation in '/opt/tool/venvs/tool'.
+
+    $ tool install-all snapshot.json --force
+    Installing to existing environment 'black'
+      These apps are now globally available
+
+The snapshot records each package's version, so reinstalling gives back the versions you had.
+"""
+
+
+def test_a_literal_block_is_code_and_a_lead_in_comes_with_its_short_command() -> None:
+    """A code directive's short block comes with its lead-in, each line as code (the directive and its options are
+    markup); a "::" paragraph before a long console session comes with the command it opens with, shown with ":"
+    as the paragraph reads; the session's output is no line, and no paragraph is read with its title."""
+    assert [s.text for s in sentences_of(one_chunk("private-index.rst", PRIVATE_INDEX))] == [
+        "Install packages from a private index by passing the index options through to the installer.",
+        "Pass ``--index-url`` directly, or forward installer options with ``--tool-args``: "
+        "`$ tool install my-package --index-url https://pkgs.example.com/simple/` "
+        '`$ tool install my-package --tool-args="--extra-index-url https://pkgs.example.com/simple/"`',
+        "Quote ``--tool-args`` so the tool passes the whole string through.",
+        "Reinstall every package from a snapshot file: `$ tool install-all snapshot.json`",
+        "The snapshot records each package's version, so reinstalling gives back the versions you had.",
+    ]
+
+
+def test_a_line_with_its_command_quotes_the_document_as_it_reads() -> None:
+    """The evaluation's verbatim judge reads the cited chunk as the line does: without the directive's lines."""
+    chunk = one_chunk("private-index.rst", PRIVATE_INDEX)
+    lines = [(s.text, [chunk.id]) for s in sentences_of(chunk)]
+    assert verbatim_support(lines, {chunk.id: chunk}, []) == [(True, "")] * len(lines)
+
+
+def test_a_chunk_that_opens_inside_a_literal_block_gives_none_of_its_lines(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The session is longer than a chunk: the next chunk opens inside it, where nothing marks it as code but the
+    document before the chunk. Its output lines were Facts; the sentence after the block is the answer."""
+    sp = small_chunks_run(
+        tmp_path_factory,
+        "private-index.rst",
+        PRIVATE_INDEX,
+        250,
+        "When I reinstall every package from a snapshot, is an existing installation modified, and do I get back "
+        "the versions I had?",
+    )
+    chunks = sp.chunk_by_id().values()
+    assert any("already seems" in c.text and "::" not in c.text for c in chunks), "a chunk opens inside the session"
+    output = ("already seems", "Not modifying", "Installing to existing", "globally available")
+    assert not any(line in sp.s_ctx_md for line in output), sp.s_ctx_md
+    assert "The snapshot records each package's version" in sp.s_ctx_md, sp.s_ctx_md
+
+
+def test_a_line_of_backticks_in_restructuredtext_is_a_titles_underline_not_a_fence() -> None:
+    """click's docs underline titles with backticks ("Defining the Lazy Group" over a line of them): read as
+    Markdown fences, two such underlines hid every sentence between them and offered code comments as lines."""
+    text = (
+        "Lazy Loading\n````````````\n\nA group can load its subcommands only when they are invoked.\n\n"
+        "Defining the Lazy Group\n```````````````````````\n\n"
+        "The group keeps a map from command names to import paths.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("complex.rst", text))] == [
+        "A group can load its subcommands only when they are invoked.",
+        "The group keeps a map from command names to import paths.",
+    ]
+
+
+def test_a_directives_text_is_read_without_its_marker_and_a_bare_link_is_no_line() -> None:
+    """ ".. note:: Neither the connect nor read timeouts ..." read "note:: Neither ..." (its ".." taken for a
+    sentence's end) as a Fact of requests' docs, and a list of reStructuredText links ("`Blog post about Requests via
+    Yum <https://...>`_") gave each link as a line: a bare link is never one, in either markup."""
+    text = (
+        "Timeouts\n--------\n\n"
+        ".. note:: Neither the connect nor read timeouts are wall clock time.\n\n"
+        "- `Blog post about the client via a package manager <https://example.com/post>`_\n"
+        "- `Review of the client library <https://example.com/review>`_\n\n"
+        "Most requests to external servers should have a timeout attached.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("advanced.rst", text))] == [
+        "Neither the connect nor read timeouts are wall clock time.",
+        "Most requests to external servers should have a timeout attached.",
+    ]
