@@ -44,7 +44,8 @@ def test_labels_links_tags_and_cross_references_are_never_a_line_alone(base: Set
     link is no line, whatever the link's text holds ("Printing: ...") and whatever the link is for ("for a detailed
     explanation"): on Typer's docs, "You will learn how in [CLI Arguments with Environment Variables](...)." and
     "Read the [Environment Variables guide](...) for a detailed, cross-platform explanation" were Facts for "How do I
-    make a CLI option read its value from an environment variable?"."""
+    make a CLI option read its value from an environment variable?". A list item that only names a feature, every
+    word capitalized ("Keep-Alive & Connection Pooling", requests' feature list), is a label too."""
     doc = """# Citing data
 
 **If no DOI is issued:**
@@ -82,6 +83,10 @@ _**Disable Introspection & GraphiQL - JavaScript**_
 **Disable introspection on every production server, whatever it serves.**
 
 - : Browsers compress their messages before sending them over the network.
+
+- Keep-Alive & Connection Pooling
+- Sessions with Cookie Persistence
+- Browser-style TLS/SSL Verification
 
 Cargo uses only the versions of the dependencies you specified.
 

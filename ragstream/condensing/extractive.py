@@ -98,6 +98,8 @@ _SHORT_CODE = re.compile(
 # A longer block after a lead-in that opens with a shell prompt ("$ cargo test -- --show-output", then its
 # output): the command is what the lead-in introduces, so it comes with it (the output stays in the excerpt).
 _COMMAND_FIRST = re.compile(_BLOCK_GAP + r"[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*\n[ \t]*[$>] [^\n]{1,120}(?=\n)")
+# A list item that only names something: every word capitalized (short joining words aside), no closing mark.
+_TITLE_CASE = re.compile(r"(?:(?:[A-Z0-9]\S*|[a-z]{1,4}|&|/)[ \t]+)*[A-Z0-9](?:\S*[^\s.!?:;,])?")
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`<\n]*<[^>\n]+>`__?|<?https?://\S+>?")  # Markdown's, reST's, bare
 # A piece that is only a value in code ("> `X-Content-Type-Options: nosniff`"): the setting the sentence before
 # it recommends, so it goes with that sentence.
@@ -361,6 +363,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         marker = _MARKER.match(raw)
         if marker:
             a, raw = a + marker.end(), raw[marker.end() :]
+            if _TITLE_CASE.fullmatch(raw):
+                continue  # a feature's name in a list ("Keep-Alive & Connection Pooling"): a label, no statement
         item_of = list_lead if marker and a < lead_until else ""
         label = _LABEL.match(raw)
         if label and label.end() < len(raw) and _subject(label.group(0), raw[label.end() :]):
