@@ -120,3 +120,35 @@ def test_a_directives_text_is_read_without_its_marker_and_a_bare_link_is_no_line
         "Neither the connect nor read timeouts are wall clock time.",
         "Most requests to external servers should have a timeout attached.",
     ]
+
+
+COMPARED = """Compared with other tools
+=========================
+
+.. list-table::
+   :header-rows: 1
+   :widths: 30 35 35
+
+   * - Task
+     - tool
+     - other
+   * - Add a dependency to an installed app
+     - ``tool inject app extra-package``
+     - ``other install app --with extra-package``
+   * - Upgrade every app
+     - ``tool upgrade-all``
+     - ``other upgrade --all``
+"""
+
+
+def test_a_list_table_row_is_one_line_of_its_cells() -> None:
+    """A list-table's row is a record, as a Markdown table's row is: read as list items, its cells were lines of a
+    few words ("- - Install editable from path") and the command beside them none. The header row is no line."""
+    chunk = one_chunk("compared.rst", COMPARED)
+    lines = [s.text for s in sentences_of(chunk)]
+    assert lines == [
+        "Add a dependency to an installed app | ``tool inject app extra-package`` | "
+        "``other install app --with extra-package``",
+        "Upgrade every app | ``tool upgrade-all`` | ``other upgrade --all``",
+    ]
+    assert verbatim_support([(line, [chunk.id]) for line in lines], {chunk.id: chunk}, []) == [(True, "")] * 2

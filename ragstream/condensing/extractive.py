@@ -34,7 +34,16 @@ from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE, fenced_spans
 from ragstream.text.phrases import as_typed, phrase, unquoted
-from ragstream.text.rst import Block, after_directive, as_read, block_after, is_rst, literal_blocks, title_spans
+from ragstream.text.rst import (
+    Block,
+    after_directive,
+    as_read,
+    block_after,
+    is_rst,
+    literal_blocks,
+    table_rows,
+    title_spans,
+)
 from ragstream.text.sentences import MARKDOWN, spans
 
 _MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])[ \t]+(?::[ \t]+)?|:[ \t]+)")  # list item, or a definition's ": "
@@ -343,7 +352,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     fenced = [] if rst else _fenced(text, opens_in_code)
     until = chunk.metadata.get("code_until")
     blocks = literal_blocks(text, until if isinstance(until, int) else 0)
-    hidden = fenced + [(block.start, block.end) for block in blocks] + _comments(text)
+    rows = table_rows(text) if rst else []  # a list-table's rows: records, read as a Markdown table's are
+    hidden = fenced + [(block.start, block.end) for block in blocks] + rows + _comments(text)
     titles = title_spans(text, rst)
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
@@ -410,7 +420,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             found.append(Sentence(chunk, a, a + len(raw), lead=item_of))
         previous = index
     code = fenced + [(block.intro, block.end) for block in blocks if block.intro >= 0]  # each from its opening line
-    return [*_named_sections(found, fenced), *_commented_code(chunk, code), *_table_rows(chunk)]
+    listed = [Sentence(chunk, a, b) for a, b in rows if len(_LINK.sub("", as_read(text[a:b])).split()) >= MIN_WORDS]
+    return [*_named_sections(found, fenced), *_commented_code(chunk, code), *_table_rows(chunk), *listed]
 
 
 # A lead-in that points at what follows (or back) instead of saying it: "Run the following command:", "Add these

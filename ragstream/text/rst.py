@@ -118,7 +118,10 @@ def block_after(blocks: list[Block], text: str, at: int) -> Block | None:
 def as_read(text: str) -> str:
     """`text` as its reader sees it: without directives' lines, a paragraph's "::" as the ":" it is shown as, and
     each line of a literal block as code ("Pass ``--index-url`` directly: `$ pipx install ...`", never "... ..
-    code-block:: console $ pipx install ..."): a lead-in with its command ends as a sentence does."""
+    code-block:: console $ pipx install ..."): a lead-in with its command ends as a sentence does. A list-table's
+    row reads as its cells between bars, as a Markdown table's does."""
+    for start, end in reversed(_rows(text)):
+        text = f"{text[:start]}{' | '.join(_cells(text[start:end]))}{text[end:]}"
     if "::" not in text:
         return text
     pieces, at = [], 0
@@ -155,3 +158,59 @@ def after_directive(text: str, at: int) -> int:
     line = text.rfind("\n", 0, at) + 1
     head = _DIRECTIVE_HEAD.match(text, line)
     return head.end() if head is not None and at < head.end() else at
+
+
+# A row of a list-table: its first cell after two markers ("* - Install editable from path"), each other cell on a
+# line of its own under it ("  - ``pipx install -e ./mypkg``").
+_ROW = re.compile(r"^([ \t]*)[*+-][ \t]+-[ \t]+\S")
+_CELL = re.compile(r"^[ \t]*(?:[*+-][ \t]+)?-[ \t]+")
+_HEADER_ROWS = re.compile(
+    r"^[ \t]*\.\.[ \t]+list-table::[^\n]*\n(?:[ \t]+:[\w-]+:[^\n]*\n)*?[ \t]+:header-rows:[ \t]*(\d+)", re.M
+)
+
+
+def table_rows(text: str) -> list[tuple[int, int]]:
+    """The spans of the rows of the list-tables in `text` (a row: its marker line and the lines under it, indented
+    more), the header rows of a table whose directive the text holds left out: a row is a record, as a Markdown
+    table's is, and read as list items its cells were lines of a word or two ("- - Install editable from path")."""
+    headers = {m.end(): int(m.group(1)) for m in _HEADER_ROWS.finditer(text)}
+    return _without_headers(_rows(text), headers)
+
+
+def _rows(text: str) -> list[tuple[int, int]]:
+    """The spans of all list-table rows in `text`, header rows too."""
+    lines = [(m.start(), m.group(0).rstrip("\n")) for m in _LINE.finditer(text) if m.start() < len(text)]
+    rows: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        start, line = lines[i]
+        row = _ROW.match(line)
+        i += 1
+        if row is None:
+            continue
+        end = start + len(line)
+        while i < len(lines) and lines[i][1].strip() and _indent(lines[i][1]) > len(row.group(1)):
+            end = lines[i][0] + len(lines[i][1])
+            i += 1
+        rows.append((start, end))
+    return rows
+
+
+def _without_headers(rows: list[tuple[int, int]], headers: dict[int, int]) -> list[tuple[int, int]]:
+    """The rows less the first `n` after each list-table directive that declares `n` header rows."""
+    dropped: set[tuple[int, int]] = set()
+    for at, n in headers.items():
+        dropped.update([row for row in rows if row[0] >= at][:n])
+    return [row for row in rows if row not in dropped]
+
+
+def _cells(text: str) -> list[str]:
+    """The cells of a list-table row's text, each as one line."""
+    cells: list[str] = []
+    for line in text.split("\n"):
+        cell = _CELL.match(line)
+        if cell is not None:
+            cells.append(line[cell.end() :].strip())
+        elif cells and line.strip():
+            cells[-1] = f"{cells[-1]} {line.strip()}"
+    return cells
