@@ -44,7 +44,8 @@ def test_labels_links_tags_and_cross_references_are_never_a_line_alone(base: Set
     link is no line, whatever the link's text holds ("Printing: ...") and whatever the link is for ("for a detailed
     explanation"): on Typer's docs, "You will learn how in [CLI Arguments with Environment Variables](...)." and
     "Read the [Environment Variables guide](...) for a detailed, cross-platform explanation" were Facts for "How do I
-    make a CLI option read its value from an environment variable?"."""
+    make a CLI option read its value from an environment variable?". A list item that only names a feature, every
+    word capitalized ("Keep-Alive & Connection Pooling", requests' feature list), is a label too."""
     doc = """# Citing data
 
 **If no DOI is issued:**
@@ -82,6 +83,10 @@ _**Disable Introspection & GraphiQL - JavaScript**_
 **Disable introspection on every production server, whatever it serves.**
 
 - : Browsers compress their messages before sending them over the network.
+
+- Keep-Alive & Connection Pooling
+- Sessions with Cookie Persistence
+- Browser-style TLS/SSL Verification
 
 Cargo uses only the versions of the dependencies you specified.
 
@@ -1154,3 +1159,42 @@ def test_a_sentence_under_a_heading_that_is_a_name_is_named_by_it(base: Settings
     assert verbatim_support([("`site_url`: Must be of the format `IP:PORT`.", [page.id])], {page.id: page}, []) == [
         (False, "its words are not in the cited excerpt")
     ]
+
+
+RETRY_TS = """export type Policy = {
+\t/**
+\tHow many times a failed request is sent again before the error reaches the caller.
+
+\t@default 2
+\t*/
+\tlimit?: number;
+
+\t/**
+\tThe status codes that make a request worth sending again.
+
+\t@default [408, 429, 500, 502, 503, 504]
+\t*/
+\tstatusCodes?: number[];
+};
+
+/**
+Sends the request and retries it under the policy.
+*/
+export function send(url: string, policy: Policy): Promise<Response> {
+\treturn fetch(url);
+}
+"""
+
+
+def test_a_member_its_doc_comment_documents_is_a_line_of_its_type(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """TypeScript (as Java, Kotlin, C# and Rust) documents a type's fields in doc comments: on ky's source the
+    answer to "how many times does it retry by default?" was `limit`'s "@default 2", and the condensed context said
+    only "type `RetryOptions =`". A documented member is a line of its type, with its declaration; a definition's
+    own doc comment stays its own line's."""
+    sp = small_chunks_run(
+        tmp_path_factory, "policy.ts", RETRY_TS, 1000, "Which status codes are retried, and how many times by default?"
+    )
+    lines = sp.s_ctx_md.splitlines()
+    assert any("`limit?: number`: How many times a failed request is sent again" in line for line in lines), lines
+    assert any("`statusCodes?: number[]`" in line and "@default [408, 429" in line for line in lines), lines
+    assert not any("`export function send" in line for line in lines), lines

@@ -98,6 +98,8 @@ _SHORT_CODE = re.compile(
 # A longer block after a lead-in that opens with a shell prompt ("$ cargo test -- --show-output", then its
 # output): the command is what the lead-in introduces, so it comes with it (the output stays in the excerpt).
 _COMMAND_FIRST = re.compile(_BLOCK_GAP + r"[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*\n[ \t]*[$>] [^\n]{1,120}(?=\n)")
+# A list item that only names something: every word capitalized (short joining words aside), no closing mark.
+_TITLE_CASE = re.compile(r"(?:(?:[A-Z0-9]\S*|[a-z]{1,4}|&|/)[ \t]+)*[A-Z0-9](?:\S*[^\s.!?:;,])?")
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`<\n]*<[^>\n]+>`__?|<?https?://\S+>?")  # Markdown's, reST's, bare
 # A piece that is only a value in code ("> `X-Content-Type-Options: nosniff`"): the setting the sentence before
 # it recommends, so it goes with that sentence.
@@ -173,6 +175,7 @@ class Reference:
     chunk: Chunk
     symbol: Symbol
     detail: tuple[int, int] | None = None  # a paragraph of its docstring (a span of the chunk) said too
+    member: str = ""  # a documented member's declaration ("limit?: number"): `detail` is its doc comment
 
     @property
     def start(self) -> int:
@@ -184,7 +187,10 @@ class Reference:
         (and the paragraph of its docstring that `detail` names: a parameter's, an example's)."""
         s = self.symbol
         where = f"{self.chunk.source_path}:{s.first}" + (f"-{s.last}" if s.last != s.first else "")
-        if self.detail is not None:
+        if self.detail is not None and self.member:
+            said = _COMMENT_MARK.sub("", self.chunk.text[self.detail[0] : self.detail[1]])
+            doc = ": " + " ".join(f"{s.doc} `{self.member}`: {said}".split())
+        elif self.detail is not None:
             doc = ": " + " ".join(f"{s.doc} {self.chunk.text[self.detail[0] : self.detail[1]]}".split())
         else:
             doc = f": {s.doc}" if s.doc else ""
@@ -361,6 +367,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         marker = _MARKER.match(raw)
         if marker:
             a, raw = a + marker.end(), raw[marker.end() :]
+            if _TITLE_CASE.fullmatch(raw):
+                continue  # a feature's name in a list ("Keep-Alive & Connection Pooling"): a label, no statement
         item_of = list_lead if marker and a < lead_until else ""
         label = _LABEL.match(raw)
         if label and label.end() < len(raw) and _subject(label.group(0), raw[label.end() :]):
@@ -786,9 +794,45 @@ def _doc_paragraphs(reference: Reference) -> list[tuple[int, int]]:
 
 def references_of(chunk: Chunk) -> list[Reference]:
     """The lines a code chunk offers: each definition it holds, and each with one paragraph or field of its
-    docstring that the chunk holds (`_doc_paragraphs`)."""
+    docstring that the chunk holds (`_doc_paragraphs`), or one member its doc comment documents (`_members`)."""
     plain = [Reference(chunk, symbol) for symbol in symbols_of(chunk)]
-    return plain + [Reference(chunk, r.symbol, span) for r in plain for span in _doc_paragraphs(r)]
+    details = [Reference(chunk, r.symbol, span) for r in plain for span in _doc_paragraphs(r)]
+    return plain + details + _members(chunk)
+
+
+# A doc comment ("/** ... */", or a run of "///" lines) and the declaration right under it: a member of a type, an
+# interface or a class, which Java, Kotlin, C#, Rust, TypeScript and JavaScript document this way.
+_MEMBER_DOC = re.compile(
+    r"(?:/\*\*(?P<block>(?:(?!\*/).)*)\*/|(?P<lines>(?:^[ \t]*///[^\n]*\n)*^[ \t]*///[^\n]*))[ \t]*\n"
+    r"[ \t]*(?P<decl>[^\n]*\S)",
+    re.M | re.S,
+)
+_COMMENT_MARK = re.compile(r"^[ \t]*(?:\*(?!\*)|///)[ \t]?", re.M)  # a doc comment's line marks
+
+
+def _members(chunk: Chunk) -> list[Reference]:
+    """The members of the chunk's definitions that a doc comment documents, each as a line of the innermost
+    definition holding it (`RetryOptions`'s "`limit?: number`: The number of times to retry failed requests. 2"):
+    in such code the answer is a field's comment ("@default 2"), and the line that named only `type RetryOptions`
+    said nothing of it. A member that is a definition of its own has its own line (its doc's first sentence)."""
+    start = chunk.metadata.get("line_start")
+    if not isinstance(start, int) or chunk.metadata.get("language") in (None, "python"):
+        return []
+    symbols = symbols_of(chunk)
+    found: list[Reference] = []
+    for m in _MEMBER_DOC.finditer(chunk.text):
+        line = start + chunk.text.count("\n", 0, m.start("decl"))
+        opening = start + chunk.text.count("\n", 0, m.start())
+        doc = m.group("block") if m.group("block") is not None else m.group("lines")
+        decl = m.group("decl").rstrip(";,{ ")
+        holding = [s for s in symbols if s.first < line <= s.last]
+        if not holding or any(s.first in (line, opening) for s in symbols) or len(decl) > MAX_SIGNATURE:
+            continue
+        if not MIN_WORDS <= len(_COMMENT_MARK.sub("", doc).split()) <= MAX_DOC_WORDS:
+            continue
+        span = m.span("block") if m.group("block") is not None else m.span("lines")
+        found.append(Reference(chunk, min(holding, key=lambda s: s.last - s.first), span, decl))
+    return found
 
 
 # A pronoun among a sentence's first words stands for something the sentence before names ("Giving someone
@@ -1027,7 +1071,7 @@ def condense_extractively(
             return (
                 isinstance(a, Reference)
                 and isinstance(b, Reference)
-                and (a.chunk.source_path, a.symbol.name) == (b.chunk.source_path, b.symbol.name)
+                and (a.chunk.source_path, a.symbol.name, a.member) == (b.chunk.source_path, b.symbol.name, b.member)
             )
         return a.chunk.id == b.chunk.id and a.start < b.end and b.start < a.end
 
