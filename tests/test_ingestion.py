@@ -480,3 +480,58 @@ def test_a_comment_line_in_a_code_block_is_no_section_heading() -> None:
         "More on storing.\n\n~~~sh\n# install it\npip install x\n"
     )
     assert [heading for _, heading in headings_at(text)] == ["Preventing storing"]
+
+
+def _notebook(cells: list[dict], **metadata: object) -> bytes:
+    import json
+
+    return json.dumps({"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+
+SENSOR_NOTEBOOK = _notebook(
+    [
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": [
+                "# Cleaning the sensor data\n",
+                "\n",
+                "Readings above 120 degrees are sensor faults and must be dropped before averaging.\n",
+            ],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {},
+            "source": ["df = df[df.temp <= 120]"],
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": ["dropped 14 rows\n"]}],
+        },
+        {"cell_type": "markdown", "metadata": {}, "source": "## Resampling\n\nGaps stay NaN when we resample."},
+    ],
+    kernelspec={"name": "python3", "display_name": "Python 3"},
+)
+
+
+def test_a_notebook_reads_as_its_cells_and_a_run_quotes_its_prose(settings: Settings) -> None:
+    """A Jupyter notebook was read as the JSON it is stored in: no sentence of it was a line, and its excerpts were
+    "cell_type" and "source" lists. It reads as its Markdown cells and its code cells fenced in its language; the
+    outputs (results, images, logs) are left out. A file named .ipynb that is no notebook is read as its text."""
+    from ragstream.ingestion.loader import load_document
+
+    raw = settings.data_dir / "doc_raw" / "lab"
+    raw.mkdir(parents=True)
+    (raw / "clean.ipynb").write_bytes(SENSOR_NOTEBOOK)
+    loaded = load_document(raw / "clean.ipynb", 10**6)
+    assert loaded.kind == "notebook" and loaded.title == "Cleaning the sensor data"
+    assert loaded.text == (
+        "# Cleaning the sensor data\n\nReadings above 120 degrees are sensor faults and must be dropped before "
+        "averaging.\n\n```python\ndf = df[df.temp <= 120]\n```\n\n## Resampling\n\nGaps stay NaN when we resample.\n"
+    )
+    IngestionManager(settings).ingest("lab")
+    ctl = AppController(settings)
+    ctl.select_project("lab")
+    sp = ctl.run_full_pipeline("Which sensor readings must be dropped before averaging?", pause_after="none")
+    assert "Readings above 120 degrees are sensor faults" in sp.s_ctx_md, sp.s_ctx_md
+    assert "cell_type" not in sp.prompt_ready and "dropped 14 rows" not in sp.prompt_ready
+    (raw / "notes.ipynb").write_text("Not a notebook: the sensors are calibrated every Monday.\n")
+    assert load_document(raw / "notes.ipynb", 10**6).text.startswith("Not a notebook")

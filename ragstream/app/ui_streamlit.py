@@ -14,7 +14,7 @@ import streamlit as st
 
 from ragstream.app.session import RunResult, RunSession
 from ragstream.errors import RagstreamError
-from ragstream.ingestion.loader import HTML_SUFFIXES, PDF_SUFFIXES, TEXT_SUFFIXES
+from ragstream.ingestion.loader import SUPPORTED_SUFFIXES
 from ragstream.orchestration.metadata import summary_lines
 from ragstream.rendering.styles import MEDIA_TYPES, STYLES, SUFFIXES
 from ragstream.secrets.scan import describe
@@ -22,7 +22,7 @@ from ragstream.stages import REGISTRY, Stage
 from ragstream.stages.options import RunOptions
 
 STAGE_BUTTONS = tuple((Stage(spec.name), spec.label) for spec in REGISTRY)
-UPLOAD_TYPES = sorted(s.lstrip(".") for s in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES if s.count(".") == 1)
+UPLOAD_TYPES = sorted(s.lstrip(".") for s in SUPPORTED_SUFFIXES if s.count(".") == 1)
 
 
 def session() -> RunSession:

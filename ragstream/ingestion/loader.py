@@ -7,6 +7,7 @@ extracted text, since their bytes are markup or binary.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -17,13 +18,15 @@ from pathlib import Path
 from ragstream.text.fences import FENCE_LINE, breaking_characters, fenced_spans
 
 TEXT_SUFFIXES = frozenset(
-    ".txt .md .markdown .rst .json .jsonl .py .pyi .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts "
+    ".txt .md .markdown .rst .json .jsonl .py .pyi .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts "
     ".c .h .cc .cpp .cxx .hh .hpp "
     ".cs .go .rs .rb .php .swift .m .sh .bash .zsh .ps1 .sql .r .jl .lua .pl .toml .yaml .yml .ini .cfg .conf "
     ".csv .tsv .tex .bib .xml .css .scss .org .adoc .proto .graphql .dockerfile .env.example .gitignore".split()
 )
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 PDF_SUFFIXES = frozenset({".pdf"})
+NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | NOTEBOOK_SUFFIXES
 SNIFF_BYTES = 8192
 _MD_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
@@ -188,6 +191,42 @@ def _load_html(data: bytes) -> tuple[str, str]:
 _MAIN = re.compile(r"<main\b|\brole\s*=\s*[\"']?main\b", re.IGNORECASE)
 
 
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _load_notebook(data: bytes) -> str:
+    """A Jupyter notebook as Markdown-shaped text: its Markdown and raw cells as written, each code cell fenced with
+    the notebook's language; outputs left out (results, images and logs, not what the author wrote). Read as the
+    JSON it is stored as, a notebook gave no sentence at all and its excerpts were "cell_type" and "source" lists. A
+    file that is no notebook (not JSON, or without cells) is read as the text it holds."""
+    raw = _decode(data)
+    try:
+        notebook = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        return raw
+    meta = _mapping(notebook.get("metadata"))
+    info, kernel = _mapping(meta.get("language_info")), _mapping(meta.get("kernelspec"))
+    kernel_name = str(kernel.get("name") or "")
+    language = str(info.get("name") or kernel.get("language") or ("python" if kernel_name.startswith("python") else ""))
+    parts = []
+    for cell in notebook["cells"]:
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source", "")
+        text = ("".join(str(line) for line in source) if isinstance(source, list) else str(source)).strip("\n")
+        if not text.strip():
+            continue
+        if cell.get("cell_type") == "code":
+            fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+            parts.append(f"{fence}{language}\n{text}\n{fence}")
+        else:
+            parts.append(text)
+    return "\n\n".join(parts) + "\n" if parts else raw
+
+
 def _tidied(text: str) -> str:
     """Whitespace collapsed in each line but inside fences, a table row's outer bars dropped, one blank line
     between blocks."""
@@ -256,7 +295,7 @@ def unsafe_name_reason(name: str) -> str | None:
 def load_document(path: Path, max_bytes: int) -> LoadedDocument:
     """Read one file into text; raises SkipFile with a reason for anything not ingestible."""
     suffix = path.suffix.lower()
-    if suffix not in TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES:
+    if suffix not in SUPPORTED_SUFFIXES:
         raise SkipFile(f"unsupported file type '{suffix or path.name}'")
     size = path.stat().st_size
     if size > max_bytes:
@@ -269,12 +308,14 @@ def load_document(path: Path, max_bytes: int) -> LoadedDocument:
         text, title, kind = _load_pdf(data), "", "pdf"
     elif suffix in HTML_SUFFIXES:
         (text, title), kind = _load_html(data), "html"
+    elif suffix in NOTEBOOK_SUFFIXES:
+        text, title, kind = _load_notebook(data), "", "notebook"
     else:
         text, title, kind = _decode(data), "", "text"
     if not text.strip():
         raise SkipFile("empty (no text)" if kind != "pdf" else "no text layer")
     if not title:
-        heading = _MD_HEADING.search(text) if suffix in (".md", ".markdown") else None
+        heading = _MD_HEADING.search(text) if suffix in (".md", ".markdown", *NOTEBOOK_SUFFIXES) else None
         title = heading.group(1).strip() if heading else path.stem
     return LoadedDocument(text=text, title=title, kind=kind, sha256=hashlib.sha256(data).hexdigest())
 

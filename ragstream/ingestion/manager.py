@@ -233,7 +233,7 @@ class IngestionManager:
         """The chunks of `text` (the document's text with its secrets redacted), each spanning where its
         text lies in `document` (the text the file holds), so that a span points into the file as it is."""
         offsets = Offsets(document, text)
-        headings = headings_at(text) if kind == "text" else []
+        headings = headings_at(text) if kind in ("text", "notebook") else []
         dated = first_day(text, rel)
         language = self.languages.of(rel) if kind == "text" else None
         line_of = LineIndex(text).line_of if kind == "text" else None
