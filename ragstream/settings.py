@@ -171,6 +171,7 @@ class GateSettings(BaseModel):
     # The last labels of a host name (a top-level domain): a name ending so, with its URL or e-mail address, is an
     # address the user gives (their site, docs.acme-tools.io), not a topic the documents could lack.
     address_suffixes: list[str] = Field(default_factory=list)
+    shorthand: dict[str, str] = Field(default_factory=dict)  # chat shorthand the gate reads as the words it stands for
     # Calibration against the corpus (gate/calibration.calibrated): the off-topic questions (a file in
     # config/), the hits of each judged, and how far above their evidence (robust spreads) a chunk must be.
     off_topic_questions: str = "a3_off_topic.json"

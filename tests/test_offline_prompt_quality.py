@@ -90,6 +90,14 @@ def test_an_example_with_must_is_not_a_constraint(settings: Settings) -> None:
     assert classify("A file argument must exist before the command runs.", settings.condenser)[0] == "constraints"
 
 
+def test_waiting_pending_a_timeout_is_no_open_issue(settings: Settings) -> None:
+    """uvicorn's "Otherwise connections will stay open, pending the keep-alive timeout." was filed as an Open issue
+    (the cue "pending"): an Open issue says the documents leave a point open, and this one leaves nothing open."""
+    stated = "Otherwise connections will stay open, pending the keep-alive timeout."
+    assert classify(stated, settings.condenser)[0] == "facts"
+    assert classify("Whether the cache is shared is still open.", settings.condenser)[0] == "open_issues"
+
+
 def test_a_cue_inside_a_code_span_is_quoted_not_a_rule(settings: Settings) -> None:
     """The Rust book's "the error message just prints `Should have been able to read the file`" reports a
     message; it is no rule of the documents, so it is a fact, not a Constraint."""

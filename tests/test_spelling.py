@@ -70,3 +70,20 @@ def test_a_pasted_block_stays_as_written_and_a_long_paste_costs_a_bounded_number
     noise = " ".join(f"zqx{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)}w" for i in range(5000))
     assert Respeller(vocabulary, counted)(noise) == noise
     assert len(looked) == MAX_LOOKUPS
+
+
+def test_chat_shorthand_reads_as_the_words_it_stands_for_and_names_nothing_absent() -> None:
+    """ "hw do i exit my typer app ... ?? i dont want a traceback": "hw" is in no document and no English word, so the
+    gate took it for a name the documents lack and said "The documents do not cover: hw do i exit my typer app ...",
+    beside pages that answer. The configured shorthand (`gate.shorthand`) reads as what it stands for; the ask is then
+    at most unanswered by the excerpts, never shown absent from the documents."""
+    from ragstream.gate.coverage import names_nothing_absent
+    from ragstream.gate.evidence import stemmed_terms
+    from ragstream.settings import load_settings
+
+    gate = load_settings().gate
+    asked = "hw do i exit my typer app with a non zero exit code?? i dont want a traceback"
+    read = Respeller(Vocabulary.of("Exit the app with a code. The traceback is hidden."), _never, gate.shorthand)(asked)
+    assert read == "how do i exit my typer app with a non zero exit code?? i don't want a traceback"
+    absent = {"hw", "dont"} & stemmed_terms(asked, gate)
+    assert not names_nothing_absent(asked, gate, absent) and names_nothing_absent(read, gate, absent)

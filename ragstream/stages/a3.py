@@ -16,6 +16,8 @@ from ragstream.stages.spec import PROMPT, SELECTION, stage_spec
 from ragstream.state import A3Report, Chunk, Stage, SuperPrompt
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import numpy as np
 
     from ragstream.gate.calibration import Calibration
@@ -101,7 +103,9 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     texts = list(dict.fromkeys([*pieces, *asked, *parts]))
     embedder = env.services.embedder
     snapshot = env.services.searcher(project).snapshot() if project else None
-    judged = respelled_texts(texts, snapshot)  # what the evidence reads: misspelt words as the corpus spells them
+    judged = respelled_texts(
+        texts, snapshot, settings.shorthand
+    )  # what the evidence reads: misspelt words as the corpus spells them
     frequency, rarity = ask_rarity(judged, env, project)
     if snapshot is not None and project:  # a chunk needs more evidence than off-topic questions reach here
         questions = off_topic_questions(env.services.settings.config_dir, settings)
@@ -167,9 +171,11 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
     return report
 
 
-def respelled_texts(texts: list[str], snapshot: Snapshot | None) -> list[str]:
+def respelled_texts(texts: list[str], snapshot: Snapshot | None, shorthand: Mapping[str, str]) -> list[str]:
     """The texts with their misspelt words as the corpus spells them (`text/spelling`): "verificaton" held against
-    every chunk of httpx's SSL page as the rarest word of the ask, and the gate kept nothing."""
+    every chunk of httpx's SSL page as the rarest word of the ask, and the gate kept nothing; and chat shorthand as
+    the words it stands for (`gate.shorthand`): "hw do i exit my typer app ..." was named a topic the documents do
+    not cover, "hw" being a word no document holds."""
     from ragstream.gate.coverage import corpus_vocabulary
     from ragstream.index.snapshot import bm25_tokens
     from ragstream.text.spelling import Respeller
@@ -181,7 +187,7 @@ def respelled_texts(texts: list[str], snapshot: Snapshot | None) -> list[str]:
     def stem_held(word: str) -> bool:  # "retrying" is no misspelling where the corpus says "retry"
         return any(snapshot.document_frequency(set(bm25_tokens([word])[0])).values())
 
-    respell = Respeller(vocabulary, stem_held)
+    respell = Respeller(vocabulary, stem_held, shorthand)
     return [respell(text) for text in texts]
 
 

@@ -105,7 +105,7 @@ def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:
     project = env.context.project or sp.extras.project
     texts = list(dict.fromkeys([*ask.pieces, *ask.parts]))
     snapshot = env.services.searcher(project).snapshot() if project else None
-    read = dict(zip(texts, respelled_texts(texts, snapshot), strict=True))
+    read = dict(zip(texts, respelled_texts(texts, snapshot, env.services.settings.gate.shorthand), strict=True))
     _, rarity = ask_rarity(list(read.values()), env, project)
     return a3_evidence(env.services.settings.gate, rarity, read, env.services.embedder.embed)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -102,13 +102,18 @@ class Respeller:
     a lookup scans the corpus words of its length and first letter (0.2 ms on a package's source), and a prompt may
     hold megabytes."""
 
-    def __init__(self, vocabulary: Vocabulary, known: Callable[[str], bool]) -> None:
+    def __init__(
+        self, vocabulary: Vocabulary, known: Callable[[str], bool], shorthand: Mapping[str, str] | None = None
+    ) -> None:
         self.vocabulary = vocabulary
         self.known = known
+        self.shorthand = shorthand or {}  # chat shorthand and the words it stands for ("hw": "how")
         self.found: dict[str, str] = {}
 
     def word(self, word: str) -> str:
         vocabulary = self.vocabulary
+        if word in self.shorthand:
+            return self.shorthand[word]
         if len(word) < MIN_LENGTH or word in vocabulary.counts or word in english_words():
             return word
         if word not in self.found:
@@ -119,8 +124,8 @@ class Respeller:
 
     def __call__(self, text: str) -> str:
         """`text` with each lower-case word of `MIN_LENGTH` letters or more that the corpus never uses, that is no
-        English word and that `known` does not know, replaced by its nearest corpus word, when there is one; pasted
-        blocks as they are."""
+        English word and that `known` does not know, replaced by its nearest corpus word, when there is one, and each
+        word of chat shorthand by the words it stands for; pasted blocks as they are."""
         out, at = [], 0
         for block in _FENCED.finditer(text):
             out += [_WORD.sub(lambda m: self.word(m.group()), text[at : block.start()]), block.group()]
