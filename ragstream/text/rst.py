@@ -69,6 +69,8 @@ def _indent(line: str) -> int:
 def literal_blocks(text: str, opens_inside: int = 0) -> list[Block]:
     """The literal blocks of `text`, in order; `opens_inside` is where the block the text opens inside ends (its
     document says so: in the text alone, nothing marks its lines as code), 0 when it opens in none."""
+    if not opens_inside and "::" not in text:
+        return []  # no literal block opens without "::"
     lines = [(m.start(), m.group(0).rstrip("\n")) for m in _LINE.finditer(text) if m.start() < len(text)]
     blocks: list[Block] = []
     i = 0
@@ -120,6 +122,8 @@ def as_read(text: str) -> str:
     each line of a literal block as code ("Pass ``--index-url`` directly: `$ pipx install ...`", never "... ..
     code-block:: console $ pipx install ..."): a lead-in with its command ends as a sentence does. A list-table's
     row reads as its cells between bars, as a Markdown table's does."""
+    if "::" not in text and _ROW_LINE.search(text) is None:
+        return text  # most text: nothing to read otherwise (this runs for every line the extraction offers)
     for start, end in reversed(_rows(text)):
         text = f"{text[:start]}{' | '.join(_cells(text[start:end]))}{text[end:]}"
     if "::" not in text:
@@ -163,6 +167,7 @@ def after_directive(text: str, at: int) -> int:
 # A row of a list-table: its first cell after two markers ("* - Install editable from path"), each other cell on a
 # line of its own under it ("  - ``pipx install -e ./mypkg``").
 _ROW = re.compile(r"^([ \t]*)[*+-][ \t]+-[ \t]+\S")
+_ROW_LINE = re.compile(_ROW.pattern, re.M)
 _CELL = re.compile(r"^[ \t]*(?:[*+-][ \t]+)?-[ \t]+")
 _HEADER_ROWS = re.compile(
     r"^[ \t]*\.\.[ \t]+list-table::[^\n]*\n(?:[ \t]+:[\w-]+:[^\n]*\n)*?[ \t]+:header-rows:[ \t]*(\d+)", re.M
