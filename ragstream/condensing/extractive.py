@@ -823,7 +823,8 @@ _COMMENT_MARK = re.compile(r"^[ \t]*(?:\*(?!\*)|///)[ \t]?", re.M)  # a doc comm
 
 def _members(chunk: Chunk) -> list[Reference]:
     """The members of the chunk's definitions that a doc comment documents, each as a line of the innermost
-    definition holding it (`RetryOptions`'s "`limit?: number`: The number of times to retry failed requests. 2"):
+    definition holding it (`RetryOptions`'s "`limit?: number`: The number of times to retry failed requests. @default
+    2"):
     in such code the answer is a field's comment ("@default 2"), and the line that named only `type RetryOptions`
     said nothing of it. A member that is a definition of its own has its own line (its doc's first sentence)."""
     start = chunk.metadata.get("line_start")
