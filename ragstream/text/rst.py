@@ -1,9 +1,10 @@
-"""reStructuredText's literal text: the indented block a "::" paragraph or a code directive introduces.
+"""reStructuredText read by its structure: literal blocks, section titles, directives' markers and list-tables.
 
-Such a block is code, never prose, a sentence or a heading, as a Markdown fence's lines are. reStructuredText marks
-it by indentation alone: the block runs while its lines (blank ones aside) are indented more than the line that
-introduced it. Read as prose, a console session's output became Facts ("'pipx' already seems to be installed.",
-pipx's docs), and a lead-in never came with the short command under it.
+A literal block (the indented block a "::" paragraph or a code directive introduces) is code, never prose, a
+sentence or a heading, as a Markdown fence's lines are. reStructuredText marks it by indentation alone: the block
+runs while its lines (blank ones aside) are indented more than the line that introduced it. Read as prose, a console
+session's output became Facts ("'pipx' already seems to be installed.", pipx's docs), and a lead-in never came with
+the short command under it. `as_read` gives a span as its reader sees it (the lines the condensed context quotes).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ _LINE = re.compile(r"[^\n]*(?:\n|$)")
 _OPTION = re.compile(r"[ \t]+:[\w-]+:")  # a directive's option line
 # A directive's line and the option lines under it (".. code-block:: console", "   :linenos:"): markup, never read.
 _DIRECTIVE_LINES = re.compile(rf"^[ \t]*\.\.[ \t]+[\w:-]+::[^\n]*(?:\n{_OPTION.pattern}[^\n]*)*$", re.M)
-# A paragraph's "::": shown as ":" after a word, not at all alone or after a space (docutils' "expanded form").
 _DIRECTIVE_HEAD = re.compile(r"[ \t]*\.\.[ \t]+[\w:-]+::[ \t]*")  # ".. note:: ", before the directive's own text
+# A paragraph's "::": shown as ":" after a word, not at all alone or after a space (docutils' "expanded form").
 _LITERAL_MARK = re.compile(r"(?P<alone>^[ \t]*|[ \t]+)?::(?=[ \t]*(?:\n|\Z))", re.M)
 _PROMPT = re.compile(r"[ \t]*[$>] \S")  # a shell prompt opening a console session
 
@@ -66,12 +67,17 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def _lines_of(text: str) -> list[tuple[int, str]]:
+    """Each line of `text` with where it starts, its line break left out."""
+    return [(m.start(), m.group(0).rstrip("\n")) for m in _LINE.finditer(text) if m.start() < len(text)]
+
+
 def literal_blocks(text: str, opens_inside: int = 0) -> list[Block]:
     """The literal blocks of `text`, in order; `opens_inside` is where the block the text opens inside ends (its
     document says so: in the text alone, nothing marks its lines as code), 0 when it opens in none."""
     if not opens_inside and "::" not in text:
         return []  # no literal block opens without "::"
-    lines = [(m.start(), m.group(0).rstrip("\n")) for m in _LINE.finditer(text) if m.start() < len(text)]
+    lines = _lines_of(text)
     blocks: list[Block] = []
     i = 0
     if opens_inside:
@@ -170,7 +176,7 @@ _ROW = re.compile(r"^([ \t]*)[*+-][ \t]+-[ \t]+\S")
 _ROW_LINE = re.compile(_ROW.pattern, re.M)
 _CELL = re.compile(r"^[ \t]*(?:[*+-][ \t]+)?-[ \t]+")
 _HEADER_ROWS = re.compile(
-    r"^[ \t]*\.\.[ \t]+list-table::[^\n]*\n(?:[ \t]+:[\w-]+:[^\n]*\n)*?[ \t]+:header-rows:[ \t]*(\d+)", re.M
+    rf"^[ \t]*\.\.[ \t]+list-table::[^\n]*\n(?:{_OPTION.pattern}[^\n]*\n)*?[ \t]+:header-rows:[ \t]*(\d+)", re.M
 )
 
 
@@ -184,7 +190,7 @@ def table_rows(text: str) -> list[tuple[int, int]]:
 
 def _rows(text: str) -> list[tuple[int, int]]:
     """The spans of all list-table rows in `text`, header rows too."""
-    lines = [(m.start(), m.group(0).rstrip("\n")) for m in _LINE.finditer(text) if m.start() < len(text)]
+    lines = _lines_of(text)
     rows: list[tuple[int, int]] = []
     i = 0
     while i < len(lines):
