@@ -122,7 +122,7 @@ class RetrievalSettings(BaseModel):
     top_k: int = Field(gt=0)
     max_candidates: int = Field(gt=0)
     rrf_k: float = Field(gt=0)
-    weights: dict[Literal["vector", "bm25", "temporal", "graph"], float]
+    weights: dict[Literal["vector", "bm25", "temporal", "graph", "sections"], float]
     min_score: float
     fallback_min_score: float
     min_results: int = Field(ge=0)
@@ -131,6 +131,9 @@ class RetrievalSettings(BaseModel):
     expansion_neighbors: int = Field(ge=0)
     # The items an ask enumerates are searched for too, each with this weight (a prompt piece's is 1; 0: not searched)
     items_weight: float = Field(default=1.0, ge=0)
+    # A section whose name more than this share of the chunks hold is the corpus's subject ("MkDocs" in MkDocs'
+    # docs), not a thing the prompt picks out: it is not searched for by its heading
+    sections_max_share: float = Field(default=0.2, ge=0, le=1)
     confidence: ConfidenceSettings
 
 

@@ -179,3 +179,64 @@ def test_a_hyphenated_term_is_found_as_itself_not_as_its_common_parts(settings: 
     IngestionManager(settings).ingest("headers")
     result = build_searcher(settings, "headers").retrieve(["no-store"], Strategy.KEYWORD)
     assert _files(result)[0] == "directives.md"
+
+
+def _reference_and_guides(settings: Settings) -> None:
+    """A reference page saying what each directive does under a heading of its name (the body does not repeat
+    it), guides that name the directives everywhere without defining them, and pages on other topics."""
+    from ragstream.ingestion.manager import IngestionManager
+
+    folder = settings.data_dir / "doc_raw" / "caching"
+    folder.mkdir(parents=True)
+    body = (
+        "The response may be kept by caches on the way, and the way it is reused is what this entry is about. "
+        "Freshness, validation and the origin server decide together what a client sees. "
+    )
+    says = {
+        "max-age": "It gives the number of seconds a response stays fresh after it was generated.",
+        "no-cache": "It lets caches keep the response, but each reuse must first be validated with the origin.",
+        "no-store": "It forbids any cache, private or shared, from keeping the response at all.",
+        "private": "It lets only the browser of one user keep the response, never a shared cache.",
+        "must-revalidate": "It forbids reusing a stale response without validating it with the origin first.",
+    }
+    (folder / "reference.md").write_text(
+        "# Cache directives\n\n" + "".join(f"#### `{name}`\n\n{text} {body * 4}\n\n" for name, text in says.items())
+    )
+    for n in range(3):
+        (folder / f"guide{n}.md").write_text(
+            f"# Caching guide {n}\n\nTeams ask about no-cache and no-store all the time. Sending no-cache or "
+            "no-store on a page changes what the browser does; pick no-cache or no-store, or both, for pages "
+            "with user data, and compare no-cache with no-store in your own tests before shipping.\n"
+        )
+    for n, topic in enumerate(["cookies", "redirects", "compression", "range requests", "content negotiation"] * 6):
+        (folder / f"other{n}.md").write_text(
+            f"# {topic.capitalize()} {n}\n\nHow {topic} work in HTTP, with an example exchange and its headers.\n"
+        )
+    IngestionManager(settings).ingest("caching")
+
+
+def test_the_sections_a_question_names_come_before_pages_repeating_the_names(settings: Settings) -> None:
+    """Asked how `no-cache` and `no-store` differ, the reference entries saying what each does (under headings of
+    their names) lead, not the guides that only repeat both names."""
+    _reference_and_guides(settings)
+    result = build_searcher(settings, "caching").retrieve(
+        ["What is the difference between no-cache and no-store?"], Strategy.HYBRID
+    )
+    snap = build_searcher(settings, "caching").snapshot()
+    first = " ".join(snap.chunk(cid).text for cid in result.ids[:3])
+    assert "each reuse must first be validated" in first and "forbids any cache" in first
+    assert {source_of(cid) for cid in result.ids[:3]} == {"reference.md"}
+
+
+def test_a_section_name_counts_only_where_the_question_writes_it_as_that_name(settings: Settings) -> None:
+    """A heading that is a plain word ("`private`") is named only as code; and a name most chunks hold is the
+    corpus's subject, never a section the question picks out."""
+    _reference_and_guides(settings)
+    searcher = build_searcher(settings, "caching")
+    plain = searcher.retrieve(["Is my private data safe in a shared cache?"], Strategy.HYBRID)
+    assert not any("sections" in r.scores for r in plain.results)
+    coded = searcher.retrieve(["What does `private` do?"], Strategy.HYBRID)
+    assert any("sections" in r.scores for r in coded.results)
+    searcher.settings = searcher.settings.model_copy(update={"sections_max_share": 0.0})
+    subject = searcher.retrieve(["What does `private` do?"], Strategy.HYBRID)
+    assert not any("sections" in r.scores for r in subject.results)

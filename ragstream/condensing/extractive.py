@@ -33,6 +33,7 @@ from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE, fenced_spans
+from ragstream.text.headings import HEADING_LINE, heading_name, holding
 from ragstream.text.phrases import as_typed, phrase, unquoted
 from ragstream.text.rst import (
     Block,
@@ -475,21 +476,6 @@ def _says_something(piece: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", _LINK.sub("", piece))) >= 2 and not points_away(piece)
 
 
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$", re.M)
-# A heading that is a bare name: a setting, command or field of a reference page ("### dev_addr", "## `nav`"), in
-# lower case or holding a mark a word lacks (an inner capital, a digit, or _ . - /); "Installation" is a title.
-_NAME_HEADING = re.compile(r"`?(?P<name>(?=[^`]*(?:^[a-z]|[a-z][A-Z]|[\d_./-]))[A-Za-z_][\w./-]*)`?(?:\s*\{[^}]*\})?")
-
-
-def _holding(name: str) -> str:
-    """How a sentence names a section's name: as written when it is shaped like one ("dev_addr"), as code when it
-    is a plain word: in a code span or against code's marks ("#[doc(hidden)]"), since "Determines additional
-    directories to watch ..." names no setting `watch`."""
-    if re.search(r"[\d_./-]|[a-z][A-Z]", name):
-        return rf"(?<![\w.-]){re.escape(name)}(?![\w-])"
-    return rf"`{re.escape(name)}\b|(?<=[(\[.=#:/]){re.escape(name)}\b|\b{re.escape(name)}(?=[(=\])])"
-
-
 def _named_sections(found: list[Sentence], fenced: list[tuple[int, int]]) -> list[Sentence]:
     """The sentences, each under a heading that is a bare name and that it does not say named by it: a reference
     page gives each setting a heading and then says what it does without its name ("### dev_addr" over "Determines
@@ -498,14 +484,14 @@ def _named_sections(found: list[Sentence], fenced: list[tuple[int, int]]) -> lis
     if not found:
         return found
     headings = [
-        (m.start(), name.group("name") if (name := _NAME_HEADING.fullmatch(m.group("title").strip())) else "")
-        for m in _HEADING_LINE.finditer(found[0].chunk.text)
+        (m.start(), heading_name(m.group("title")))
+        for m in HEADING_LINE.finditer(found[0].chunk.text)
         if not any(x <= m.start() < y for x, y in fenced)
     ]
     named: list[Sentence] = []
     for sentence in found:
         subject = next((n for start, n in reversed(headings) if start < sentence.start), "")
-        held = subject and re.search(_holding(subject), sentence.text, re.IGNORECASE)
+        held = subject and re.search(holding(subject), sentence.text, re.IGNORECASE)
         named.append(replace(sentence, subject=subject) if subject and not held else sentence)
     return named
 

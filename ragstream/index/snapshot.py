@@ -28,6 +28,7 @@ from ragstream.errors import IndexVectorsError
 from ragstream.index.manifest import generation_dir
 from ragstream.state import Chunk
 from ragstream.text.emphasis import without_underscore_emphasis
+from ragstream.text.headings import name_headings
 
 if TYPE_CHECKING:  # bm25s brings scipy (about half a second): imported by the first index read or write
     import bm25s
@@ -108,6 +109,32 @@ class Snapshot:
     def document_text(self, path: str) -> str | None:
         """A document's text as it was indexed (secrets redacted), or None."""
         return self._documents.get(path)
+
+    @cached_property
+    def sections(self) -> dict[str, tuple[str, list[str]]]:
+        """Name (in lower case) -> the name as its heading writes it, and the prose chunks holding the section
+        headed by it ("#### `no-cache`"): where overlapping chunks both hold its heading, the one holding more of
+        its text, and the next chunk too where the heading falls in a chunk's second half with no heading after
+        it (its text goes on there). Code is left out (a "# comment" in a script is no heading). Read once: a
+        generation never changes."""
+        best: dict[tuple[str, int], tuple[int, list[str], str]] = {}  # (file, heading's offset) -> (room, chunks, name)
+        for c in self.chunks:
+            if "language" in c.metadata or c.metadata.get("kind") not in ("text", "notebook"):
+                continue
+            headings = name_headings(c.text)
+            siblings = self.by_file[c.source_path]
+            after = siblings[siblings.index(c.id) + 1 : siblings.index(c.id) + 2]
+            for k, (offset, name) in enumerate(headings):
+                where = (c.source_path, c.span.start + offset)
+                room = len(c.text) - offset
+                runs_on = k == len(headings) - 1 and room < len(c.text) / 2
+                if where not in best or room > best[where][0]:
+                    best[where] = (room, [c.id, *after] if runs_on else [c.id], name)
+        found: dict[str, tuple[str, list[str]]] = {}
+        for _, chunk_ids, name in best.values():
+            ids = found.setdefault(name.lower(), (name, []))[1]
+            ids.extend(cid for cid in chunk_ids if cid not in ids)
+        return found
 
     def vector_search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) of the k nearest chunks, best first: an exact scan.

@@ -30,6 +30,7 @@ from ragstream.settings import RetrievalSettings
 from ragstream.strategies import Strategy
 from ragstream.tenancy.projects import ProjectPaths
 from ragstream.text.dates import timestamp
+from ragstream.text.headings import names_held
 
 log = logging.getLogger("ragstream.retrieval")
 
@@ -145,6 +146,24 @@ class ProjectSearcher:
                     seen.add(cid)
                     hits.append((cid, 1.0 / rank))
         return [RankedList("graph", hits, self.settings.weights["graph"])]
+
+    def _sections(self, queries: list[Query], base: list[RetrievedChunk], snap: Snapshot) -> list[RankedList]:
+        """The sections that define a name the query names ("no-cache", "`dev_addr`"), by their heading: a question
+        naming two directives finds pages that repeat both names above the reference entries that say what each
+        does. A name most chunks hold (`sections_max_share`) picks out nothing. The fused order ranks them among
+        themselves."""
+        sections = snap.sections
+        named = names_held(" ".join(q.text for q in queries), {key: name for key, (name, _) in sections.items()})
+        if not named:
+            return []
+        texts = [c.text.lower() for c in snap.chunks]
+        most = self.settings.sections_max_share * len(texts)
+        ids = {cid for key in named if sum(key in t for t in texts) <= most for cid in sections[key][1]}
+        if not ids:
+            return []
+        rank = {r.chunk_id: i for i, r in enumerate(base)}
+        ordered = sorted(ids, key=lambda cid: (rank.get(cid, len(rank)), snap.by_id[cid]))
+        return [RankedList("sections", [(cid, 1.0) for cid in ordered], self.settings.weights["sections"])]
 
     # -- orchestration ----------------------------------------------------------------------
 
@@ -281,8 +300,13 @@ class ProjectSearcher:
             lists = lists + self._run("temporal", lambda: self._temporal(pieces, base, snap), report)
         elif strategy is Strategy.EXPLORATORY:
             lists = lists + self._run("graph", lambda: self._graph(base, snap), report)
-        report.results = rrf_fuse(lists, self.settings.rrf_k)[: limit or self.settings.max_candidates]
-        report.confidence = assess(report.ids, probes, snap, self.settings.confidence)
+        fused = rrf_fuse(lists, self.settings.rrf_k)[: limit or self.settings.max_candidates]
+        # The confidence judges what the words and vectors found, before the sections a name picks out join them.
+        report.confidence = assess([r.chunk_id for r in fused], probes, snap, self.settings.confidence)
+        if strategy not in (Strategy.DENSE, Strategy.KEYWORD):
+            lists = lists + self._run("sections", lambda: self._sections(pieces, base, snap), report)
+            fused = rrf_fuse(lists, self.settings.rrf_k)[: limit or self.settings.max_candidates]
+        report.results = fused
         report.attempts = [Attempt(strategy.value, report.confidence.score, report.confidence.compared)]
         return report
 
