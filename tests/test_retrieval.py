@@ -212,6 +212,10 @@ def _reference_and_guides(settings: Settings) -> None:
         (folder / f"other{n}.md").write_text(
             f"# {topic.capitalize()} {n}\n\nHow {topic} work in HTTP, with an example exchange and its headers.\n"
         )
+    (folder / "extensions.html").write_text(
+        "<html><body><main><h1>Extensions</h1><h4><code>stale-if-error</code></h4><p>It lets a cache serve a "
+        "stale response while the origin answers with an error, for the seconds it gives.</p></main></body></html>"
+    )
     IngestionManager(settings).ingest("caching")
 
 
@@ -229,14 +233,17 @@ def test_the_sections_a_question_names_come_before_pages_repeating_the_names(set
 
 
 def test_a_section_name_counts_only_where_the_question_writes_it_as_that_name(settings: Settings) -> None:
-    """A heading that is a plain word ("`private`") is named only as code; and a name most chunks hold is the
-    corpus's subject, never a section the question picks out."""
+    """A heading that is a plain word ("`private`") is named only as code; an HTML page's headings count as a
+    Markdown page's do; and a name most chunks hold is the corpus's subject, never a section the question picks
+    out."""
     _reference_and_guides(settings)
     searcher = build_searcher(settings, "caching")
     plain = searcher.retrieve(["Is my private data safe in a shared cache?"], Strategy.HYBRID)
     assert not any("sections" in r.scores for r in plain.results)
     coded = searcher.retrieve(["What does `private` do?"], Strategy.HYBRID)
     assert any("sections" in r.scores for r in coded.results)
+    html = searcher.retrieve(["When does stale-if-error apply?"], Strategy.HYBRID)
+    assert [source_of(r.chunk_id) for r in html.results if "sections" in r.scores] == ["extensions.html"]
     searcher.settings = searcher.settings.model_copy(update={"sections_max_share": 0.0})
     subject = searcher.retrieve(["What does `private` do?"], Strategy.HYBRID)
     assert not any("sections" in r.scores for r in subject.results)

@@ -119,7 +119,7 @@ class Snapshot:
         generation never changes."""
         best: dict[tuple[str, int], tuple[int, list[str], str]] = {}  # (file, heading's offset) -> (room, chunks, name)
         for c in self.chunks:
-            if "language" in c.metadata or c.metadata.get("kind") not in ("text", "notebook"):
+            if "language" in c.metadata or c.metadata.get("kind") not in ("text", "notebook", "html"):
                 continue
             headings = name_headings(c.text)
             siblings = self.by_file[c.source_path]
