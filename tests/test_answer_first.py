@@ -160,6 +160,67 @@ Its hook must have this signature:
     ]
 
 
+def test_an_item_leading_in_to_a_nested_list_comes_with_its_own_items_only() -> None:
+    """A list item that leads in to a nested list ends where the outer list's next item begins: the items after it
+    are lines of their own, not part of its list."""
+    doc = """## Conditions of a simple request
+
+- The only media types allowed for the Content-Type header are:
+  - `application/x-www-form-urlencoded`
+  - `multipart/form-data`
+  - `text/plain`
+- No event listeners are registered on the upload object used in the request.
+- No readable stream object is used in the body of the request.
+"""
+    found = [s.text for s in sentences_of(one_chunk("cors.md", doc))]
+    assert (
+        "The only media types allowed for the Content-Type header are: - `application/x-www-form-urlencoded` - "
+        "`multipart/form-data` - `text/plain`" in found
+    )
+    assert "No event listeners are registered on the upload object used in the request." in found
+    assert "No readable stream object is used in the body of the request." in found
+
+
+KEY_ROTATION = """# Rotating signing keys
+
+Signing keys are rotated every ninety days by the platform team, who also keep the rotation log up to date.
+To rotate a signing key without breaking anyone's session, do all of the following:
+
+- Publish the new public key a day before signing anything with it.
+- Keep the old public key until every token it signed has expired.
+- Revoke the old private key once no service signs with it any more.
+"""
+
+
+def test_a4_reads_a_chunk_ending_on_a_lead_in_with_the_list_its_excerpt_shows(tmp_path) -> None:
+    """The excerpt of a chunk that stops on a lead-in always shows the list after it (it is closed before the
+    budget is filled), so A4 reads that list too: the lead-in is a line with its items, not a promise without
+    them, even where the chunk holding the items is not among A4's."""
+    from ragstream.stages.a4 import whole
+    from ragstream.stages.io import StageEnv
+    from ragstream.stages.options import RunOptions
+
+    settings = load_settings(
+        overrides={
+            "data_dir": str(tmp_path),
+            "llm.provider": "local",
+            "chunking.chunk_size": 200,
+            "chunking.chunk_overlap": 0,
+        }
+    )
+    raw = settings.data_dir / "doc_raw" / "keys"
+    raw.mkdir(parents=True)
+    (raw / "keys.md").write_text(KEY_ROTATION, encoding="utf-8")
+    IngestionManager(settings).ingest("keys")
+    services = Services(settings)
+    first = services.searcher("keys").snapshot().chunks[0]
+    assert "- Publish" not in first.text  # the chunk stops inside the lead-in
+    [read] = whole(SuperPrompt(), StageEnv(services, RunOptions(project="keys")))([first])
+    assert read.id == first.id
+    lead_in = next(s for s in sentences_of(read) if s.text.startswith("To rotate a signing key"))
+    assert lead_in.items and lead_in.text.endswith("Revoke the old private key once no service signs with it any more.")
+
+
 BACKUPS = """# Backups
 
 The backup job runs every night at two in the morning and writes to the archive volume.

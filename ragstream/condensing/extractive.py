@@ -95,6 +95,24 @@ _MARKUP = re.compile(
 )
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _LIST_END = re.compile(r"\n[ \t]*\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])")
+_ITEM_LINE = re.compile(r"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+
+
+def _list_end(text: str, start: int, lead_end: int) -> int | None:
+    """Where the list that the lead-in opening at `start` introduces (after `lead_end`) ends: at a blank line no item
+    follows, and, for a lead-in that is itself an item ("- The only combinations allowed are:" over its nested
+    items), at the next item no deeper than it, which belongs to the outer list. None: it runs to the text's end."""
+    line_start = text.rfind("\n", 0, start) + 1
+    end = _LIST_END.search(text, lead_end)
+    stop = end.start() if end else None
+    if _ITEM_LINE.match(text, line_start):
+        indent = len(text[line_start:start]) - len(text[line_start:start].lstrip(" \t"))
+        outer = re.compile(rf"\n[ \t]{{0,{indent}}}(?:[-*+]|\d+[.)])[ \t]").search(text, lead_end)
+        if outer is not None and (stop is None or outer.start() < stop):
+            stop = outer.start()
+    return stop
+
+
 # A fenced block of at most three short lines right after a lead-in: the command or setting it introduces
 # (a plain block, its info string a language name at most: a directive such as {eval-rst} is markup, and so
 # is a template's {{#include ...}}).
@@ -404,8 +422,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
                 consumed = items.end
                 previous = index
             elif re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", text[b:]):
-                end = _LIST_END.search(text, b)
-                list_lead, lead_until = raw, end.start() if end else len(text)
+                end = _list_end(text, a, b)
+                list_lead, lead_until = raw, end if end is not None else len(text)
             if items is not None or list_lead == raw or not states(raw):
                 continue
         item_end = _whole_item(text, a, b, pieces[index + 1 :], whole, hidden) if marker else None
@@ -590,10 +608,10 @@ def _with_items(chunk: Chunk, start: int, lead_end: int, blocks: list[Block]) ->
         return Sentence(chunk, start, block.start + len(block.lines[0]), listed=True)
     if not re.match(r"\s*\n[ \t]*(?:[-*+]|\d+[.)])[ \t]", rest):
         return None
-    end = _LIST_END.search(text, lead_end)
+    end = _list_end(text, start, lead_end)
     if end is None and not _TERMINAL.search(text.rstrip()):
         return None  # the list may go on in the next chunk
-    stop = end.start() if end else len(text.rstrip())
+    stop = end if end is not None else len(text.rstrip())
     span = text[start:stop]
     if len(span.split()) > MAX_LIST_WORDS or not is_prose(span) or span.rstrip().endswith(":"):
         return None  # too long, not prose, or its last item leads in to something the span does not hold

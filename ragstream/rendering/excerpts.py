@@ -580,13 +580,16 @@ def hydrated(chunk: Chunk, sources: Sources, reach: int) -> Excerpt:
     return Excerpt([chunk], start, end, how, doc)
 
 
-def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Chunk]:
-    """Each prose chunk as the prompt will at least show it: widened to whole sentences (step 1 above), under its
-    own id, marked `sentence_edges` when both edges are whole, `opens_in_code` when it starts inside a fenced
-    block (its own first fence line closes that block) and `code_until` where the reStructuredText literal block it
-    starts inside ends. A4 reads these, so a sentence the chunk's window cut is whole in its candidates, and every
-    line it quotes lies inside the excerpt the prompt shows (the later steps only add). A code chunk, or one whose
-    document cannot be read back as indexed, stays as indexed."""
+def sentence_whole(
+    chunks: list[Chunk], sources: Sources, reach: int, close: Callable[[Excerpt], Excerpt] | None = None
+) -> list[Chunk]:
+    """Each prose chunk as the prompt will at least show it: widened to whole sentences (step 1 above), and with
+    `close` closed over its lead-in and list as step 3 closes it, under its own id, marked `sentence_edges` when
+    both edges are whole, `opens_in_code` when it starts inside a fenced block (its own first fence line closes
+    that block) and `code_until` where the reStructuredText literal block it starts inside ends. A4 reads these,
+    so a sentence the chunk's window cut is whole in its candidates, a list the excerpt shows is read with its
+    lead-in, and every line it quotes lies inside the excerpt the prompt shows (the later steps only add). A code
+    chunk, or one whose document cannot be read back as indexed, stays as indexed."""
     found = []
     for chunk in chunks:
         if "language" in chunk.metadata:
@@ -596,11 +599,13 @@ def sentence_whole(chunks: list[Chunk], sources: Sources, reach: int) -> list[Ch
         if excerpt.doc is None:
             found.append(chunk)
             continue
+        doc, whole = excerpt.doc, excerpt.how == "whole sentences"
+        if close is not None:
+            excerpt = close(excerpt)  # adds whole lists, lead-ins and the blocks they introduce: edges stay whole
         shown = excerpt.as_chunk()
-        doc = excerpt.doc
         first = doc.line_of(excerpt.start) - 1
         in_code = first in doc.fenced and not FENCE_LINE.match(doc.text[excerpt.start :])
-        whole = excerpt.how == "whole sentences" and not in_code  # a line inside a code block opens no sentence
+        whole = whole and not in_code  # a line inside a code block opens no sentence
         opens_in_code = first in doc.fenced and first not in doc.fence_openers
         metadata = {**chunk.metadata, "sentence_edges": whole, "opens_in_code": opens_in_code}
         literal = next((b for b in doc.literal if b.start <= excerpt.start < b.end), None)

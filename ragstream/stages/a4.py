@@ -48,14 +48,20 @@ class Ask:
 
 
 def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
-    """Chunks widened to whole sentences from the project's documents (`sentence_whole`); one reader for the run,
+    """Chunks widened to whole sentences and closed over their lead-ins and lists from the project's documents
+    (`sentence_whole`), as the prompt will at least show them; one reader for the run,
     so the model path's two widenings (its extraction, then the excerpts it sends) read each document once."""
-    from ragstream.rendering.excerpts import sentence_whole
+    from ragstream.rendering.excerpts import Excerpt, closed_excerpt, sentence_whole
     from ragstream.stages.sources import project_sources
 
-    reach = env.services.settings.excerpts.sentence_reach_chars
+    cfg = env.services.settings.excerpts
+    budget = env.services.budget
     sources = project_sources(sp, env)
-    return lambda chunks: sentence_whole(chunks, sources, reach)
+
+    def close(excerpt: Excerpt) -> Excerpt:
+        return closed_excerpt(excerpt, lambda e: budget.count(e.as_chunk().text), cfg)
+
+    return lambda chunks: sentence_whole(chunks, sources, cfg.sentence_reach_chars, close)
 
 
 def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
