@@ -1259,3 +1259,51 @@ def test_a_member_its_doc_comment_documents_is_a_line_of_its_type(tmp_path_facto
     assert any("`limit?: number`: How many times a failed request is sent again" in line for line in lines), lines
     assert any("`statusCodes?: number[]`" in line and "@default [408, 429" in line for line in lines), lines
     assert not any("`export function send" in line for line in lines), lines
+
+
+COMMAND_GO = """package cli
+
+// Mode configures how errors are reported
+type Mode string
+
+// Command is one command of an application.
+type Command struct {
+\t// Hidden defines whether this command is left out of the list of available commands in the help output.
+\tHidden bool
+
+\t// SilenceUsage is an option to silence the usage text when the command returns an error.
+\tSilenceUsage bool
+}
+
+// Execute runs the command with the process's arguments.
+func (c *Command) Execute() error {
+\t// the usage text is printed when parsing the arguments fails
+\treturn c.run()
+}
+"""
+
+
+def test_a_go_field_its_comment_documents_is_a_line_of_its_type(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Go documents a struct's fields with the "//" lines above them: on cobra's source the answer to "how do I stop
+    the usage text on an error?" was `SilenceUsage`'s comment, and the condensed context said only "type
+    `Command`". A field is a line of its type (which is not said again on each field's line); a comment inside a
+    function is about a statement, no member; and a definition that is all header ("type Mode string") is quoted
+    alone, never with the comment and the definition after it."""
+    sp = small_chunks_run(
+        tmp_path_factory,
+        "command.go",
+        COMMAND_GO,
+        1000,
+        "How do I hide a command from the help output, and stop the usage text when it returns an error?",
+    )
+    lines = sp.s_ctx_md.splitlines()
+    assert any(
+        "(command.go:6-13): `SilenceUsage bool`: SilenceUsage is an option to silence the usage text" in line
+        for line in lines
+    ), lines
+    assert any("`Hidden bool`: Hidden defines whether this command is left out" in line for line in lines), lines
+    assert not any("`Hidden bool`" in line and "Command is one command" in line for line in lines), lines
+    assert not any("the usage text is printed when parsing" in line for line in lines), lines
+    chunk = next(c for c in sp.base_context_chunks if c.source_path == "command.go")
+    mode = next(r for r in references_of(chunk) if r.symbol.name == "Mode")
+    assert mode.text == "type `Mode string` (command.go:3-4): Mode configures how errors are reported"

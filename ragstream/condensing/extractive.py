@@ -215,9 +215,9 @@ class Reference:
         (and the paragraph of its docstring that `detail` names: a parameter's, an example's)."""
         s = self.symbol
         where = f"{self.chunk.source_path}:{s.first}" + (f"-{s.last}" if s.last != s.first else "")
-        if self.detail is not None and self.member:
+        if self.detail is not None and self.member:  # the member, not its type's doc again (a line of its own)
             said = _COMMENT_MARK.sub("", self.chunk.text[self.detail[0] : self.detail[1]])
-            doc = ": " + " ".join(f"{s.doc} `{self.member}`: {said}".split())
+            doc = ": " + " ".join(f"`{self.member}`: {said}".split())
         elif self.detail is not None:
             doc = ": " + " ".join(f"{s.doc} {self.chunk.text[self.detail[0] : self.detail[1]]}".split())
         else:
@@ -235,15 +235,18 @@ class Reference:
         if not isinstance(start, int):
             return ""
         lines = self.chunk.text.split("\n")[max(self.symbol.first - start, 0) :]
+        own = self.symbol.last - max(self.symbol.first, start) + 1  # the definition's lines the chunk may hold
         header: list[str] = []
-        for line in lines[:_LONG_HEADER_LINES]:
+        for line in lines[: min(_LONG_HEADER_LINES, own)]:
             stripped = line.strip()
             if not header and (not stripped or stripped.startswith(("@", "#", "//", "/*", "*"))):
                 continue
             header.append(stripped)
             if _HEADER_END.search(stripped):
                 break
-        ended = bool(header) and _HEADER_END.search(header[-1]) is not None
+        # A definition that is all header ("type FParseErrWhitelist flag.ParseErrorsAllowlist" in Go) ends with its
+        # last line: read on, its header took in the comment and the definition after it.
+        ended = bool(header) and (_HEADER_END.search(header[-1]) is not None or own <= min(len(lines), _HEADER_LINES))
         cut = not ended and len(lines) <= _LONG_HEADER_LINES  # the chunk ends inside the header
         if not header or not (ended or cut):
             return ""
@@ -255,7 +258,7 @@ class Reference:
         text = text[found.start() :]  # from the name on: "open_store(path: str) -> Connection", not the keyword
         if cut or len(header) > _HEADER_LINES or len(text) > MAX_SIGNATURE:
             text = _parameter_names(short, text[len(short) :], cut)
-        return "" if text == short else text
+        return "" if text.rstrip(" =") == short else text  # "RetryOptions =" says no more than its name
 
     @property
     def says(self) -> bool:
@@ -822,31 +825,38 @@ _MEMBER_DOC = re.compile(
     r"[ \t]*(?P<decl>[^\n]*\S)",
     re.M | re.S,
 )
-_COMMENT_MARK = re.compile(r"^[ \t]*(?:\*(?!\*)|///)[ \t]?", re.M)  # a doc comment's line marks
+# Go documents a struct's or an interface's field with the run of "//" lines right above it ("// SilenceUsage is an
+# option to silence usage when an error occurs."), as it documents any declaration.
+_GO_MEMBER_DOC = re.compile(r"(?P<lines>(?:^[ \t]*//[^\n]*\n)*^[ \t]*//[^\n]*)\n[ \t]*(?P<decl>[^\n/]*\S)", re.M)
+_COMMENT_MARK = re.compile(r"^[ \t]*(?:\*(?!\*)|///?)[ \t]?", re.M)  # a doc comment's line marks
 
 
 def _members(chunk: Chunk) -> list[Reference]:
-    """The members of the chunk's definitions that a doc comment documents, each as a line of the innermost
-    definition holding it (`RetryOptions`'s "`limit?: number`: The number of times to retry failed requests. @default
-    2"):
-    in such code the answer is a field's comment ("@default 2"), and the line that named only `type RetryOptions`
-    said nothing of it. A member that is a definition of its own has its own line (its doc's first sentence)."""
+    """The members of the chunk's definitions that a doc comment documents (Go: a struct's field under its "//"
+    lines), each as a line of the innermost definition holding it (`RetryOptions`'s "`limit?: number`: The number
+    of times to retry failed requests. @default 2"): in such code the answer is a field's comment ("@default 2"),
+    and the line that named only `type RetryOptions` said nothing of it. A member that is a definition of its own
+    has its own line (its doc's first sentence)."""
     start = chunk.metadata.get("line_start")
-    if not isinstance(start, int) or chunk.metadata.get("language") in (None, "python"):
+    language = chunk.metadata.get("language")
+    if not isinstance(start, int) or language in (None, "python"):
         return []
     symbols = symbols_of(chunk)
     found: list[Reference] = []
-    for m in _MEMBER_DOC.finditer(chunk.text):
+    for m in (_GO_MEMBER_DOC if language == "go" else _MEMBER_DOC).finditer(chunk.text):
         line = start + chunk.text.count("\n", 0, m.start("decl"))
         opening = start + chunk.text.count("\n", 0, m.start())
-        doc = m.group("block") if m.group("block") is not None else m.group("lines")
+        block = m.groupdict().get("block")
+        doc = block if block is not None else m.group("lines")
         decl = m.group("decl").rstrip(";,{ ")
         holding = [s for s in symbols if s.first < line <= s.last]
+        if language == "go":  # a "//" comment inside a function is about a statement, not a member
+            holding = [s for s in holding if s.kind == "type"]
         if not holding or any(s.first in (line, opening) for s in symbols) or len(decl) > MAX_SIGNATURE:
             continue
         if not MIN_WORDS <= len(_COMMENT_MARK.sub("", doc).split()) <= MAX_DOC_WORDS:
             continue
-        span = m.span("block") if m.group("block") is not None else m.span("lines")
+        span = m.span("block") if block is not None else m.span("lines")
         found.append(Reference(chunk, min(holding, key=lambda s: s.last - s.first), span, decl))
     return found
 
