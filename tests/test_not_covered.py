@@ -24,6 +24,7 @@ from tests.helpers import preprocessed
 
 ATTRS = Path(__file__).parent / "quality" / "corpora" / "attrs"
 UVICORN = Path(__file__).parent / "quality" / "corpora" / "uvicorn"
+COBRA = Path(__file__).parent / "quality" / "corpora" / "cobra"  # spf13/cobra's Go source (Apache-2.0), three files
 HTTPX = Path(httpx.__file__).parent
 HTTPX_FILES = ("_client.py", "_models.py", "_urls.py", "_config.py")
 OFF_TOPIC = "How do I configure the Splunk Universal Forwarder to ship our JSON log files to Splunk Cloud indexers?"
@@ -33,7 +34,12 @@ OFF_TOPIC = "How do I configure the Splunk Universal Forwarder to ship our JSON 
 def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Settings]:
     root = tmp_path_factory.mktemp("not_covered")
     found = {}
-    for name, source, files in (("attrs", ATTRS, None), ("httpx", HTTPX, HTTPX_FILES), ("uvicorn", UVICORN, None)):
+    for name, source, files in (
+        ("attrs", ATTRS, None),
+        ("httpx", HTTPX, HTTPX_FILES),
+        ("uvicorn", UVICORN, None),
+        ("cobra", COBRA, None),
+    ):
         settings = load_settings(overrides={"data_dir": str(root / name), "llm.provider": "local"})
         raw = settings.data_dir / "doc_raw" / name
         raw.mkdir(parents=True)
@@ -306,3 +312,19 @@ def test_a_question_about_text_the_user_gave_is_not_judged_alone_but_a_whole_ask
     before leaning on it ("... stubs ... serve them") or a topic beside the work ("fix a Kerberos ticket") is
     an ask of its own."""
     assert asking_parts(preprocessed(prompt, settings), settings, standalone=True) == judged
+
+
+def test_the_users_own_option_names_are_named_not_the_ask_they_stand_in(corpora: dict[str, Settings]) -> None:
+    """ "Make --json and --yaml mutually exclusive on our export command" asks what cobra's
+    MarkFlagsMutuallyExclusive does; the options are the user's, and no file of cobra's holds them. Weighed with
+    them, the ask (the chunks kept for it, at an English-to-Go cosine of 0.13) was named not covered, whole, and
+    the condensed context held nothing else. The options are named; the ask is not."""
+    prompt = (
+        '{"task": "Make --json and --yaml mutually exclusive on our export command", '
+        '"context": "cobra 1.8, both are bool flags", "output": "the Go lines to add"}'
+    )
+    sp = _run(corpora["cobra"], "cobra", prompt)
+    issues = _section(sp, "Open issues")
+    assert "- The documents do not cover: --json" in issues and "- The documents do not cover: --yaml" in issues
+    assert not any("mutually exclusive" in line for line in issues), issues
+    assert any("flag_groups.go" in line for line in _section(sp, "Facts")), sp.s_ctx_md

@@ -24,6 +24,8 @@ _IDENTIFIER = re.compile(
     r"(?<![\w.+-])(?=[\w.+-]*(?:[a-z][A-Z]|\d|[A-Za-z0-9][-_.][A-Za-z]))[A-Za-z_][\w.+-]*[A-Za-z0-9]"
 )
 _COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")  # lower-case words joined by hyphens, and nothing else
+# A command-line option as the user writes it ("--json", "-v"): a name of the user's command or of the tool's.
+_FLAG = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 
 
 def _english_compound(word: str) -> bool:
@@ -87,6 +89,12 @@ def uncovered_parts(
     in covered parts and in the clauses that lean on the rest of their sentence ("... before it is sent",
     never judged whole), the names no document contains (`absent_names`).
 
+    A part is judged without the command-line options no document holds ("--json": the user's own, or a tool's
+    option the documents lack), which are named instead, and without the cosine floor: a kept chunk passed it for
+    a piece of the ask, and on code MiniLM puts an English ask far from the code that answers it ("Make --json and
+    --yaml mutually exclusive ..." at 0.13 from cobra's MarkFlagsMutuallyExclusive, kept for the ask's context),
+    so the part was named not covered, whole, beside its answer.
+
     A sentence asking two things, one of whose clauses leans on the other ("How do I tell Black to leave that
     block alone, and how do I stop SonarQube from flagging those lines?"), is judged whole, and the whole
     rarely has a chunk's evidence when a chunk answers one clause: when a kept chunk covers one of its clauses
@@ -100,11 +108,13 @@ def uncovered_parts(
         named = [name for clause in leaning for name in absent_names(clause, settings, absent, parts)]
         return _compared_once([*parts, *named], parts)
     texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
-    banded = settings.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
-    judged_with = [banded if c.id in model_kept else settings for c in kept]
+    # A kept chunk passed the cosine floor for some piece of the ask: for a part it is judged on its evidence alone.
+    floorless = settings.model_copy(update={"min_similarity": -1.0})
+    banded = floorless.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
+    judged_with = [banded if c.id in model_kept else floorless for c in kept]
 
     def covered(text: str, vector: np.ndarray) -> bool:
-        terms = stemmed_terms(text, settings)
+        terms = stemmed_terms(text, settings) - _absent_flag_terms(text, settings, absent)
         cosine = kept_vectors @ vector
         worded = sum(rarity.get(t, 0.0) for t in terms) > 0
         return any(
@@ -150,11 +160,22 @@ def _compared_once(missing: list[str], parts: list[str]) -> list[str]:
     return [part for part in missing if part not in half and part not in whole]
 
 
+def _absent_flags(text: str, settings: GateSettings, absent: set[str]) -> list[str]:
+    """The command-line options in `text` ("--json") whose words no document contains."""
+    flags = dict.fromkeys(m.group(0) for m in _FLAG.finditer(text))
+    return [flag for flag in flags if (stems := stemmed_terms(flag, settings)) and stems <= absent]
+
+
+def _absent_flag_terms(text: str, settings: GateSettings, absent: set[str]) -> set[str]:
+    """The words of the options no document holds."""
+    return {t for flag in _absent_flags(text, settings, absent) for t in stemmed_terms(flag, settings)}
+
+
 def absent_names(text: str, settings: GateSettings, absent: set[str], named: list[str]) -> list[str]:
-    """Names in `text` (capitalized inside a sentence, as the user wrote them) no document contains, and
-    identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains; none
+    """Names in `text` (capitalized inside a sentence, as the user wrote them), command-line options ("--json")
+    and identifier-shaped words (gRPC, cargo-tarpaulin, vercel.json) with a word no document contains; none
     already `named`."""
-    found: list[str] = []
+    found: list[str] = [flag for flag in _absent_flags(text, settings, absent) if flag not in named]
     names = (m.group(0) for m in _NAME.finditer(text) if len(m.group(0)) > 3 or not _UNIT.search(text[: m.start()]))
     for word in dict.fromkeys(names):
         stems = stemmed_terms(word, settings)
