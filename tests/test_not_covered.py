@@ -24,7 +24,7 @@ from tests.helpers import preprocessed
 
 ATTRS = Path(__file__).parent / "quality" / "corpora" / "attrs"
 UVICORN = Path(__file__).parent / "quality" / "corpora" / "uvicorn"
-COBRA = Path(__file__).parent / "quality" / "corpora" / "cobra"  # spf13/cobra's Go source (Apache-2.0), three files
+COBRA = Path(__file__).parent / "quality" / "corpora" / "cobra"  # spf13/cobra's Go source at adbc881, tests left out
 HTTPX = Path(httpx.__file__).parent
 HTTPX_FILES = ("_client.py", "_models.py", "_urls.py", "_config.py")
 OFF_TOPIC = "How do I configure the Splunk Universal Forwarder to ship our JSON log files to Splunk Cloud indexers?"
@@ -328,3 +328,15 @@ def test_the_users_own_option_names_are_named_not_the_ask_they_stand_in(corpora:
     assert "- The documents do not cover: --json" in issues and "- The documents do not cover: --yaml" in issues
     assert not any("mutually exclusive" in line for line in issues), issues
     assert any("flag_groups.go" in line for line in _section(sp, "Facts")), sp.s_ctx_md
+
+
+def test_a_documented_field_is_weighed_by_what_it_says_not_by_its_types_name(corpora: dict[str, Settings]) -> None:
+    """Every field of cobra's `Command` is a line of "type `Command`", and weighed with that name every field matched
+    an ask about a command: the undocumented-sounding ones filled the Facts and `Hidden`, the answer, was left out."""
+    sp = _run(
+        corpora["cobra"],
+        "cobra",
+        "I want an internal debug subcommand that still runs but never shows up in the help output. "
+        "Which field of the cobra Command do I set?",
+    )
+    assert any("`Hidden bool`: Hidden defines" in line for line in _section(sp, "Facts")), sp.s_ctx_md

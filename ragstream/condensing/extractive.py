@@ -261,6 +261,16 @@ class Reference:
         return "" if text.rstrip(" =") == short else text  # "RetryOptions =" says no more than its name
 
     @property
+    def scored(self) -> str:
+        """What the line is scored as: a member by its declaration and doc alone, since its type's name is in every
+        member's line ("type `Command`" matched every ask about a cobra command, and its undocumented fields filled
+        the Facts)."""
+        if self.detail is not None and self.member:
+            said = _COMMENT_MARK.sub("", self.chunk.text[self.detail[0] : self.detail[1]])
+            return " ".join(f"{self.member}: {said}".split())
+        return self.text
+
+    @property
     def says(self) -> bool:
         """Whether the line says anything of the definition (its signature, its doc), not only its name and lines:
         "method `Retrying.__call__` (__init__.py:517-539) (part shown)" for a chunk holding the end of its body is
@@ -1059,7 +1069,7 @@ def condense_extractively(
     if not candidates or not asks:
         return []
     texts = [s.shown if isinstance(s, Sentence) else s.text for s in candidates]
-    scored = [s.scored if isinstance(s, Sentence) else s.text for s in candidates]
+    scored = [s.scored for s in candidates]
     leads = {i: s.lead_in for i, s in enumerate(candidates) if isinstance(s, Sentence) and s.lead_in}
     vectors = embed(list(dict.fromkeys([*asks, *parts])) + scored + list(leads.values()))
     queries = {q: vectors[i] for i, q in enumerate(dict.fromkeys([*asks, *parts]))}

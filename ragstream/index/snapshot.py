@@ -59,6 +59,7 @@ class Snapshot:
     folder: Path | None = None  # where the generation was read from (its documents load on first use)
     by_id: dict[str, int] = field(init=False)
     by_file: dict[str, list[str]] = field(init=False)
+    _holding: dict[str, int] = field(init=False, default_factory=dict, repr=False)  # `share_holding`'s counts
 
     def __post_init__(self) -> None:
         self.by_id = {c.id: i for i, c in enumerate(self.chunks)}
@@ -123,7 +124,8 @@ class Snapshot:
                 continue
             headings = name_headings(c.text)
             siblings = self.by_file[c.source_path]
-            after = siblings[siblings.index(c.id) + 1 : siblings.index(c.id) + 2]
+            at = siblings.index(c.id) if headings else 0
+            after = siblings[at + 1 : at + 2]
             for k, (offset, name) in enumerate(headings):
                 where = (c.source_path, c.span.start + offset)
                 room = len(c.text) - offset
@@ -135,6 +137,12 @@ class Snapshot:
             ids = found.setdefault(name.lower(), (name, []))[1]
             ids.extend(cid for cid in chunk_ids if cid not in ids)
         return found
+
+    def share_holding(self, name: str) -> float:
+        """The share of the chunks whose text holds `name` (in lower case), counted once per name."""
+        if name not in self._holding:
+            self._holding[name] = sum(name in c.text.lower() for c in self.chunks)
+        return self._holding[name] / len(self.chunks) if self.chunks else 0.0
 
     def vector_search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) of the k nearest chunks, best first: an exact scan.

@@ -156,9 +156,8 @@ class ProjectSearcher:
         named = names_held(" ".join(q.text for q in queries), {key: name for key, (name, _) in sections.items()})
         if not named:
             return []
-        texts = [c.text.lower() for c in snap.chunks]
-        most = self.settings.sections_max_share * len(texts)
-        ids = {cid for key in named if sum(key in t for t in texts) <= most for cid in sections[key][1]}
+        most = self.settings.sections_max_share
+        ids = {cid for key in named if snap.share_holding(key) <= most for cid in sections[key][1]}
         if not ids:
             return []
         rank = {r.chunk_id: i for i, r in enumerate(base)}
