@@ -34,6 +34,7 @@ from ragstream.settings import Settings
 from ragstream.state import Chunk, SuperPrompt
 from ragstream.telemetry.events import collect_llm_calls
 from ragstream.text.chunk_ids import CITATION, citations
+from ragstream.text.rst import as_read
 
 LABEL_LINE = re.compile(r"^(?:- )?(Audience|Tone|Depth|Confidence):", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
@@ -128,7 +129,10 @@ def judge(sp: SuperPrompt, expect: dict[str, Any]) -> dict[str, Any]:
     a3 = sp.extras.a3
     judged_by = Counter(a3.judged_by.values()) if a3 else Counter()
     lines = _condensed_lines(sp)
-    verbatim = [line for line, ids in lines if any(_flat(line) in _flat(chunks[c].text) for c in ids if c in chunks)]
+    # A line is verbatim when the excerpt the prompt shows for a chunk it cites holds it (read as its reader sees
+    # it): A4 reads chunks widened to whole sentences and closed over their lists, as the excerpts show them.
+    shown = {cid: _flat(as_read(e.text)) for e in (build.excerpts if build else []) for cid in e.chunks}
+    verbatim = [line for line, ids in lines if any(_flat(as_read(line)) in shown.get(c, "") for c in ids)]
     other = [f"{line} [{', '.join(ids)}]" for line, ids in lines if line not in verbatim]
     a4 = sp.extras.a4
     return {

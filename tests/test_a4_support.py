@@ -696,6 +696,28 @@ def test_a_name_the_excerpt_holds_only_inside_a_longer_one_fails(check: SupportC
     assert found[1].supported and found[2].supported, [v.reason for v in found]
 
 
+VARY = """# Stored responses
+
+The stored response is used only when the request's headers match the ones listed:
+
+```http
+Cache-Control: max-age=600
+Vary: Accept-Language
+```
+"""
+
+
+def test_a_name_opening_a_code_line_is_held_on_its_own(check: SupportCheck) -> None:
+    """A header the excerpt names only at the start of an example's line was read as held inside the line before
+    it and the name ("600\nVary"; with the real model, "ttp\nCache-Control" after "```http": a regex's "$" matches
+    before a final line break), and the model's fair lines about it were withheld."""
+    given = {"v.md@0000000000#0": one_chunk("v.md", VARY)}
+    line = "The stored response is used only when the request's headers match the ones listed in `Vary`."
+    [verdict] = check.check([(line, ["v.md@0000000000#0"])], given, ["When is a stored response used?"])
+    assert "only inside" not in verdict.reason, verdict.reason
+    assert verdict.supported, verdict.reason
+
+
 LOCKFILE = """### Ensuring reproducible builds
 
 When you build a project for the first time, Cargo figures out all the versions of the dependencies that fit the

@@ -195,9 +195,11 @@ def _only_inside(name: str, text: str) -> str:
     longer = []
     for found in re.finditer(re.escape(name), plain):
         before, after = plain[: found.start()], plain[found.end() :]
-        if not re.search(r"[\w<-]$", before) and not re.match(r"[\w>=-]", after):
+        # \Z, not $: "$" also matches before a final line break, and "```http\nCache-Control: ..." read as the name
+        # inside "ttp\nCache-Control" withheld every line about `Cache-Control` that an example's excerpt cites
+        if not re.search(r"[\w<-]\Z", before) and not re.match(r"[\w>=-]", after):
             return ""
-        start = len(before) - len(re.findall(r"[^\s`]*$", before)[0])
+        start = len(before) - len(re.findall(r"[^\s`]*\Z", before)[0])
         longer.append(plain[start : found.end() + len(re.findall(r"^[^\s`]*", after)[0])].rstrip(".,;:"))
     return longer[0] if longer else ""
 
