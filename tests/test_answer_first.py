@@ -192,6 +192,17 @@ To rotate a signing key without breaking anyone's session, do all of the followi
 """
 
 
+SIGNING = """# Signing a release
+
+Artifacts are signed by the build machine with the current key, then published.
+To sign an artifact by hand after a failed build, run the release signing tool with:
+
+```shell-session
+$ keys sign --key current dist/app.tar.gz
+```
+"""
+
+
 def test_a4_reads_a_chunk_ending_on_a_lead_in_with_the_list_its_excerpt_shows(tmp_path) -> None:
     """The excerpt of a chunk that stops on a lead-in always shows the list after it (it is closed before the
     budget is filled), so A4 reads that list too: the lead-in is a line with its items, not a promise without
@@ -219,6 +230,11 @@ def test_a4_reads_a_chunk_ending_on_a_lead_in_with_the_list_its_excerpt_shows(tm
     assert read.id == first.id
     lead_in = next(s for s in sentences_of(read) if s.text.startswith("To rotate a signing key"))
     assert lead_in.items and lead_in.text.endswith("Revoke the old private key once no service signs with it any more.")
+    (raw / "sign.md").write_text(SIGNING, encoding="utf-8")  # a lead-in to a code block: the block is not read
+    IngestionManager(settings).ingest("keys")
+    stops = next(c for c in Services(settings).searcher("keys").snapshot().chunks if c.text.rstrip().endswith("with:"))
+    [read] = whole(SuperPrompt(), StageEnv(services, RunOptions(project="keys")))([stops])
+    assert read.text.rstrip().endswith("with:") and "```" not in read.text
 
 
 BACKUPS = """# Backups

@@ -49,7 +49,8 @@ class Ask:
 
 def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
     """Chunks widened to whole sentences and closed over their lead-ins and lists from the project's documents
-    (`sentence_whole`), as the prompt will at least show them; one reader for the run,
+    (`sentence_whole`), as the prompt will at least show them (less the code block a last lead-in introduces); one
+    reader for the run,
     so the model path's two widenings (its extraction, then the excerpts it sends) read each document once."""
     from ragstream.rendering.excerpts import Excerpt, closed_excerpt, sentence_whole
     from ragstream.stages.sources import project_sources
@@ -59,7 +60,13 @@ def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
     sources = project_sources(sp, env)
 
     def close(excerpt: Excerpt) -> Excerpt:
-        return closed_excerpt(excerpt, lambda e: budget.count(e.as_chunk().text), cfg)
+        """Closed over the list its lead-in announces, not over the code block it introduces: that block is an example
+        the excerpt shows, and read into the lead-in's line it took the condensed share from the next answer (mdn
+        c03 lost "... a `412 Precondition Failed` error is thrown.")."""
+        closed = closed_excerpt(excerpt, lambda e: budget.count(e.as_chunk().text), cfg)
+        doc = closed.doc
+        added = doc.text[excerpt.end : closed.end] if doc is not None else ""
+        return excerpt if added.lstrip().startswith(("```", "~~~")) else closed
 
     return lambda chunks: sentence_whole(chunks, sources, cfg.sentence_reach_chars, close)
 
