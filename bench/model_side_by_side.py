@@ -248,7 +248,8 @@ def a3_request_sizes(sp: SuperPrompt, settings: Settings) -> dict[str, int]:
         return float(found.group(1)) + gate.words_weight * float(found.group(2)) if found else 0.0
 
     band = [c for c in judged if gate.weak_evidence <= evidence(c.id) < gate.strong_evidence]
-    asked = [c for c in band if c.id in decisions and decisions[c.id].decision != "keep"]
+    unsure = set(sp.extras.a3.unsure) if sp.extras.a3 else set()  # offline keeps them; the model path asks
+    asked = [c for c in band if c.id in decisions and (decisions[c.id].decision != "keep" or c.id in unsure)]
     batches = [asked[i : i + gate.model_batch] for i in range(0, len(asked), gate.model_batch)]
     return {
         "candidates": len(judged),

@@ -7,6 +7,7 @@ project in real Chroma, the condensed context carries those."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ragstream.app.controller import AppController
@@ -606,6 +607,27 @@ def test_a_changelog_entry_is_never_filler_but_answers_what_changed(base: Settin
     changed = ["What changed in the default graceful shutdown timeout?"]
     lines = condense_extractively(changed, [guide, notes], embed, settings, changed, evidence)
     assert any(line.chunk_id == notes.id and "thirty seconds" in line.text for line in lines), lines
+
+
+def test_the_chunks_a3_kept_unsure_give_filler_lines_only_after_the_others(base: Settings) -> None:
+    """A3 keeps its unsure band last, to fill only the room the sure chunks leave; their sentences then competed for
+    the condensed lines on strength alone, and mdn's lost-update ask lost "If the hashes don't match ... a `412
+    Precondition Failed` error is thrown" to a line on how browsers name a downloaded file."""
+    sure = one_chunk(
+        "412.md", "If the hashes don't match, the article was edited in between and a 412 Precondition Failed is sent."
+    )
+    unsure = one_chunk("download.md", "Browsers save an article another editor changed under the name it gives.")
+    embed = Services(base).embedder.embed_together
+    settings = base.condenser.model_copy(update={"min_relevance": -1.0, "max_lines": 1})
+
+    def unanswered(part: str, texts: list[str], vectors: np.ndarray, part_vector: np.ndarray):
+        return list(vectors @ part_vector), [False] * len(texts)  # no line answers a part: both are filler
+
+    ask = ["How do I stop an editor's save from wiping out another editor's changes to an article?"]
+    first = condense_extractively(ask, [sure, unsure], embed, settings, ask, unanswered)
+    assert [line.chunk_id for line in first] == [unsure.id]  # the stronger line, were both chunks sure
+    lines = condense_extractively(ask, [sure, unsure], embed, settings, ask, unanswered, unsure={unsure.id})
+    assert [line.chunk_id for line in lines] == [sure.id]
 
 
 def test_a_code_block_inside_a_blockquote_is_code_not_prose() -> None:

@@ -12,7 +12,7 @@ from ragstream.condensing.extractive import classify, sentences_of, stands_alone
 from ragstream.gate.ask_parts import asking_parts
 from ragstream.gate.coverage import uncovered_parts
 from ragstream.gate.evidence import rarity_of, weigh, weigh_all
-from ragstream.gate.neighbours import keep_adjacent
+from ragstream.gate.neighbours import keep_adjacent, keep_unsure
 from ragstream.gate.references import keep_referenced
 from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.services import Services
@@ -273,6 +273,36 @@ def test_a3_keeps_a_chunk_with_weak_evidence_beside_a_kept_chunk_of_its_file(set
     assert found.kept == ["before_sleep.py@0#0", "retry.py@0#3", "before_sleep.py@0#1"]
     assert "beside chunk 0 of its file" in found.report.decisions["before_sleep.py@0#1"].reason
     assert found.report.counts == {"keep": 3, "drop_irrelevant": 3}
+
+
+def test_a3_keeps_the_unsure_band_last_only_for_an_ask_the_documents_treat(settings: Settings) -> None:
+    """Offline nobody decides the band between `gate.weak_evidence` and the floor (a model does): a typo-laden ask
+    ("hw do i exit ... when validaton fails??") spread its word weight so thin that the page answering it reached
+    0.48 and the prompt showed one excerpt. When the documents treat the ask, the band is kept after the sure chunks;
+    an ask naming what they lack, or one they do not answer at all, keeps none of it."""
+    candidates = [
+        _chunk("Errors print a traceback.", "exceptions.md"),
+        _chunk("Raise typer.Exit with a code.", "terminating.md"),
+        _chunk("Colors are printed with rich.", "printing.md"),
+        _chunk("An app can exit without a traceback.", "far.md"),  # the ask's words, but far in meaning: no band
+    ]
+    ask = _unit(1.0, 0.0)
+    vectors = np.stack([_unit(0.5, 0.866), _unit(0.35, 0.937), _unit(0.3, 0.954), _unit(0.2, 0.98)])
+    weighed = weigh_all(["hw do i exit my app, no traceback"], candidates, vectors, ask[None, :], settings.gate)
+    evidence = weighed.evidence
+    assert weighed.kept == ["exceptions.md@0#0"]
+    assert settings.gate.weak_evidence <= evidence["terminating.md@0#0"] < settings.gate.min_evidence
+    assert evidence["printing.md@0#0"] < settings.gate.weak_evidence
+    found = keep_unsure(weighed, candidates, settings.gate, treated=True)
+    assert found.kept == ["exceptions.md@0#0", "terminating.md@0#0"]
+    assert found.report.unsure == ["terminating.md@0#0"]
+    assert "unsure band" in found.report.decisions["terminating.md@0#0"].reason
+    assert evidence["far.md@0#0"] >= settings.gate.weak_evidence and "far.md@0#0" not in weighed.short
+    assert found.report.counts == {"keep": 2, "drop_irrelevant": 2}
+    lacking = weigh_all(["hw do i exit my app, no traceback"], candidates, vectors, ask[None, :], settings.gate)
+    assert keep_unsure(lacking, candidates, settings.gate, treated=False).kept == ["exceptions.md@0#0"]
+    nothing = weigh_all(["hw do i exit my app, no traceback"], candidates[1:], vectors[1:], ask[None, :], settings.gate)
+    assert nothing.kept == [] and keep_unsure(nothing, candidates[1:], settings.gate, treated=True).kept == []
 
 
 def test_uncovered_parts_name_the_sentence_and_the_unknown_name(settings: Settings) -> None:

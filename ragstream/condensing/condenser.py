@@ -319,14 +319,15 @@ def extracted(
     evidence: Evidence | None = None,
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
+    unsure: Collection[str] = (),
 ) -> tuple[list[Line], list[Chunk], TrimReport]:
     """The offline extraction's lines within their share, the chunks that fit the budget (as `whole` widens them:
     the budget counts them as indexed, so the widening never changes which are read), and what was trimmed;
-    `lacking`: the gate named a part of the ask the documents do not cover (`condense_extractively`)."""
+    `lacking` and `unsure` as `condense_extractively` has them."""
     reserve = budget.count("\n".join(pieces))
     kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
     kept = whole(kept) if whole is not None else kept
-    lines = condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence, lacking)
+    lines = condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence, lacking, unsure)
     return within_share(lines, kept, budget, settings), kept, trim
 
 
@@ -342,10 +343,13 @@ def condense_offline(
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
     unanswered: Sequence[str] = (),
+    unsure: Collection[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
-    relevant to the prompt's query pieces (see `extractive`); `lacking` as `extracted` has it."""
-    lines, kept, trim = extracted(pieces, selection, embedder, budget, settings, parts, evidence, whole, lacking)
+    relevant to the prompt's query pieces (see `extractive`); `lacking` and `unsure` as `extracted` has them."""
+    lines, kept, trim = extracted(
+        pieces, selection, embedder, budget, settings, parts, evidence, whole, lacking, unsure
+    )
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []
     recorded: list[LineEvidence] = []

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -1042,6 +1042,7 @@ def condense_extractively(
     parts: Sequence[str] = (),
     evidence: Evidence | None = None,
     lacking: bool = False,
+    unsure: Collection[str] = (),
 ) -> list[Line]:
     """The lines of the condensed context, answer first: each from one chunk, ordered by the part of the ask
     they answer (in the ask's order), then by where they stand in the selection.
@@ -1062,6 +1063,10 @@ def condense_extractively(
     candidate has the evidence to answer any part, no line fills: chosen by relevance alone, they are the near
     misses of a topic the documents lack ("Read the Docs offers free documentation hosting" for publishing
     versions with mike), filed as Facts beside the Open issue that says the documents do not cover it.
+
+    `unsure` are the chunks the gate kept last, in its unsure band: their lines fill after every other chunk's, as
+    the chunks come after the others (mdn's lost-update ask lost "If the hashes don't match, ... a `412
+    Precondition Failed` error is thrown" to a `Content-Disposition` line about saving files).
     """
     candidates = _candidates(chunks, settings)
     asks = [a for a in asks if a.strip()]
@@ -1121,7 +1126,8 @@ def condense_extractively(
                 chosen.append(i)
                 taken += 1
     core = set(chosen)
-    for i in sorted(range(len(candidates)), key=lambda i: (-strength[i], i)):
+    last = {i for i, c in enumerate(candidates) if c.chunk.id in unsure}
+    for i in sorted(range(len(candidates)), key=lambda i: (i in last, -strength[i], i)):
         if len(chosen) >= settings.max_lines or (lacking and not core):
             break
         candidate = candidates[i]

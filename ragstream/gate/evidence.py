@@ -118,12 +118,14 @@ def judge(cosine: float, words: float, settings: GateSettings, worded: bool = Tr
 @dataclass(frozen=True)
 class Weighed:
     """The offline gate's finding: kept ids (in the candidates' order), the report, and per judged candidate
-    its evidence and the cosine to the piece that earned it."""
+    its evidence and the cosine to the piece that earned it; `short` are those dropped only for evidence under the
+    floor (past the cosine floor, holding enough of the ask's words)."""
 
     kept: list[str]
     report: A3Report
     evidence: dict[str, float]
     cosine: dict[str, float]
+    short: frozenset[str] = frozenset()
 
 
 def decision_counts(decisions: dict[str, ChunkDecision]) -> dict[str, int]:
@@ -168,6 +170,7 @@ def weigh_all(
     }
     scores: dict[str, float] = {}
     meaning: dict[str, float] = {}
+    short: set[str] = set()
     tokens = bm25_tokens([own_words(candidates[i]) for i in judged])  # one call: bm25s pays a fixed cost per call
     tokens = with_definition_words([candidates[i] for i in judged], tokens)
     for i, held in zip(judged, tokens, strict=True):
@@ -177,6 +180,8 @@ def weigh_all(
         valid = [p for p in range(len(words)) if cosine[i, p] >= settings.min_similarity]
         best = max(valid, key=lambda p: score[p]) if valid else int(np.argmax(cosine[i, : len(words)]))
         keep, why = judge(float(cosine[i, best]), words[best], settings, weight[best] > 0)
+        if not keep and why.startswith("evidence "):
+            short.add(candidates[i].id)
         scores[candidates[i].id], meaning[candidates[i].id] = score[best], float(cosine[i, best])
         evidence = f"cosine {float(cosine[i, best]):.2f}, {words[best]:.2f} of the ask's word weight" + (
             f" ({', '.join(shared[:6])})" if shared else ""
@@ -192,7 +197,7 @@ def weigh_all(
         decisions={c.id: decisions[c.id] for c in candidates},
         counts=decision_counts(decisions),
     )
-    return Weighed(kept, report, scores, meaning)
+    return Weighed(kept, report, scores, meaning, frozenset(short))
 
 
 # A line of code that only names what is defined elsewhere: an import, or one name of a list ("before_sleep_log",

@@ -1,6 +1,9 @@
-"""Candidates kept beside a kept chunk: an answer runs on across a chunk's edge."""
+"""Candidates kept after the chunks kept on their own: beside a kept chunk (an answer runs on across a chunk's edge),
+or, offline, in the unsure band of an ask the documents treat."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ragstream.gate.evidence import Weighed, decision_counts
 from ragstream.settings import GateSettings
@@ -30,4 +33,36 @@ def keep_adjacent(weighed: Weighed, candidates: list[Chunk], settings: GateSetti
     if len(order) == len(weighed.kept):
         return weighed
     weighed.report.counts = decision_counts(decisions)
-    return Weighed(order, weighed.report, weighed.evidence, weighed.cosine)
+    return replace(weighed, kept=order)
+
+
+def keep_unsure(weighed: Weighed, candidates: list[Chunk], settings: GateSettings, treated: bool) -> Weighed:
+    """When the documents treat the ask (`treated`: it names nothing they lack, and some chunk is kept on its own
+    evidence), a candidate dropped only for evidence under the floor (`Weighed.short`) but at `gate.weak_evidence` or
+    over is kept after all the others: offline nobody decides that band, where with a model the model does. Dropped,
+    a typo-laden ask kept one chunk ("hw do i exit my typer app with a non zero exit code when validaton fails??":
+    the page saying "`typer.Exit()` takes an optional `code` parameter" reached 0.48, its words spread thin over
+    "hw", "zero" and "fails"), and the prompt showed one excerpt where ten fit. Last in the order, such chunks fill
+    only the room the sure ones leave. An ask naming what no document mentions ("hand it off to Celery workers")
+    keeps none: there the band holds the near misses of the missing topic."""
+    if not treated or not weighed.kept:
+        return weighed
+    decisions = weighed.report.decisions
+    unsure = [
+        c.id
+        for c in candidates
+        if c.id in weighed.short
+        and decisions[c.id].decision != "keep"
+        and weighed.evidence.get(c.id, -1.0) >= settings.weak_evidence
+    ]
+    if not unsure:
+        return weighed
+    for cid in unsure:
+        decisions[cid] = ChunkDecision(
+            decision="keep",
+            reason=f"{decisions[cid].reason}; in the unsure band (at least {settings.weak_evidence:g}) of an ask "
+            "the documents treat, kept after the others",
+        )
+    weighed.report.counts = decision_counts(decisions)
+    weighed.report.unsure = unsure
+    return replace(weighed, kept=[*weighed.kept, *unsure])

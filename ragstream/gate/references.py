@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -70,4 +71,4 @@ def keep_referenced(
         )
     weighed.report.counts = decision_counts(decisions)
     extra = [cid for _, cid in sorted(added.values(), key=lambda a: -a[0])]
-    return Weighed([*weighed.kept, *extra], weighed.report, weighed.evidence, weighed.cosine)
+    return replace(weighed, kept=[*weighed.kept, *extra])

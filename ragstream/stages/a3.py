@@ -49,9 +49,8 @@ class Evidence:
     embedded: np.ndarray  # the embeddings of `judged`
     parts: list[str]  # the standalone parts of the ask, each named when no kept chunk covers it
     leaning: list[str]  # the clauses leaning on the rest of their sentence: only names in them are judged
-    frequency: dict[str, int]
     rarity: dict[str, float]
-    snapshot: Snapshot | None
+    absent: set[str]  # the ask's terms no document mentions, less the user's own things
     calibration: Calibration
     settings: GateSettings  # with the calibrated `min_evidence`
     weighed: Weighed
@@ -66,8 +65,14 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A3Report]:
 
 
 def offline(evidence: Evidence) -> tuple[list[str], A3Report]:
-    """The evidence decides."""
-    return evidence.weighed.kept, evidence.weighed.report
+    """The evidence decides, and keeps the unsure band last when the documents treat the ask (it names nothing they
+    lack): with a model, the model decides that band."""
+    from ragstream.gate.coverage import absent_names
+    from ragstream.gate.neighbours import keep_unsure
+
+    lacked = any(absent_names(text, evidence.settings, evidence.absent, []) for text in evidence.judged)
+    weighed = keep_unsure(evidence.weighed, evidence.candidates, evidence.settings, treated=not lacked)
+    return weighed.kept, weighed.report
 
 
 def with_model(evidence: Evidence, env: StageEnv) -> tuple[list[str], A3Report]:
@@ -82,7 +87,8 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
     (None without candidates)."""
     from ragstream.gate.ask_parts import asking_parts
     from ragstream.gate.calibration import calibrated, corpus_null, off_topic_questions
-    from ragstream.gate.evidence import weigh_all
+    from ragstream.gate.coverage import unmentioned
+    from ragstream.gate.evidence import own_terms, weigh_all
     from ragstream.gate.neighbours import keep_adjacent
     from ragstream.gate.references import keep_referenced
     from ragstream.index.manifest import generation_dir
@@ -128,9 +134,8 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
         embedded,
         parts,
         leaning,
-        frequency,
         rarity,
-        snapshot,
+        unmentioned(frequency, snapshot) - own_terms(judged, settings),
         calibration,
         settings,
         weighed,
@@ -139,8 +144,7 @@ def weigh(sp: SuperPrompt, env: StageEnv) -> Evidence | None:
 
 def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Report) -> A3Report:
     """`report` with the calibration and the parts of the ask no kept chunk covers."""
-    from ragstream.gate.coverage import names_nothing_absent, uncovered_parts, unmentioned
-    from ragstream.gate.evidence import own_terms
+    from ragstream.gate.coverage import names_nothing_absent, uncovered_parts
 
     chunks = sp.chunk_by_id()
     index = {c.id: i for i, c in enumerate(evidence.candidates)}
@@ -148,7 +152,6 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
     read = dict(zip(texts, evidence.judged, strict=True))  # each part judged as the evidence read it
     written = {judged: text for text, judged in read.items()}  # and named as the user wrote it
     report.calibration = evidence.calibration.describe()
-    absent = unmentioned(evidence.frequency, evidence.snapshot) - own_terms(evidence.judged, evidence.settings)
     found = uncovered_parts(
         [read[part] for part in evidence.parts],
         evidence.embedded[[texts.index(part) for part in evidence.parts]],
@@ -156,7 +159,7 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
         evidence.vectors[[index[cid] for cid in kept]],
         evidence.settings,
         evidence.rarity,
-        absent,
+        evidence.absent,
         frozenset(cid for cid in kept if report.judged_by.get(cid) == "model"),
         [read[clause] for clause in evidence.leaning],
         evidence.embedded[[texts.index(clause) for clause in evidence.leaning]],
@@ -166,7 +169,7 @@ def covered(sp: SuperPrompt, evidence: Evidence, kept: list[str], report: A3Repo
     report.unanswered = [
         written.get(part, part)
         for part in found
-        if part in judged_parts and names_nothing_absent(part, evidence.settings, absent)
+        if part in judged_parts and names_nothing_absent(part, evidence.settings, evidence.absent)
     ]
     return report
 

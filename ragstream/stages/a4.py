@@ -45,6 +45,7 @@ class Ask:
     selection: list[Chunk]
     whole: Widen  # the chunks that fit A4's budget as the prompt will show them: whole sentences
     unanswered: tuple[str, ...] = ()  # those of `missing` worded as the documents word things (A3's)
+    unsure: frozenset[str] = frozenset()  # the chunks A3 kept last, in its unsure band
 
 
 def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
@@ -98,7 +99,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     # inside a longer sentence ("How do I fix this, and is it safe to trust X-Forwarded-For from anyone?" read
     # with the sentences "this" leans on): a line answering it is then said to, not left beside "No excerpt answers".
     parts += [part for part in unanswered if part not in parts]
-    ask = Ask(pieces, parts, missing, lacking, selection, whole(sp, env), unanswered)
+    unsure = frozenset(sp.extras.a3.unsure) if sp.extras.a3 is not None else frozenset()
+    ask = Ask(pieces, parts, missing, lacking, selection, whole(sp, env), unanswered, unsure)
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
 
@@ -140,6 +142,7 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
         ask.whole,
         ask.lacking,
         ask.unanswered,
+        ask.unsure,
     )
     if why:
         report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
@@ -186,6 +189,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         evidence(sp, env, ask),
         ask.whole,
         lacking=ask.lacking,
+        unsure=ask.unsure,
     )
     extraction = [(line.section, line.text, [line.chunk_id]) for line in lines if not addressed_to_reader(line.text)]
 

@@ -240,6 +240,9 @@ class A3Report(Report):
     # Those of `uncovered` that are sentences of the ask every topic word of which some document holds: no kept
     # chunk has the evidence to answer them, but the documents may treat them in other words.
     unanswered: list[str] = Field(default_factory=list)
+    # Offline, the chunks kept in the unsure band of an ask the documents treat (`gate.neighbours.keep_unsure`): last
+    # in the order, and the Condenser's filler lines come from them only after the others'.
+    unsure: list[str] = Field(default_factory=list)
     llm: LLMOutcomes | None = None
     # The rule that overruled a model's drops, in checkpoints of runs that still asked the model about what
     # the evidence keeps (before 2026-11-24); a model now only adds, and this stays empty.
