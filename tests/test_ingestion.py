@@ -214,17 +214,37 @@ DOCTESTS_TEXT = [
     "- Lines starting with # are hidden.",
 ]
 
+DIRECTIVES_HTML = (
+    b"<html><head><title>Cache-Control</title></head><body><h4><code>private</code></h4>"
+    b"<p>Send <code>max-age=0</code> with it, stop with <kbd>Ctrl</kbd>+<kbd>C</kbd>, quote <code>a`b</code>.</p>"
+    b"<pre><code>Cache-Control: private</code></pre></body></html>"
+)
+DIRECTIVES_TEXT = [
+    "#### `private`",
+    "",
+    "Send `max-age=0` with it, stop with `Ctrl`+`C`, quote ``a`b``.",
+    "",
+    "```",
+    "Cache-Control: private",
+    "```",
+]
+
 
 @pytest.mark.parametrize(
     ("html", "lines", "title"),
-    [(PRICES_HTML, PRICES_TEXT, "Prices"), (DOCTESTS_HTML, DOCTESTS_TEXT, "Doctests")],
-    ids=["tables-and-blocks-apart", "main-content-only"],
+    [
+        (PRICES_HTML, PRICES_TEXT, "Prices"),
+        (DOCTESTS_HTML, DOCTESTS_TEXT, "Doctests"),
+        (DIRECTIVES_HTML, DIRECTIVES_TEXT, "Cache-Control"),
+    ],
+    ids=["tables-and-blocks-apart", "main-content-only", "inline-code-marked"],
 )
 def test_an_html_page_reads_as_its_content_in_markdown_shape(html: bytes, lines: list[str], title: str) -> None:
     """Headings as "#" lines and blocks apart, so a heading never runs into its first sentence ("Hiding portions of
     the example Sometimes, you need ..." on the rustdoc book), and a table's cells and a list's items apart; code as
-    written, fenced; a documentation site's navigation, menus and hidden help outside its main content left out
-    ("Press Esc to hide this help Auto Light Rust Coal ...")."""
+    written, fenced; inline code marked as Markdown marks it (a heading "`private`" names a directive, as a Markdown
+    reference page's does); a documentation site's navigation, menus and hidden help outside its main content left
+    out ("Press Esc to hide this help Auto Light Rust Coal ...")."""
     from ragstream.ingestion.loader import _load_html
 
     assert _load_html(html) == ("\n".join(lines), title)

@@ -56,7 +56,10 @@ class _HTMLText(HTMLParser):
     What is no content is left out: scripts and styles, the page's navigation, menus, forms, buttons and hidden
     elements, and, when the page marks its main content (`<main>`, `role="main"`), everything outside it (a
     documentation site's sidebar and keyboard help read "Press Esc to hide this help Auto Light Rust Coal ...").
-    Table cells are separated, so `<td>Name</td><td>Value</td>` reads "Name | Value", never "NameValue".
+    Table cells are separated, so `<td>Name</td><td>Value</td>` reads "Name | Value", never "NameValue". Inline code
+    keeps its marks (`<code>no-cache</code>` reads "`no-cache`"), as Markdown's: a reference page's "<h4><code>
+    no-cache</code></h4>" is then a heading naming a directive, a line naming an identifier reads as code, and a
+    sentence's "`max-age`" stays apart from its words.
     """
 
     _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -90,6 +93,7 @@ class _HTMLText(HTMLParser):
     _LINE = {"br", "tr", "dt", "dd"}
     _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
     _CELL = {"td", "th"}
+    _INLINE_CODE = {"code", "kbd", "samp", "tt"}
 
     def __init__(self, main_only: bool = False) -> None:
         super().__init__(convert_charrefs=True)
@@ -99,6 +103,7 @@ class _HTMLText(HTMLParser):
         self._open: list[tuple[str, bool, bool]] = []  # open elements: (tag, skipped, main content)
         self._in_title = False
         self._pre: list[str] | None = None  # the text of the preformatted block being read
+        self._code: list[int] = []  # where each open inline code element's opening mark stands in `parts`
 
     def _reading(self) -> bool:
         skipped = any(skip for _, skip, _ in self._open)
@@ -132,6 +137,9 @@ class _HTMLText(HTMLParser):
             self.parts.append("\n")
         elif tag in self._CELL:
             self.parts.append(" | ")
+        elif tag in self._INLINE_CODE and self._pre is None:
+            self._code.append(len(self.parts))
+            self.parts.append("")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
@@ -143,9 +151,22 @@ class _HTMLText(HTMLParser):
             self._pre = None
         elif reading and (tag in self._HEADINGS or tag in self._PARAGRAPH):
             self.parts.append("\n\n")
+        elif reading and tag in self._INLINE_CODE and self._pre is None and self._code:
+            self._mark_code(self._code.pop())
         if any(open_tag == tag for open_tag, _, _ in self._open):
             while self._open and self._open.pop()[0] != tag:
                 pass
+
+    def _mark_code(self, start: int) -> None:
+        """The inline code read since `start` between backtick runs longer than any inside it (Markdown's rule), with
+        a space inside them where the code itself starts or ends with a backtick; none round blank code."""
+        code = "".join(self.parts[start + 1 :])
+        if not code.strip() or "\n" in code:
+            return
+        mark = "`" * (max((len(run) for run in re.findall(r"`+", code)), default=0) + 1)
+        pad = " " if code.startswith("`") or code.endswith("`") else ""
+        self.parts[start] = mark + pad
+        self.parts.append(pad + mark)
 
     def close(self) -> None:
         """The page's end closes a preformatted block left open: its text is kept, not lost."""
