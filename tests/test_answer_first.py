@@ -493,6 +493,22 @@ def test_the_command_that_answers_comes_with_the_comment_that_says_what_it_does(
     assert any(line.startswith(saving) for line in lines), lines
 
 
+def test_in_a_shell_session_a_comment_describes_its_commands_not_their_output() -> None:
+    """Typer's docs show terminal sessions with "//" comments over commands and over what they print; a comment with
+    the output under it ("// Some weird broken error message ⛔️" over "(eval):1: command not found: ...") was a Fact.
+    In a block with "$ " command lines a comment comes with its commands only; elsewhere with the code under it."""
+    doc = (
+        "It will look something like:\n\n```console\n// Run it normally\n$ typer ./main.py run --name Camila\n\n"
+        "// See the extra message printed\nValidating name\nHello Camila\n\n// Some weird broken error message\n"
+        "(eval):1: command not found: Validating\n```\n\n```python\n# Save state to a file\nstate.save(path)\n```\n"
+    )
+    found = [s.text for s in sentences_of(one_chunk("callback.md", doc)) if s.code]
+    assert found == [
+        "// Run it normally $ typer ./main.py run --name Camila",
+        "# Save state to a file state.save(path)",
+    ]
+
+
 def test_a_definition_whose_header_is_too_long_to_quote_is_named_with_its_parameters(tools: Settings) -> None:
     """A header over several lines was too long to quote, and the line named the function alone, saying nothing
     of what it takes: its parameters' names say that."""

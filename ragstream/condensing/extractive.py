@@ -136,6 +136,7 @@ _CODE_VALUE = re.compile(r"^(?:>[ \t]*)?`[^`\n]+`[.;]?$")
 _COMMENT = re.compile(r"^[ \t]*(?:#|//)[ \t]+(?P<words>[^\n]*\w[^\n]*)$")
 _TABLE_ROW = re.compile(r"^[ \t]*\|(?P<cells>.*\S.*)\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?)?[ \t]*$")
+_PROMPT = re.compile(r"^[ \t]*\$[ \t]")  # a shell session's command line ("$ typer ./main.py run")
 MAX_COMMAND_LINES = 3
 MAX_COMMAND_CHARS = 120
 # Where a definition's header ends and its body starts; a Python stub's body ("...") on the same line, as overloads
@@ -539,11 +540,14 @@ def _lines(text: str, first: int = 0, last: int | None = None) -> list[tuple[int
 def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentence]:
     """In each fenced block, a comment of a few words (its lines, when it runs over several) with the lines of
     code right after it (up to `MAX_COMMAND_LINES`, to the next blank or comment line): "# Save state to file"
-    and its command."""
+    and its command. In a shell session (a block with "$ " command lines) what a comment describes is its commands,
+    not their output: Typer's "// Some weird broken error message ⛔️" over a broken completion's output was a Fact,
+    "(eval):1: command not found: Validating rutyper ./main.pyed Typer app." and all."""
     text = chunk.text
     found: list[Sentence] = []
     for first, last in fenced:
         lines = _lines(text, first, last)[1:]  # the opening fence line out
+        session = any(_PROMPT.match(text[u:v]) for u, v in lines)
         for k, (x, y) in enumerate(lines):
             comment = _COMMENT.match(text[x:y])
             if comment is None or len(comment.group("words").split()) < 2:
@@ -558,6 +562,8 @@ def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentenc
                 line = text[u:v]
                 if not re.search(r"\w", line) or _COMMENT.match(line) or FENCE_LINE.match(line):
                     break  # a blank line, a bare comment mark, the next comment or the fence ends what it describes
+                if session and not _PROMPT.match(line):
+                    break  # a command's output: what the comment describes ends with the commands
                 if len(line) > MAX_SIGNATURE:
                     break
                 body.append((u, v))
