@@ -118,7 +118,7 @@ def uncovered_parts(
         cosine = kept_vectors @ vector
         worded = sum(rarity.get(t, 0.0) for t in terms) > 0
         return any(
-            judge(float(cosine[k]), word_share(terms, texts[k], rarity), judged_with[k], worded)[0]
+            judge(float(cosine[k]), word_share(terms, texts[k], rarity), judged_with[k], worded).keep
             for k in range(len(kept))
         )
 

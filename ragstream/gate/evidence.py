@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -97,7 +98,16 @@ def word_share(terms: set[str], found: set[str], rarity: dict[str, float]) -> fl
     return sum(rarity.get(t, 0.0) for t in terms & found) / total if total > 0 else 0.0
 
 
-def judge(cosine: float, words: float, settings: GateSettings, worded: bool = True) -> tuple[bool, str]:
+class Judged(NamedTuple):
+    """A candidate's verdict: kept or not, why, and whether only its evidence fell short of the floor (it passed the
+    cosine floor and holds enough of the ask's words: the band a model decides, `gate.neighbours.keep_unsure`)."""
+
+    keep: bool
+    why: str
+    short: bool = False
+
+
+def judge(cosine: float, words: float, settings: GateSettings, worded: bool = True) -> Judged:
     """Keep on evidence (cosine plus the weighted word share), and never on meaning alone unless it is strong: a
     chunk holding under `gate.min_word_share` of the ask's word weight (on tenacity's code, "retry" and "state",
     on every page) is kept only at `gate.strong_evidence`. MiniLM puts an English question about a package near
@@ -105,14 +115,14 @@ def judge(cosine: float, words: float, settings: GateSettings, worded: bool = Tr
     Redis ...?" at cosine 0.57, and filled A4's window before the answer to another ask. An ask without word weight
     (`worded` False: no content word, or no rarity given) is judged on its cosine."""
     if cosine < settings.min_similarity:
-        return False, f"cosine under {settings.min_similarity:g}"
+        return Judged(False, f"cosine under {settings.min_similarity:g}")
     if worded and words < settings.min_word_share and cosine < settings.strong_evidence:
         share, strong = settings.min_word_share, settings.strong_evidence
-        return False, f"under {share:g} of the ask's word weight, cosine under {strong:g}"
+        return Judged(False, f"under {share:g} of the ask's word weight, cosine under {strong:g}")
     evidence = cosine + settings.words_weight * words
     if evidence >= settings.min_evidence:
-        return True, f"evidence {evidence:.2f} at least {settings.min_evidence:g}"
-    return False, f"evidence {evidence:.2f} under {settings.min_evidence:g}"
+        return Judged(True, f"evidence {evidence:.2f} at least {settings.min_evidence:g}")
+    return Judged(False, f"evidence {evidence:.2f} under {settings.min_evidence:g}", short=True)
 
 
 @dataclass(frozen=True)
@@ -179,8 +189,8 @@ def weigh_all(
         score = [float(cosine[i, p]) + settings.words_weight * words[p] for p in range(len(words))]
         valid = [p for p in range(len(words)) if cosine[i, p] >= settings.min_similarity]
         best = max(valid, key=lambda p: score[p]) if valid else int(np.argmax(cosine[i, : len(words)]))
-        keep, why = judge(float(cosine[i, best]), words[best], settings, weight[best] > 0)
-        if not keep and why.startswith("evidence "):
+        keep, why, only_short = judge(float(cosine[i, best]), words[best], settings, weight[best] > 0)
+        if only_short:
             short.add(candidates[i].id)
         scores[candidates[i].id], meaning[candidates[i].id] = score[best], float(cosine[i, best])
         evidence = f"cosine {float(cosine[i, best]):.2f}, {words[best]:.2f} of the ask's word weight" + (
