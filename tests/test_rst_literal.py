@@ -152,3 +152,25 @@ def test_a_list_table_row_is_one_line_of_its_cells() -> None:
         "Upgrade every app | ``tool upgrade-all`` | ``other upgrade --all``",
     ]
     assert verbatim_support([(line, [chunk.id]) for line in lines], {chunk.id: chunk}, []) == [(True, "")] * 2
+
+
+def test_a_sentence_a_wrapped_role_opens_a_line_of_is_prose_and_a_field_list_stays_markup() -> None:
+    """Sphinx prose wraps wherever it likes, so a role often opens a line ("... Flask will raise a\\n:exc:`~werkzeug.
+    exceptions.RequestEntityTooLarge` exception."): read as a field list, the sentence that answered "what does the
+    client get when the upload is too large" was no line. A field (":param width:") and a directive's options stay
+    markup."""
+    text = (
+        "The code above will limit the maximum allowed payload to 16 megabytes.\n"
+        "If a larger file is transmitted, Flask will raise a\n"
+        ":exc:`~werkzeug.exceptions.RequestEntityTooLarge` exception.\n\n"
+        "Use the pattern from\n:py:meth:`flask.Flask.app_context` in a ``with`` block.\n\n"
+        ".. note::\n   :class: tip\n\n   Flask pushes the context for each request.\n\n"
+        ":param width: the maximum width of the help text\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("uploads.rst", text))] == [
+        "The code above will limit the maximum allowed payload to 16 megabytes.",
+        "If a larger file is transmitted, Flask will raise a "
+        ":exc:`~werkzeug.exceptions.RequestEntityTooLarge` exception.",
+        "Use the pattern from :py:meth:`flask.Flask.app_context` in a ``with`` block.",
+        "Flask pushes the context for each request.",
+    ]

@@ -81,16 +81,22 @@ def test_each_sentence_rule_ends_sentences_where_its_text_does() -> None:
 @pytest.mark.parametrize("rule", [TYPED, MARKDOWN])
 def test_an_abbreviation_inside_a_sentence_ends_no_sentence(rule: SentenceRule) -> None:
     """ "(e.g. GitHub, Bitbucket, etc), the branch, ..." cut after "e.g." gave two lines that each said half, one
-    ending on "(e.g." and one opening mid-sentence, and a prompt's ask was cut the same way."""
+    ending on "(e.g." and one opening mid-sentence, and a prompt's ask was cut the same way; httpx's docs gave
+    "... a bundle of SSL certificates (a.k.a." and "CA bundle) delivered by ..." as two Facts."""
     text = (
         "The path depends on the host (e.g. GitHub, Bitbucket, etc), the branch, and the docs directory. Only"
-        " published versions are supported (i.e. what PyPI has). Compare cf. the notes. Pick A vs. B. Done."
+        " published versions are supported (i.e. what PyPI has). Compare cf. the notes. Pick A vs. B. It uses a"
+        " bundle of certificates (a.k.a. CA bundle) from a CA. Load it from a directory (ie. you ran `c_rehash`)"
+        " then. As Smith et al. found, it costs approx. 5 ms. Done."
     )
     assert split(text, rule) == [
         "The path depends on the host (e.g. GitHub, Bitbucket, etc), the branch, and the docs directory.",
         "Only published versions are supported (i.e. what PyPI has).",
         "Compare cf. the notes.",
         "Pick A vs. B.",
+        "It uses a bundle of certificates (a.k.a. CA bundle) from a CA.",
+        "Load it from a directory (ie. you ran `c_rehash`) then.",
+        "As Smith et al. found, it costs approx. 5 ms.",
         "Done.",
     ]
     assert [text[a:] for a, _ in spans(text, EXCERPT)][1].startswith("Only")

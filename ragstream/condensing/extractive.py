@@ -80,12 +80,14 @@ def ends_whole(text: str) -> bool:
 
 _CODE = re.compile(r"^\s*(?:def |class |import |from \S+ import |return\b|@\w|[{}]|```)|[;{}]\s*$|\s=\s|==|\)\s*:\s*$")
 # Lines that are markup, not prose: HTML comments, rules and underlines (front matter's "---" too),
-# reStructuredText directives and field lists, table rows, shell and doctest prompts, a bare link, a line
-# that is one HTML or JSX tag, an image (or the end of its alt text), a sequence diagram's arrow, a Markdown link
-# reference definition ("[docs_dir]: user-guide/configuration.md#docs_dir": a link's target, not a statement) or
-# a reStructuredText hyperlink target (".. _First Steps with Celery: https://...", its ".." cut off as a sentence).
+# reStructuredText directives and field lists (":param width:", not a role a wrapped line opens with: ":exc:`Foo`"),
+# table rows, shell and doctest prompts, a bare link, a line that is one HTML or JSX tag, an image (or the end of
+# its alt text), a sequence diagram's arrow, a Markdown link reference definition ("[docs_dir]:
+# user-guide/configuration.md#docs_dir": a link's target, not a statement) or a reStructuredText hyperlink target
+# (".. _First Steps with Celery: https://...", its ".." cut off as a sentence).
 _MARKUP = re.compile(
-    r"<!--|-->|^\s*(?:-{3,}|={3,}|~{3,}|\*{3,}|\^{3,})\s*$|^\s*\.\.\s|^\s*:[\w -]+:|^\s*\||^\s*(?:>>>|\$\s|\.\.\.\s)"
+    r"<!--|-->|^\s*(?:-{3,}|={3,}|~{3,}|\*{3,}|\^{3,})\s*$|^\s*\.\.\s|^\s*:[\w -]+:(?![\w:.+-]*`)|^\s*\|"
+    r"|^\s*(?:>>>|\$\s|\.\.\.\s)"
     r"""|^[ ]{0,3}\[[^\]]+\]:[ \t]*<?\S+>?(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$"""
     r"|^[ \t]*(?:\.\.[ \t]+)?__?[^:\n]*:[ \t]+(?:https?://|[\w.-]*[/#.])\S*[ \t]*$"
     r"|^\W*(?:<?https?://\S+>?|\[[^\]]*\]\([^)]*\))\W*$|^\s*(?::::|```|~~~)"

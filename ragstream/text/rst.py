@@ -24,7 +24,7 @@ _CODE_DIRECTIVE = re.compile(
 # The last line of a paragraph that ends in "::" (not a directive's or a comment's: ".. note::" holds prose).
 _LITERAL_PARAGRAPH = re.compile(r"^([ \t]*)(?!\.\.[ \t])(?:\S.*)?::[ \t]*$")
 _LINE = re.compile(r"[^\n]*(?:\n|$)")
-_OPTION = re.compile(r"[ \t]+:[\w-]+:")  # a directive's option line
+_OPTION = re.compile(r"[ \t]+:[\w-]+:(?![\w:.+-]*`)")  # a directive's option line, not a role (":func:`f`")
 # A directive's line and the option lines under it (".. code-block:: console", "   :linenos:"): markup, never read.
 _DIRECTIVE_LINES = re.compile(rf"^[ \t]*\.\.[ \t]+[\w:-]+::[^\n]*(?:\n{_OPTION.pattern}[^\n]*)*$", re.M)
 _DIRECTIVE_HEAD = re.compile(r"[ \t]*\.\.[ \t]+[\w:-]+::[ \t]*")  # ".. note:: ", before the directive's own text

@@ -14,7 +14,7 @@ splitter takes the shape as an explicit rule instead of guessing:
 - `EXCERPT`, where an excerpt may begin in a document: after a sentence end (closing quotes,
   brackets and emphasis after it skipped) that a capital, a digit or a Markdown block opens.
 
-In every rule the period of "e.g.", "i.e.", "cf." or "vs." ends no sentence.
+In every rule the period of an abbreviation ("e.g.", "a.k.a.", "cf.", "vs.") ends no sentence.
 
 The offline A3 gate and A4 condenser depend on these exact boundaries (the quality suite measures
 them), which is why they are four rules and not one compromise.
@@ -35,10 +35,13 @@ class SentenceRule:
 
 
 # The period of an abbreviation that stands inside a sentence ("the repository host (e.g. GitHub, Bitbucket, etc),
-# the branch ..."): no sentence ends there, whatever follows; nor at "etc." when the sentence goes on in lower case
-# ("Process monitoring, audit, and transaction logs/trails etc. are usually collected ...").
+# the branch ..."): no sentence ends there, whatever follows. An abbreviation is letters each with its period
+# ("e.g.", "i.e.", "a.k.a.": "a bundle of SSL certificates (a.k.a. CA bundle)" is one sentence), the undotted "ie."
+# and "eg.", or "cf.", "vs.", "et al.", "approx.", "incl.", "viz."; nor does one end at "etc." when the sentence goes
+# on in lower case ("Process monitoring, audit, and transaction logs/trails etc. are usually collected ...").
 _END = (
-    r"(?<=[.!?])(?<!\b[eE]\.[gG]\.)(?<!\b[iI]\.[eE]\.)(?<!\b[cC]f\.)(?<!\bvs\.)"
+    r"(?<=[.!?])(?<!\b[A-Za-z]\.[A-Za-z]\.)(?<!\b[iI][eE]\.)(?<!\b[eE][gG]\.)(?<!\b[cC]f\.)(?<!\bvs\.)"
+    r"(?<!\bet al\.)(?<!\bapprox\.)(?<!\bincl\.)(?<!\bviz\.)"
     r"(?!(?<=\betc\.)[\"')\]]*\s+[a-z])"
 )
 # An admonition's opening line (MkDocs' and Python-Markdown's "!!! note", "??? tip \"Title\""): markup, like a
