@@ -564,6 +564,40 @@ def test_a_header_the_chunk_cuts_names_the_parameters_it_holds_and_a_bare_name_i
     assert not any("Retrying.__call__" in text for text in texts), texts
 
 
+def test_an_undocumented_signature_that_takes_and_returns_nothing_is_no_line(base: Settings) -> None:
+    """On httpx's source, "Which exception do I get reading a streaming response before read()?" listed
+    "method `ResponseNotRead.__init__(self) -> None`" beside each exception class: it says nothing the class's line
+    does not. A signature that takes a parameter, or returns something, still says what the definition takes."""
+    source = (
+        "class ResponseNotRead(StreamError):\n"
+        '    """Attempted to access streaming response content, without having called `read()`."""\n\n'
+        "    def __init__(self) -> None:\n        super().__init__(MESSAGE)\n\n"
+        "    def __enter__(self: T) -> T:\n        return self\n\n"
+        "    def reset(self, message: str) -> None:\n        self.message = message\n"
+    )
+    chunk = _code_chunk(
+        source,
+        1,
+        [
+            Symbol("class", "ResponseNotRead", 1, 12, "Attempted to access streaming response content."),
+            Symbol("method", "ResponseNotRead.__init__", 4, 5, ""),
+            Symbol("method", "ResponseNotRead.__enter__", 7, 8, ""),
+            Symbol("method", "ResponseNotRead.reset", 10, 11, ""),
+        ],
+    )
+    found = condense_extractively(
+        ["Which exception do I get reading a streaming response before read()?"],
+        [chunk],
+        Services(base).embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+    )
+    named = [line.text.split("`")[1] for line in found]
+    assert "ResponseNotRead(StreamError)" in named, named
+    assert "ResponseNotRead.__enter__(self: T) -> T" in named, named
+    assert "ResponseNotRead.reset(self, message: str) -> None" in named, named
+    assert not any("__init__" in name for name in named), named
+
+
 def test_a_table_row_answers_a_question_about_its_record(tools: Settings) -> None:
     lines = _condensed(tools, "Which response header stops other sites from showing our pages in a frame?")
     assert any("`X-Frame-Options` | `DENY`, so no other site can show the pages in a frame" in line for line in lines)

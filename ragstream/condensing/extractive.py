@@ -277,11 +277,21 @@ class Reference:
     def says(self) -> bool:
         """Whether the line says anything of the definition (its signature, its doc), not only its name and lines:
         "method `Retrying.__call__` (__init__.py:517-539) (part shown)" for a chunk holding the end of its body is
-        no Fact, as a heading alone is none."""
-        return bool(self.detail or self.symbol.doc or self.signature())
+        no Fact, as a heading alone is none; nor is an undocumented function's signature that takes nothing but its
+        instance and returns nothing ("method `ResponseNotRead.__init__(self) -> None`", beside the class that says
+        what the exception means)."""
+        if self.detail or self.symbol.doc:
+            return True
+        signature = self.signature()
+        short = self.symbol.name.rsplit(".", 1)[-1]
+        taken = signature[len(short) :] if signature.startswith(short) else signature
+        return bool(signature) and not (self.symbol.kind in _CALLABLE and _TAKES_NOTHING.fullmatch(taken))
 
 
 _LONG_HEADER_LINES = 40  # a header this long is still read for the names of its parameters
+_CALLABLE = frozenset({"function", "method", "constructor"})
+# A parameter list of the instance or class alone (annotated or not), and no result: "(self) -> None", "()".
+_TAKES_NOTHING = re.compile(r"\(\s*(?:(?:self|cls|this)\b(?:\s*:\s*[^,()]+)?\s*,?\s*)?\)\s*(?:->\s*None\s*)?:?")
 _PARAMETER = re.compile(r"\s*(\**[A-Za-z_]\w*)")
 
 
