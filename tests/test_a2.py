@@ -199,7 +199,10 @@ def test_a2_offline_sets_a_label_only_on_a_keyword_rule(settings: Settings) -> N
         ("What tools for developers exist in Python?", {}),
         ("Explain the cache to new developers.", {"audience": "Developer"}),
         ("Summarize the outage for managers and stakeholders.", {"audience": "Manager"}),
-        ("Write it for a non-technical audience, in a friendly tone.", {"tone": "friendly"}),
+        (
+            "Write it for a non-technical audience, in a friendly tone.",
+            {"audience": "Non-technical", "tone": "friendly"},
+        ),
         ("Give me a detailed explanation of retries.", {"depth": "detailed"}),
         ("Walk me through it step by step, client side and server side.", {}),  # an order, not a depth
         ("In one sentence: what is a lockfile?", {"depth": "short"}),

@@ -60,6 +60,9 @@ def test_local_output_valid_for_every_agent_and_identical_across_processes(base_
     [
         ("Summarize the outage for managers and stakeholders.", "Manager"),
         ("Explain closures to students who are new to JavaScript.", "Student"),
+        ("Explain for a non-technical audience what an application context is.", "Non-technical"),
+        ("Summarize the outage for non-technical stakeholders.", "Manager"),
+        ("Which settings help non-technical users of our admin page?", "unknown"),
     ],
 )
 def test_chooser_follows_the_input(task: str, audience: str, base_settings: Settings) -> None:
