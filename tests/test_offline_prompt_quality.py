@@ -328,6 +328,12 @@ def test_uncovered_parts_name_the_sentence_and_the_unknown_name(settings: Settin
         ("code only, no prose", ["Explain only in code comments."], []),
         ("JSON", ["Return one valid JSON object."], ["No text before or after the JSON."]),
         ("just the JSON", ["No text before or after the JSON."], []),
+        # a checklist or a table written in Markdown is a list or a table: no heading per section nobody asked for
+        ("Markdown checklist, max 10 items", ["Answer as a bullet list."], ["Use a heading per section."]),
+        ("a Markdown table", ["Answer with a Markdown table."], ["Use a heading per section."]),
+        ("Markdown with headings", ["Use a heading per section."], ["Answer as a bullet list."]),
+        ("Markdown with short sections and a bullet list of stages", ["Use a heading per section."], []),
+        ("Markdown", ["Answer in Markdown."], []),
     ],
 )
 def test_a5_adds_a_rule_only_for_what_the_format_asks(

@@ -200,9 +200,10 @@ def run_suite(
 
 def _format_cues(services: Any) -> dict[str, list[str]]:
     """A5's documented words per format kind: what it takes for a prompt to ask for that format."""
+    from ragstream.llm.providers.keyword_rules import naming_cues
+
     config = services.runner.factory.load_config("A5", "v1")
-    cues: dict[str, list[str]] = config.output_schema["properties"]["kind"].get("x-cues", {})
-    return cues
+    return naming_cues(config.output_schema["properties"]["kind"])
 
 
 def run_case(

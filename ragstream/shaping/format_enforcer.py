@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ragstream.llm.providers.keyword_rules import naming_cues
 from ragstream.llm.runner import FELL_BACK, AgentRunner
 from ragstream.rendering.ask import CITE_RULE
 from ragstream.state import A5Report, LLMOutcomes, PromptBody
@@ -66,9 +67,7 @@ def listed_sections(format_text: str) -> list[str]:
 
 def _named_in(kind: str, requested: str, runner: AgentRunner, version: str) -> bool:
     """Whether the requested format's own words name this kind (a phrase of its documented keyword rule)."""
-    cues = (
-        runner.factory.load_config(AGENT, version).output_schema["properties"]["kind"].get("x-cues", {}).get(kind, [])
-    )
+    cues = naming_cues(runner.factory.load_config(AGENT, version).output_schema["properties"]["kind"]).get(kind, [])
     return any(phrase(cue).search(requested) for cue in cues)
 
 

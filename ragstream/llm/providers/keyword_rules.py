@@ -3,7 +3,9 @@
 Where a judgment must rest on what the user wrote (A2's labels, A5's format kind, the session
 summary's notes), the agent's config declares the phrases instead of leaving it to similarity:
 an enum field with `x-cues` ({value: [phrases]}) takes the first value whose phrase occurs in the
-input (as whole words), else `x-fallback`; one with `x-states` ({value: [patterns]}) the first value one of
+input (as whole words), then the first value one of whose `x-weak-cues` occurs (a word that names a value only
+when no other value's phrase does: "Markdown" names the Markdown kind, but a "Markdown checklist" is a list), else
+`x-fallback`; one with `x-states` ({value: [patterns]}) the first value one of
 whose regular expressions matches the input, lower-cased: a pattern frames the words that *state* a
 wish about the answer ("explain it to new developers", "in a formal tone"), so a topic word (a question
 about developers) states nothing; an array of strings with `x-cues` ([phrases]) takes only the
@@ -26,12 +28,22 @@ def cued_choice(prop: dict[str, Any], payload: dict[str, Any]) -> tuple[Any, str
     fields = {key: flatten(value).lower() for key, value in payload.items()}
     if "x-states" in prop:
         return stated_choice(prop, fields)
-    for value in prop["enum"]:
-        for cue in prop["x-cues"].get(value, []):
-            for key, text in fields.items():
-                if phrase(cue).search(text):
-                    return value, f"'{cue}' in {key}"
+    for cues in (prop["x-cues"], prop.get("x-weak-cues", {})):
+        for value in prop["enum"]:
+            for cue in cues.get(value, []):
+                for key, text in fields.items():
+                    if phrase(cue).search(text):
+                        return value, f"'{cue}' in {key}"
     return prop.get("x-fallback", prop["enum"][-1]), "no keyword rule applies"
+
+
+def naming_cues(prop: dict[str, Any]) -> dict[str, list[str]]:
+    """Every phrase that names each value, strong or weak: what it takes for the input to name the value."""
+    found: dict[str, list[str]] = {}
+    for cues in (prop.get("x-cues", {}), prop.get("x-weak-cues", {})):
+        for value, phrases in cues.items():
+            found.setdefault(value, []).extend(phrases)
+    return found
 
 
 def stated_choice(prop: dict[str, Any], fields: dict[str, str]) -> tuple[Any, str]:
