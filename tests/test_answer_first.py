@@ -1130,6 +1130,50 @@ def test_a_question_in_a_documents_prose_is_no_line_a_listed_or_open_one_is_an_o
     assert texts.get("Should the factory read the config from the environment?") == "open_issues", texts
 
 
+CHECKLIST = """## What do reviewers look for?
+
+Code reviews should look at:
+
+-   **Design**: Is the code well-designed and appropriate for your system?
+-   **Tests**: Does the code have correct and well-designed automated tests?
+
+## Still open
+
+-   Should reviewers block a change on missing documentation?
+"""
+
+UNDECIDED = """Review policy
+=============
+
+Open questions:
+
+- Do we require two approvals for changes to the billing service?
+"""
+
+
+def test_a_checklist_of_questions_is_what_the_document_asks_not_an_open_issue(base: Settings) -> None:
+    """Google's review guide lists the questions a reviewer asks ("Code reviews should look at: - **Design**: Is the
+    code well-designed ...?"): each was filed as an Open issue, read as a question the documents leave open. A
+    listed question is one only under a heading or lead-in that names an open point, in Markdown or
+    reStructuredText."""
+    services = Services(base)
+    ask = ["What should a reviewer look at in a change, and what is still undecided about reviews?"]
+    lines = condense_extractively(
+        ask,
+        [one_chunk("review.md", CHECKLIST), one_chunk("notes.rst", UNDECIDED)],
+        services.embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+        ask,
+    )
+    sections = {line.text: line.section for line in lines}
+    [checklist] = [text for text in sections if "Is the code well-designed" in text]
+    assert "Does the code have correct and well-designed automated tests?" in checklist, sections
+    assert sections[checklist] != "open_issues", sections
+    assert sections.get("Should reviewers block a change on missing documentation?") == "open_issues", sections
+    [billing] = [text for text in sections if "two approvals" in text]
+    assert sections[billing] == "open_issues", sections
+
+
 DEPLOY = """# Deploying
 
 Run the deploy script from the repository root:

@@ -654,10 +654,11 @@ def _cue(sentence: str, cues: list[str]) -> str:
     return next((cue for cue in cues if phrase(cue).search(lowered)), "")
 
 
-def classify(sentence: str, settings: CondenserSettings) -> tuple[str, str]:
-    """(section, the cue that decided it): questions and undecided points; then decisions, which are
-    facts even when they state a rule; then normative sentences; the rest are facts."""
-    if sentence.rstrip().endswith("?"):
+def classify(sentence: str, settings: CondenserSettings, open_question: bool = True) -> tuple[str, str]:
+    """(section, the cue that decided it): questions (unless `open_question` is False: a question the document
+    asks of its reader) and undecided points; then decisions, which are facts even when they state a rule; then
+    normative sentences; the rest are facts."""
+    if open_question and sentence.rstrip().endswith("?"):
         return "open_issues", "?"
     cue = _cue(sentence, settings.open_issue_cues)
     if cue:
@@ -969,6 +970,19 @@ def _rhetorical(sentence: Sentence, settings: CondenserSettings) -> bool:
     )
 
 
+def _left_open(sentence: Sentence, settings: CondenserSettings) -> bool:
+    """Whether a listed question is one the documents leave open: its list's lead-in, the line leading in to it or
+    the heading over it names an open point ("## Open questions", "TBD:"). A checklist of questions is what the
+    document asks its reader ("Code reviews should look at: - **Design**: Is the code well-designed ...?" in
+    Google's review guide): filed as Open issues, its items read as questions the documents leave open."""
+    before = sentence.chunk.text[: sentence.start]
+    headings = [m.group("title") for m in HEADING_LINE.finditer(before)]
+    headings += [before[a:b] for a, b in title_spans(before, is_rst(sentence.chunk.source_path))]
+    lead_ins = [line for line in before.splitlines() if line.rstrip().endswith(":")]
+    around = [sentence.lead, *headings[-1:], *lead_ins[-1:]]
+    return any(_cue(text, settings.open_issue_cues) for text in around if text)
+
+
 def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Sentence | Reference]:
     """Each chunk's standalone sentences and the definitions it holds, each text once; a definition named
     twice (an overload stub, then the function) once, with its doc comment when one of them has it."""
@@ -1174,8 +1188,11 @@ def condense_extractively(
     chosen.sort(key=lambda i: (part_of[i], order[candidates[i].chunk.id], candidates[i].start))
     lines = []
     for i in chosen:
+        candidate = candidates[i]
         section, cue = (
-            ("facts", "definition") if isinstance(candidates[i], Reference) else classify(candidates[i].text, settings)
+            ("facts", "definition")
+            if isinstance(candidate, Reference)
+            else classify(candidate.text, settings, _left_open(candidate, settings))
         )
         lines.append(
             Line(
