@@ -184,6 +184,12 @@ def test_an_ask_splits_into_clauses_only_where_each_clause_asks_and_stands(setti
         "What are slotted classes and what are their drawbacks?"  # a clause the caller finds leaning stays joined
     ]
     assert clauses("We use salt and pepper. How is soup made?", openers, enough) == ["How is soup made?"]
+    # a sentence that opens by joining on ("Also how do we ...") asks without its join: named as uncovered, it read
+    # "The documents do not cover: Also how do we measure review latency in Gerrit dashboards?"
+    assert clauses("What is an emergency CL? Also how do we measure review latency?", openers, enough) == [
+        "What is an emergency CL?",
+        "how do we measure review latency?",
+    ]
 
 
 def test_a_clause_ending_on_that_points_back_and_is_never_named_alone(settings: Settings) -> None:

@@ -45,6 +45,17 @@ def asks(text: str, openers: Iterable[str]) -> bool:
 _JOIN = re.compile(r"\s*;\s*(?:(?:and|also|then)\s+)*|,?\s+(?:and|or|but|also)\s+(?:also\s+)?", re.IGNORECASE)
 
 
+# A sentence that opens by joining on to the one before ("Also how do we measure review latency?"): the join is no
+# part of its ask, and named as uncovered it read "The documents do not cover: Also how do we ...".
+_OPENING_JOIN = re.compile(r"^(?:(?:and|also|plus|additionally|then)\b[,\s]*)+", re.IGNORECASE)
+
+
+def _without_opening_join(sentence: str, openers: tuple[str, ...]) -> str:
+    """The sentence without a join word it opens with, when what follows asks on its own."""
+    rest = _OPENING_JOIN.sub("", sentence)
+    return rest if rest != sentence and ask_of(rest, openers) is not None else sentence
+
+
 def clauses(
     text: str, openers: Iterable[str], substantive: Callable[[str], bool] = bool, questions: Iterable[str] = ()
 ) -> list[str]:
@@ -55,7 +66,7 @@ def clauses(
     and write files?" or "... and what are its drawbacks?" stay whole."""
     listed, asking = tuple(openers), tuple(questions)
     found: list[str] = []
-    for sentence in (s.strip() for s in asking_sentences(text, listed)):
+    for sentence in (_without_opening_join(s.strip(), listed) for s in asking_sentences(text, listed)):
         cuts = [
             m
             for m in _JOIN.finditer(sentence)
