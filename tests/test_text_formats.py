@@ -66,7 +66,7 @@ def test_each_sentence_rule_ends_sentences_where_its_text_does() -> None:
     ]
     assert [_DOC[a:b].strip() for a, b in spans(_DOC, MARKDOWN)] == [  # a list item and a blank line break too
         "# Title\nThe index is rebuilt\nnightly.",
-        'It keeps "old copies.',
+        'It keeps "old copies."',  # the quote that closes it stays with it
         "Then:",
         "- one item",
         "version 2.",
@@ -183,3 +183,20 @@ def test_a_template_macro_reads_as_the_page_shows_it(written: str, shown: str) -
     """KumaScript macros show their last quoted argument or nothing, shortcodes nothing, the text between
     shortcodes stays, and a template variable (its value is not in the document) is left as it is."""
     assert shown_text(written) == shown
+
+
+def test_a_sentence_keeps_its_closing_quote_and_never_ends_inside_a_link_it_opens() -> None:
+    """Google's review guide: 'There are no hard and fast rules about how large is "too large." 100 lines is ...'
+    gave the line 'how large is "too large.', its closing quote cut off; Cargo's 'see ["Why is Cargo rebuilding my
+    code?" in the FAQ](../faq.md).' was cut after the quoted title's "?", inside the link's text."""
+    text = (
+        'There are no hard and fast rules about how large is "too large." 100 lines is usually a reasonable size. '
+        'If you do not know why, see ["Why is Cargo rebuilding my code?" in the FAQ](../faq.md). Then rebuild.'
+    )
+    assert split(text, MARKDOWN) == [
+        'There are no hard and fast rules about how large is "too large."',
+        "100 lines is usually a reasonable size.",
+        'If you do not know why, see ["Why is Cargo rebuilding my code?" in the FAQ](../faq.md).',
+        "Then rebuild.",
+    ]
+    assert [text[a:].split()[0] for a, _ in spans(text, EXCERPT)] == ["There", "100", "If", "Then"]

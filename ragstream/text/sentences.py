@@ -9,7 +9,7 @@ splitter takes the shape as an explicit rule instead of guessing:
   of a paragraph are joined first and Markdown heading lines dropped, and a sentence ends at `.`, `!`
   or `?` only when the next one opens with a capital, a digit or an opening quote or bracket;
 - `MARKDOWN`, a chunk of a Markdown document cut as offline A4 condenses it: a sentence ends at
-  `.`, `!` or `?` whatever follows (closing quotes and brackets after it are part of the gap), and a
+  `.`, `!` or `?` whatever follows (closing quotes and brackets after it stay with it), and a
   blank line, a list item, a heading or a code fence starts a new piece whatever came before;
 - `EXCERPT`, where an excerpt may begin in a document: after a sentence end (closing quotes,
   brackets and emphasis after it skipped) that a capital, a digit or a Markdown block opens.
@@ -60,15 +60,31 @@ MARKDOWN = SentenceRule(
 EXCERPT = SentenceRule(re.compile(_END + r"[\"'\u201d\u2019)\]*_]*\s+(?=[\"'\u201c\u2018(\[*_`]?[A-Z0-9#>|`*\-])"))
 
 
+# What closes a sentence after its period: quotes, brackets and emphasis. A gap that starts with them leaves them to
+# the sentence before ('how large is "too large." 100 lines is ...' kept its closing quote: cut before it, the line
+# read 'how large is "too large.').
+_CLOSERS = re.compile(r"[\"'\u201d\u2019)\]*_]*")
+
+
+def _inside_brackets(piece: str) -> bool:
+    """Whether the piece leaves a bracket open: a sentence does not end inside a link's text or a parenthesis."""
+    return piece.count("[") > piece.count("]") or piece.count("(") > piece.count(")")
+
+
 def spans(text: str, rule: SentenceRule) -> list[tuple[int, int]]:
     """(start, end) of every piece of `text` between two gaps, as is (blank or untrimmed pieces included),
-    so a caller can cite a sentence as a span of the text it came from."""
+    so a caller can cite a sentence as a span of the text it came from; a piece keeps the quotes, brackets and
+    emphasis that close it, and no piece ends inside a bracket it opens on the same line."""
     if rule.wrapped:
         raise ValueError("a wrapped rule joins lines, so its sentences are not spans of the text: use split()")
     found: list[tuple[int, int]] = []
     start = 0
     for gap in rule.gap.finditer(text):
-        found.append((start, gap.start()))
+        closed = _CLOSERS.match(text, gap.start(), gap.end())
+        end = closed.end() if closed is not None else gap.start()
+        if _inside_brackets(text[start:end]) and "\n" not in text[end : gap.end()]:
+            continue  # a title quoted in a link ('see ["Why is Cargo rebuilding my code?" in the FAQ](...)')
+        found.append((start, end))
         start = gap.end()
     found.append((start, len(text)))
     return found
