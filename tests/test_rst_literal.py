@@ -174,3 +174,19 @@ def test_a_sentence_a_wrapped_role_opens_a_line_of_is_prose_and_a_field_list_sta
         "Use the pattern from :py:meth:`flask.Flask.app_context` in a ``with`` block.",
         "Flask pushes the context for each request.",
     ]
+
+
+def test_a_block_of_header_fields_is_no_sentence() -> None:
+    """A PEP opens with its header ("PEP: 723", "Title: Inline script metadata", "Author: ..."): read as prose it was
+    one long Fact, "PEP: 723 Title: Inline script metadata Author: ... Status: Final ...". A sentence holding one
+    label ("Note: keep the block short.") is still one."""
+    text = (
+        "PEP: 723\nTitle: Inline script metadata\nAuthor: Jane Doe <jane@example.org>\nStatus: Final\n"
+        "Created: 04-Aug-2023\n\n"
+        "Abstract\n========\n\nThis PEP specifies a metadata format that can be embedded in single-file scripts.\n\n"
+        "Note: keep the metadata block short, since tools read it before the script runs.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("pep-0723.rst", text))] == [
+        "This PEP specifies a metadata format that can be embedded in single-file scripts.",
+        "Note: keep the metadata block short, since tools read it before the script runs.",
+    ]

@@ -376,11 +376,21 @@ def _comments(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _HTML_COMMENT.finditer(text)]
 
 
+# A header line of a record ("PEP: 723", "Title: Inline script metadata", "Content-Type: text/plain"): a field's
+# name at the line's start, a colon, its value.
+_FIELD_LINE = re.compile(r"^[A-Z][\w-]*(?: [A-Z][\w-]*)?:[ \t]+\S")
+MIN_FIELD_LINES = 3
+
+
 def is_prose(raw: str) -> bool:
     """No line of `raw` is code or markup (a whole HTML comment inside a sentence, "[link]<!-- ignore -->", is a
-    note to the document's editors, not markup of the sentence)."""
+    note to the document's editors, not markup of the sentence), and `raw` is no block of header fields (a PEP's
+    "PEP: 723 Title: Inline script metadata Author: ..." was a Fact)."""
     raw = _HTML_COMMENT.sub("", raw) if "-->" in raw else raw
-    return not any(_CODE.search(line) or _MARKUP.search(line) for line in raw.splitlines())
+    lines = raw.splitlines()
+    if sum(1 for line in lines if _FIELD_LINE.match(line)) >= MIN_FIELD_LINES:
+        return False
+    return not any(_CODE.search(line) or _MARKUP.search(line) for line in lines)
 
 
 def sentences_of(chunk: Chunk) -> list[Sentence]:
