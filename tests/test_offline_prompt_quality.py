@@ -190,6 +190,16 @@ def test_an_ask_splits_into_clauses_only_where_each_clause_asks_and_stands(setti
         "What is an emergency CL?",
         "how do we measure review latency?",
     ]
+    # a request for a piece of writing asks what the writing is about: "Write a one-paragraph summary for the new
+    # hire of which database we use ..." was named "The documents do not cover: Write a one-paragraph summary ..."
+    written = load_prompt_schema(settings.prompt_schema_path).deliverable_verbs
+    summary = (
+        "Write a one-paragraph summary for the new hire of which database we use and what alternatives we rejected."
+    )
+    assert clauses(summary, openers, enough, (), written) == ["which database we use", "what alternatives we rejected."]
+    assert clauses("Write a pytest test for fetch_rates() with a fixed wait.", openers, enough, (), written) == [
+        "Write a pytest test for fetch_rates() with a fixed wait."  # no question word: the whole request is the ask
+    ]
 
 
 def test_a_clause_ending_on_that_points_back_and_is_never_named_alone(settings: Settings) -> None:

@@ -301,3 +301,18 @@ def test_a_long_prompt_searches_with_at_most_max_query_pieces_and_keeps_the_rest
     pieces = preprocess(text, settings).preprocessing.pieces
     kept = [p for p in pieces if p.kept_for_retrieval]
     assert len(pieces) > 5 and len(kept) == 5  # the others stay in the state, marked as not searched
+
+
+def test_a_request_for_a_piece_of_writing_is_searched_by_its_topic(settings: Settings, chunker: Chunker) -> None:
+    """ "Write a one-paragraph summary for the new hire of which database we use and what alternatives we rejected."
+    searched whole: MiniLM put it at 0.29 from the decision record that answers it (its topic alone: 0.53), and the
+    gate kept nothing. The search starts at the topic; the task keeps every word the user wrote."""
+    task = "Write a one-paragraph summary for the new hire of which database we use and what alternatives we rejected."
+    sp = preprocess(f"# Task\n{task}", settings, chunker=chunker)
+    assert sp.body.task == task
+    [piece] = [p for p in sp.preprocessing.pieces if p.kept_for_retrieval]
+    assert piece.text_piece == "which database we use and what alternatives we rejected."
+    plain = preprocess("# Task\nWrite a pytest test for fetch_rates() with a fixed wait.", settings, chunker=chunker)
+    assert [p.text_piece for p in plain.preprocessing.pieces] == [
+        "Write a pytest test for fetch_rates() with a fixed wait."
+    ]

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from ragstream.errors import RagstreamError
 from ragstream.preprocessing import preprocess
+from ragstream.preprocessing.schema import load_prompt_schema
 from ragstream.settings import Settings
+from ragstream.text.asking import topic_start
 from ragstream.text.chunking import Chunker
 
 HEADER_NAMES = ["Task", "task", "Context", "SYSTEM", "Output format", "goal", "", "Ünïcode 名前", "USER_PROMPT", "x"]
@@ -53,10 +55,19 @@ long_text = st.lists(
     min_size=200,
     max_size=1200,
 ).map("".join)
-prompts = st.one_of(words, markdown_prompts(), json_prompts(), st.text(max_size=3000), long_text)
+# A request for a piece of writing, whose search starts at its topic ("Write a note for the team on how ...").
+framed = st.builds(
+    lambda verb, thing, topic, rest: f"{verb} {thing} on how {topic}. {rest}",
+    st.sampled_from(["Write", "Draft", "please write", "Give me"]),
+    st.sampled_from(["a short note for the team", "a guideline", "a one-paragraph summary"]),
+    words.map(lambda w: w.replace(".", " ")),
+    words,
+)
+prompts = st.one_of(words, markdown_prompts(), json_prompts(), st.text(max_size=3000), long_text, framed)
 
 
 def _check(sp_prompt: str, settings: Settings, chunker: Chunker) -> str | None:
+    schema = load_prompt_schema(settings.prompt_schema_path)
     try:
         sp = preprocess(sp_prompt, settings, chunker=chunker)
     except RagstreamError:
@@ -72,7 +83,7 @@ def _check(sp_prompt: str, settings: Settings, chunker: Chunker) -> str | None:
         if not seg.kept_for_retrieval:
             continue
         pieces = [p for p in pre.pieces if p.parent_text_id == seg.id]
-        covered = 0
+        covered = topic_start(seg.text, schema.deliverable_verbs)  # a request for a piece of writing: its topic on
         for p in pieces:
             assert p.piece_span.slice(seg.text) == p.text_piece
             assert p.prompt_span.slice(sp_prompt) == p.text_piece

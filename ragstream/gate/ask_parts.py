@@ -118,7 +118,9 @@ def asking_parts(sp: SuperPrompt, settings: Settings, standalone: bool = False) 
             back is not None and not topic_terms(_GOVERNING.sub("", rest[: back.start()]), settings.gate)
         )
 
-    found = clauses(task, schema.ask_openers, substantive, schema.question_openers) or [" ".join(task.split())]
+    found = clauses(task, schema.ask_openers, substantive, schema.question_openers, schema.deliverable_verbs) or [
+        " ".join(task.split())
+    ]
     listed = _enumerations(sp, settings)
     found = with_items(task, [_BULLET.sub("", clause) for clause in found], listed, substantive)
     found = [

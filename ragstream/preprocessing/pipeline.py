@@ -71,7 +71,7 @@ def preprocess(
     parsed = parse_prompt(user_text)
     canon = canonicalize(user_text, parsed, schema, mapper, decisions)
     segments = build_segments(user_text, canon, undecided)
-    pieces = build_pieces(segments, chunker, settings.preprocessing.max_query_pieces)
+    pieces = build_pieces(segments, chunker, settings.preprocessing.max_query_pieces, schema.deliverable_verbs)
     result = Preprocessing(
         format=parsed.format,
         format_note=parsed.note,

@@ -39,6 +39,9 @@ class PromptSchema(BaseModel):
     # things:"), after an asking sentence (preprocessing/enumerations.py).
     enumeration_cues: tuple[str, ...] = ()
     item_prepositions: tuple[str, ...] = ()  # an enumerated item opening with one continues a phrase, it asks nothing
+    # Verbs that ask for a piece of writing ("Write a one-paragraph summary for the new hire of which database we
+    # use"): what the writing is about, from the question word on, is what the documents must answer.
+    deliverable_verbs: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> PromptSchema:
