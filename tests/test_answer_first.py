@@ -1038,6 +1038,25 @@ def test_a_sentence_followed_by_a_short_code_block_is_one_line_with_it(base: Set
     ]
 
 
+def test_a_sentence_followed_by_a_settings_block_of_a_few_lines_is_one_line_with_it() -> None:
+    """Black's "To use the pre-commit mirror, add this to your `.pre-commit-config.yaml`:" is followed by the five
+    lines that do it: a settings block (TOML, YAML, INI, an env file) says its values in up to six lines, where a
+    command says it in three; quoted without it, the line said where to put the settings but not which. Code in
+    another language stays a line alone beyond three lines."""
+    text = (
+        "To use the pre-commit mirror, add this to your `.pre-commit-config.yaml` file:\n\n"
+        "```yaml\nrepos:\n  - repo: https://github.com/psf/black-pre-commit-mirror\n    rev: 26.1.0\n"
+        "    hooks:\n      - id: black\n```\n\n"
+        "You can also call the formatter from your own script with these lines:\n\n"
+        "```python\nimport black\nmode = black.Mode()\nsrc = open('a.py').read()\n"
+        "out = black.format_str(src, mode=mode)\n```\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("integrations.md", text))] == [
+        "To use the pre-commit mirror, add this to your `.pre-commit-config.yaml` file: ```yaml repos: - repo: "
+        "https://github.com/psf/black-pre-commit-mirror rev: 26.1.0 hooks: - id: black ```",
+    ]
+
+
 def test_a_sentence_said_twice_in_a_file_is_one_line_the_longer_one(base: Settings) -> None:
     """Neighbouring chunks overlap: a sentence at the end of one opens the next, where it pairs with the sentence
     leaning on it; a page's bold summary of a rule is an item of its list too. Each is quoted once, in the longer

@@ -117,13 +117,15 @@ def _list_end(text: str, start: int, lead_end: int) -> int | None:
 
 # A fenced block of at most three short lines right after a lead-in: the command or setting it introduces
 # (a plain block, its info string a language name at most: a directive such as {eval-rst} is markup, and so
-# is a template's {{#include ...}}).
+# is a template's {{#include ...}}); a settings block (TOML, YAML, INI, an env file) of at most six, since a
+# setting takes a line for its table or key and one per value ("repos: - repo: ... rev: ... hooks: - id: black").
 # The line break after a lead-in, and the HTML comments before its block (the Rust book's "<!-- manual-regeneration
 # ... -->" before each session): a comment is never read, so the lead-in still introduces the block.
 _BLOCK_GAP = r"[ \t]*\n(?:[ \t]*\n)?(?:[ \t]*<!--[\s\S]*?-->[ \t]*\n(?:[ \t]*\n)?)*"
 _SHORT_CODE = re.compile(
-    _BLOCK_GAP + r"[ \t]*(`{3,}|~{3,})[\w+.-]*[ \t]*\n"
-    r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,3}?[ \t]*\1[ \t]*(?=\n|$)"
+    _BLOCK_GAP + r"[ \t]*(`{3,}|~{3,})(?:(?:toml|ya?ml|ini|cfg|conf|env|dotenv|properties)[ \t]*\n"
+    r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,6}?|[\w+.-]*[ \t]*\n"
+    r"(?:(?![ \t]*\{[{%])[^\n]{0,120}\n){1,3}?)[ \t]*\1[ \t]*(?=\n|$)"
 )
 # A longer block after a lead-in that opens with a shell prompt ("$ cargo test -- --show-output", then its
 # output): the command is what the lead-in introduces, so it comes with it (the output stays in the excerpt).
