@@ -598,6 +598,34 @@ def test_an_undocumented_signature_that_takes_and_returns_nothing_is_no_line(bas
     assert not any("__init__" in name for name in named), named
 
 
+def test_a_docstring_paragraph_the_chunk_cuts_inside_its_code_block_is_no_detail(base: Settings) -> None:
+    """httpx's `request` docstring ends "Usage:" and a fenced example; a chunk cut inside that example gave the Fact
+    "function `request` ...: Sends an HTTP request. Usage: ``` >>> import httpx", its fence never closed. A paragraph
+    whose code block the chunk holds whole still comes with its lead-in."""
+    cut = _code_chunk(
+        'def request(method, url):\n    """\n    Sends an HTTP request.\n\n    Usage:\n\n    ```\n'
+        "    >>> import httpx\n",
+        1,
+        [Symbol("function", "request", 1, 30, "Sends an HTTP request.", part=True)],
+    )
+    whole = _code_chunk(
+        'def stream(method, url):\n    """\n    Streams an HTTP request.\n\n    Usage:\n\n    ```\n'
+        "    >>> with httpx.stream('GET', url) as response:\n    ...     body = response.read()\n    ```\n"
+        '    """\n    return Stream(method, url)\n',
+        40,
+        [Symbol("function", "stream", 40, 51, "Streams an HTTP request.")],
+    )
+    found = condense_extractively(
+        ["How do I send a request and stream the response with httpx?"],
+        [cut, whole],
+        Services(base).embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+    )
+    texts = [line.text for line in found]
+    assert not any("import httpx" in text for text in texts), texts
+    assert any("Usage:" in text and "httpx.stream('GET', url)" in text for text in texts), texts
+
+
 def test_a_table_row_answers_a_question_about_its_record(tools: Settings) -> None:
     lines = _condensed(tools, "Which response header stops other sites from showing our pages in a frame?")
     assert any("`X-Frame-Options` | `DENY`, so no other site can show the pages in a frame" in line for line in lines)

@@ -815,11 +815,15 @@ def _inside_string(chunk: Chunk) -> bool:
     return False
 
 
+_FENCE_MARK = re.compile(r"^[ \t]*(?:`{3,}|~{3,})", re.M)
+
+
 def _doc_paragraphs(reference: Reference) -> list[tuple[int, int]]:
     """The spans of the paragraphs and fields of the definition's docstring the chunk holds, past its first
     (the line that names the definition says that one): the parameter that sets a width, the path an example
-    shows. A paragraph ending in ':' comes with the one after it (its example or list). Python's docstrings;
-    other languages' doc comments are left to the first sentence their symbol records."""
+    shows. A paragraph ending in ':' comes with the one after it (its example or list), but not one the chunk cuts
+    inside its code block (httpx's "Usage: ``` >>> import httpx" was a Fact, its fence never closed). Python's
+    docstrings; other languages' doc comments are left to the first sentence their symbol records."""
     found = _docstring(reference)
     if found is None:
         return []
@@ -842,7 +846,7 @@ def _doc_paragraphs(reference: Reference) -> list[tuple[int, int]]:
         cuts = [x, *(m.start() + 1 for m in _DOC_FIELD.finditer(text, x, y)), y]
         for a, b in zip(cuts, cuts[1:], strict=False):
             part = text[a:b]
-            if MIN_WORDS <= len(part.split()) <= MAX_DOC_WORDS:
+            if MIN_WORDS <= len(part.split()) <= MAX_DOC_WORDS and len(_FENCE_MARK.findall(part)) % 2 == 0:
                 spans.append((a + len(part) - len(part.lstrip()), a + len(part.rstrip())))
     if whole:
         return spans[1:]  # a whole docstring's first paragraph is the definition's own line
