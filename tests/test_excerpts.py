@@ -432,3 +432,19 @@ def test_while_the_budget_allows_a_code_excerpt_shows_the_definitions_beside_it_
     for reach in range(0, len(STRATEGIES), 15):  # whatever the reach, the growth starts where code does
         first_shown = STRATEGIES[doc.around(start, end, reach)[0] :].split("\n", 1)[0]
         assert first_shown.strip() and not first_shown.lstrip().startswith("#"), (reach, first_shown)
+
+
+def test_a_span_holding_a_list_then_prose_is_closed_over_the_list_not_to_its_last_lines_end() -> None:
+    """The list a span holds ends where its items end: read to the end of the span's last line instead, the excerpt
+    of a chunk holding a list and then a paragraph was cut mid-sentence (Streamlit's layouts page: "... wide. Pass
+    `wrap=False` to keep columns in one row: they shrink to a usable")."""
+    text = (
+        "**What stays out:**\n\n- Main content, charts, tables, results\n\n## Columns\n\n"
+        "Columns stack vertically when the viewport is narrow. By default\nthey wrap. Pass `wrap=False` to keep"
+        " them in one row: they shrink to a usable\nminimum width, then scroll.\n"
+    )
+    doc = Document(text, code=False)
+    end = text.index("they wrap.") + len("they wrap.")
+    start, closed_end = doc.closed(0, end)
+    assert (start, closed_end) == (0, end)
+    assert doc.list_block(0, end) == (text.index("- Main"), text.index("results") + len("results"))

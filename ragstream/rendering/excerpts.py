@@ -283,8 +283,12 @@ class Document:
         def in_list(i: int) -> bool:
             return bool(_LIST_ITEM.match(lines[i])) or (lines[i][:1] in (" ", "\t") and lines[i].strip() != "")
 
-        if not any(_LIST_ITEM.match(lines[i]) for i in range(first, last + 1)):
+        items = [i for i in range(first, last + 1) if _LIST_ITEM.match(lines[i])]
+        if not items:
             return None
+        # From the span's last item on, not its last line: prose after the list is no part of it, and the list's
+        # end read as that line's end cut a sentence the span had whole ("... they shrink to a usable").
+        last = items[-1]
         while first > 0 and (in_list(first - 1) or (not lines[first - 1].strip() and first > 1 and in_list(first - 2))):
             first -= 1
         while last + 1 < len(lines) and (
