@@ -1486,3 +1486,59 @@ def test_a_go_field_its_comment_documents_is_a_line_of_its_type(tmp_path_factory
     chunk = next(c for c in sp.base_context_chunks if c.source_path == "command.go")
     mode = next(r for r in references_of(chunk) if r.symbol.name == "Mode")
     assert mode.text == "type `Mode string` (command.go:3-4): Mode configures how errors are reported"
+
+
+BACKUP_RUNS = """# Backups
+
+The backup job runs every night at two in the morning and writes to the archive volume.
+
+The archive volume holds one folder per night, named by the date the backup job ran.
+
+A backup job that finds the archive volume full stops and writes nothing to it.
+
+The backup job compresses each folder before it writes it to the archive volume.
+"""
+KEY_ROTATION_ONLY = """# API keys
+
+To rotate the API keys, create a new key, deploy it, and revoke the old key after one hour.
+"""
+
+
+def test_the_best_answer_to_each_part_of_the_ask_is_read_though_the_first_parts_chunks_fill_the_budget(
+    tmp_path,
+) -> None:
+    """A4 reads the selection within its budget: in the selection's order the chunks on the first part of the ask
+    filled it and the answer to the second was never read. The best-evidenced chunk for each part is read first,
+    and the chunks read stay in the selection's order."""
+    from ragstream.stages import a4
+    from ragstream.stages.io import StageEnv
+    from ragstream.stages.options import RunOptions
+
+    overrides = {
+        "data_dir": str(tmp_path),
+        "llm.provider": "local",
+        "chunking.chunk_size": 120,
+        "chunking.chunk_overlap": 0,
+    }
+    settings = load_settings(overrides=overrides)
+    raw = settings.data_dir / "doc_raw" / "ops"
+    raw.mkdir(parents=True)
+    (raw / "backups.md").write_text(BACKUP_RUNS, encoding="utf-8")
+    (raw / "keys.md").write_text(KEY_ROTATION_ONLY, encoding="utf-8")
+    IngestionManager(settings).ingest("ops")
+    ctl = AppController(settings)
+    ctl.select_project("ops")
+    prompt = "When does the backup job run and where does it write to? How do I rotate the API keys?"
+    sp = ctl.run_full_pipeline(prompt, pause_after="none")
+    chunks = Services(settings).searcher("ops").snapshot().chunks
+    backups = [c.id for c in chunks if c.source_path == "backups.md"]
+    [keys] = [c.id for c in chunks if c.source_path == "keys.md"]
+    assert len(backups) >= 3
+    sp.views_by_stage["a3"] = [*backups, keys]  # the answer to the second part comes last
+    tight = load_settings(overrides={**overrides, "budget.ceilings.a4": 120})
+    env = StageEnv(Services(tight), RunOptions(project="ops"))
+    done = a4.run(sp, env)
+    assert done.selection is not None and keys in done.selection
+    assert done.selection[-1] == keys and len(done.selection) < len(backups) + 1  # the budget still cuts
+    assert "To rotate the API keys, create a new key" in done.updates["s_ctx_md"]
+    assert "The backup job runs every night" in done.updates["s_ctx_md"]

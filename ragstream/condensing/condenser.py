@@ -174,6 +174,7 @@ def condense(
     lacking: bool = False,
     unanswered: Sequence[str] = (),
     weak: Sequence[str] = (),
+    first: Collection[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """With an LLM: s_ctx_md for the ask from the selection that fits the budget, the ids kept, the report.
 
@@ -184,9 +185,9 @@ def condense(
     The `standing` lines (the offline extraction's, verbatim and cited) stand beside the model's, so its
     lines add to what the extraction says and never take its place: on the OWASP suite a 0.5B model's three
     lines about session expiry replaced the sentence giving the 4-8 hour range the ask wanted. `weak`: the parts
-    of `unanswered` the standing lines reach (`weakly_evidenced`).
+    of `unanswered` the standing lines reach (`weakly_evidenced`); `first` as `read_first`.
     """
-    kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=budget.count(ask))
+    kept, trim = read_first(selection, budget, budget.count(ask), first)
     kept = whole(kept) if whole is not None else kept
     if not kept:
         report = A4Report(
@@ -252,6 +253,17 @@ def condense(
     standing_ids = {cid for _, _, found in standing for cid in found}
     ids += [c.id for c in selection if c.id in standing_ids and c.id not in ids]
     return render_sctx(sections, uncovered, unanswered, weak), ids, report
+
+
+def read_first(
+    selection: list[Chunk], budget: ContextBudget, reserve: int, first: Collection[str] = ()
+) -> tuple[list[Chunk], TrimReport]:
+    """The chunks of the selection that fit A4's budget, those of `first` (the best answer to each part of the ask)
+    taking it before the others, kept in the selection's order (the order the prompt shows them in)."""
+    ahead = [c for c in selection if c.id in first] + [c for c in selection if c.id not in first]
+    kept, trim = budget.fit("a4", ahead, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
+    order = {c.id: i for i, c in enumerate(selection)}
+    return sorted(kept, key=lambda c: order[c.id]), trim
 
 
 def within_share(
@@ -320,12 +332,12 @@ def extracted(
     whole: Callable[[list[Chunk]], list[Chunk]] | None = None,
     lacking: bool = False,
     unsure: Collection[str] = (),
+    first: Collection[str] = (),
 ) -> tuple[list[Line], list[Chunk], TrimReport]:
     """The offline extraction's lines within their share, the chunks that fit the budget (as `whole` widens them:
     the budget counts them as indexed, so the widening never changes which are read), and what was trimmed;
-    `lacking` and `unsure` as `condense_extractively` has them."""
-    reserve = budget.count("\n".join(pieces))
-    kept, trim = budget.fit("a4", selection, key=lambda c: c.id, text=lambda c: c.text, reserve=reserve)
+    `lacking` and `unsure` as `condense_extractively` has them, `first` as `read_first`."""
+    kept, trim = read_first(selection, budget, budget.count("\n".join(pieces)), first)
     kept = whole(kept) if whole is not None else kept
     lines = condense_extractively(pieces, kept, embedder.embed_together, settings, parts, evidence, lacking, unsure)
     return within_share(lines, kept, budget, settings), kept, trim
@@ -344,11 +356,13 @@ def condense_offline(
     lacking: bool = False,
     unanswered: Sequence[str] = (),
     unsure: Collection[str] = (),
+    first: Collection[str] = (),
 ) -> tuple[str, list[str], A4Report]:
     """Without a model: verbatim, cited sentences that answer each part of the ask first, then those most
-    relevant to the prompt's query pieces (see `extractive`); `lacking` and `unsure` as `extracted` has them."""
+    relevant to the prompt's query pieces (see `extractive`); `lacking`, `unsure` and `first` as `extracted` has
+    them."""
     lines, kept, trim = extracted(
-        pieces, selection, embedder, budget, settings, parts, evidence, whole, lacking, unsure
+        pieces, selection, embedder, budget, settings, parts, evidence, whole, lacking, unsure, first
     )
     sections: dict[str, list[tuple[str, list[str]]]] = {}
     withheld: list[str] = []

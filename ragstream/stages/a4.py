@@ -7,7 +7,7 @@ stands in when its reply stays invalid or none of its lines holds (`run` chooses
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ragstream.stages.a3 import ask_rarity, respelled_texts
@@ -46,6 +46,7 @@ class Ask:
     whole: Widen  # the chunks that fit A4's budget as the prompt will show them: whole sentences
     unanswered: tuple[str, ...] = ()  # those of `missing` worded as the documents word things (A3's)
     unsure: frozenset[str] = frozenset()  # the chunks A3 kept last, in its unsure band
+    first: tuple[str, ...] = ()  # for each part, the chunk with the most evidence for it: read before the others
 
 
 def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
@@ -101,6 +102,7 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     parts += [part for part in unanswered if part not in parts]
     unsure = frozenset(sp.extras.a3.unsure) if sp.extras.a3 is not None else frozenset()
     ask = Ask(pieces, parts, missing, lacking, selection, whole(sp, env), unanswered, unsure)
+    ask = replace(ask, first=answering_chunks(sp, env, ask))
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
 
@@ -109,6 +111,38 @@ def unanswered_of(sp: SuperPrompt, missing: list[str]) -> tuple[str, ...]:
     """Those of `missing` that A3 found only unanswered by the excerpts, not absent from the documents."""
     found = set(sp.extras.a3.unanswered) if sp.extras.a3 is not None else set()
     return tuple(part for part in missing if part in found)
+
+
+def answering_chunks(sp: SuperPrompt, env: StageEnv, ask: Ask) -> tuple[str, ...]:
+    """For each part of the ask the documents cover that no chunk within A4's budget answers (A3's rule), the chunk
+    of the selection with the most evidence for it, if one has enough: A4's budget reads these first. In the
+    selection's order the chunks on the first parts could fill it, and the only answer to a later part sat past it.
+    A part some chunk within the budget answers changes nothing: the best-evidenced chunk is often a near tie with
+    it, and taking it pushed out the answer ("caching the results of a slow database query" chose a widget page
+    at 0.579 over Streamlit's caching page at 0.578); nor does a lead-in ("Explain the following options:"), whose
+    items are the parts it stands for."""
+    from ragstream.condensing.condenser import read_first
+    from ragstream.stages.a3 import candidate_vectors
+
+    parts = [part for part in ask.parts if part not in ask.missing and not part.rstrip().endswith(":")]
+    if len(parts) < 2:
+        return ()
+    budget = env.services.budget
+    read, _ = read_first(ask.selection, budget, budget.count("\n".join(ask.pieces)))
+    answering = {c.id for c in read}
+    judge = evidence(sp, env, ask)
+    texts = [c.text for c in ask.selection]
+    vectors = candidate_vectors(sp, ask.selection, env)
+    chosen: list[str] = []
+    for part, part_vector in zip(parts, env.services.embedder.embed(parts), strict=True):
+        scores, enough = judge(part, texts, vectors, part_vector)
+        if any(enough[i] for i, c in enumerate(ask.selection) if c.id in answering):
+            continue
+        best = max((i for i in range(len(texts)) if enough[i]), key=lambda i: scores[i], default=None)
+        if best is not None:
+            chosen.append(ask.selection[best].id)
+            answering.add(ask.selection[best].id)
+    return tuple(chosen)
 
 
 def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:
@@ -143,6 +177,7 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
         ask.lacking,
         ask.unanswered,
         ask.unsure,
+        ask.first,
     )
     if why:
         report = report.model_copy(update={"llm": LLMOutcomes(fell_back=1, notes=[why])})
@@ -190,6 +225,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         ask.whole,
         lacking=ask.lacking,
         unsure=ask.unsure,
+        first=ask.first,
     )
     extraction = [(line.section, line.text, [line.chunk_id]) for line in lines if not addressed_to_reader(line.text)]
 
@@ -211,4 +247,5 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         weak=weakly_evidenced(
             [line for line in lines if not addressed_to_reader(line.text)], ask.parts, ask.unanswered
         ),
+        first=ask.first,
     )
