@@ -555,3 +555,54 @@ def test_a_notebook_reads_as_its_cells_and_a_run_quotes_its_prose(settings: Sett
     assert "cell_type" not in sp.prompt_ready and "dropped 14 rows" not in sp.prompt_ready
     (raw / "notes.ipynb").write_text("Not a notebook: the sensors are calibrated every Monday.\n")
     assert load_document(raw / "notes.ipynb", 10**6).text.startswith("Not a notebook")
+
+
+RST_GUIDE = """==========
+User Guide
+==========
+
+Build constraints
+=================
+
+Pin what a build may use::
+
+   # Constrain setuptools version during build
+   setuptools>=45,<80
+   # Pin Cython for packages that use it to build
+   cython==0.29.24
+
+Installing from local packages
+==============================
+
+In some cases, you may want to install from local packages only, with no traffic to PyPI.
+First, download the archives that fulfill your requirements into a directory.
+Then install from that directory alone, with the index switched off, on the machine without network access.
+The archives are reused as they are, so nothing is built again.
+"""
+
+
+def test_a_rst_documents_titles_label_its_chunks_and_a_comment_in_a_literal_block_is_none(tmp_path: Path) -> None:
+    """In reStructuredText a section is its adorned title: "# Pin Cython ..." in an indented literal block read as a
+    Markdown heading, and the chunk of pip's "Installing from local packages" stood under it."""
+    from ragstream.ingestion.loader import headings_at
+
+    settings = load_settings(
+        overrides={"data_dir": str(tmp_path), "chunking.chunk_size": 200, "chunking.chunk_overlap": 0}
+    )
+    raw = settings.data_dir / "doc_raw" / "guide"
+    raw.mkdir(parents=True)
+    (raw / "user_guide.rst").write_text(RST_GUIDE, encoding="utf-8")
+    IngestionManager(settings).ingest("guide")
+    chunks = Services(settings).searcher("guide").snapshot().chunks
+    assert chunks[-1].metadata["heading"] == "Installing from local packages"
+    assert {c.metadata["heading"] for c in chunks} <= {
+        "User Guide",
+        "Build constraints",
+        chunks[-1].metadata["heading"],
+    }
+    assert all(c.metadata["title"] == "User Guide" for c in chunks)
+    assert [title for _, title in headings_at(RST_GUIDE, rst=True)] == [
+        "User Guide",
+        "Build constraints",
+        "Installing from local packages",
+    ]

@@ -16,6 +16,7 @@ from io import BytesIO
 from pathlib import Path
 
 from ragstream.text.fences import FENCE_LINE, breaking_characters, fenced_spans
+from ragstream.text.rst import is_rst, titles_at
 
 TEXT_SUFFIXES = frozenset(
     ".txt .md .markdown .rst .json .jsonl .py .pyi .js .jsx .mjs .cjs .ts .mts .cts .tsx .java .kt .scala .kts "
@@ -336,14 +337,22 @@ def load_document(path: Path, max_bytes: int) -> LoadedDocument:
     if not text.strip():
         raise SkipFile("empty (no text)" if kind != "pdf" else "no text layer")
     if not title:
-        heading = _MD_HEADING.search(text) if suffix in (".md", ".markdown", *NOTEBOOK_SUFFIXES) else None
-        title = heading.group(1).strip() if heading else path.stem
+        if suffix in (".md", ".markdown", *NOTEBOOK_SUFFIXES):
+            heading = _MD_HEADING.search(text)
+            title = heading.group(1).strip() if heading else ""
+        elif is_rst(path.name):
+            title = next((found for _, found in titles_at(text)), "")
+        title = title or path.stem
     return LoadedDocument(text=text, title=title, kind=kind, sha256=hashlib.sha256(data).hexdigest())
 
 
-def headings_at(text: str) -> list[tuple[int, str]]:
+def headings_at(text: str, rst: bool = False) -> list[tuple[int, str]]:
     """(offset, heading) for each Markdown heading outside fenced code (a shell comment in a block is no
-    section), to label chunks with their section."""
+    section), to label chunks with their section; in reStructuredText (`rst`) each adorned title, since there a
+    "# comment" in an indented literal block read as a heading and labelled the sections after it (pip's user
+    guide: "Installing from local packages" stood under "Pin Cython for packages that use it to build")."""
+    if rst:
+        return titles_at(text)
     blocks = fenced_spans([m.start() for m in FENCE_LINE.finditer(text)], len(text))
     return [
         (m.start(), m.group(1).strip())

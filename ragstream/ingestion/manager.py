@@ -32,6 +32,7 @@ import ragstream.text.chunking
 import ragstream.text.emphasis
 import ragstream.text.markup
 import ragstream.text.offsets
+import ragstream.text.rst
 from ragstream.code.chunks import CodeSplitter
 from ragstream.code.languages import load_languages
 from ragstream.code.symbols import index_text, symbols_to_metadata
@@ -55,6 +56,7 @@ from ragstream.text.dates import first_day
 from ragstream.text.fences import escape_attr
 from ragstream.text.lines import LineIndex
 from ragstream.text.offsets import Offsets
+from ragstream.text.rst import is_rst
 
 log = logging.getLogger("ragstream.ingestion")
 
@@ -72,6 +74,7 @@ CUTTING_MODULES = (
     ragstream.code.symbols,  # what a chunk is embedded as (`index_text`)
     ragstream.ingestion.loader,
     ragstream.text.offsets,  # where a span points in the file
+    ragstream.text.rst,  # a reStructuredText section's title, which labels its chunks
     ragstream.text.markup,  # what a prose chunk is embedded as
 )
 NOTHING_TO_INGEST_SHOWN = 5  # skipped files named in the error for a folder with nothing to ingest
@@ -233,7 +236,7 @@ class IngestionManager:
         """The chunks of `text` (the document's text with its secrets redacted), each spanning where its
         text lies in `document` (the text the file holds), so that a span points into the file as it is."""
         offsets = Offsets(document, text)
-        headings = headings_at(text) if kind in ("text", "notebook") else []
+        headings = headings_at(text, is_rst(rel)) if kind in ("text", "notebook") else []
         dated = first_day(text, rel)
         language = self.languages.of(rel) if kind == "text" else None
         line_of = LineIndex(text).line_of if kind == "text" else None

@@ -162,6 +162,18 @@ def title_spans(text: str, rst: bool) -> list[tuple[int, int]]:
     return [m.span() for m in (_TITLE if rst else _SETEXT).finditer(text)]
 
 
+def titles_at(text: str) -> list[tuple[int, str]]:
+    """(offset, title) for each section title of a reStructuredText document, at its overline when it has one: a
+    title is never indented (an indented line over dashes is a literal block's, a "# comment" in one no title)."""
+    found = []
+    for m in _TITLE.finditer(text):
+        lines = m.group(0).split("\n")
+        line = lines[1] if m.group(1) else lines[0]
+        if not line[:1].isspace():
+            found.append((m.start(), line.strip()))
+    return found
+
+
 def after_directive(text: str, at: int) -> int:
     """Where the text of the directive whose marker holds `at` starts (".. note:: Neither the connect nor read
     timeouts ..." read "note:: Neither ...", its ".." taken for a sentence's end); `at` when it is in none."""
