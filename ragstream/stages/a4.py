@@ -44,9 +44,10 @@ class Ask:
     lacking: bool  # a whole part is among them, not only a name the documents lack inside a covered part
     selection: list[Chunk]
     whole: Widen  # the chunks that fit A4's budget as the prompt will show them: whole sentences
+    weigh: Evidence  # A3's evidence for a text and a part of the ask (`evidence`)
     unanswered: tuple[str, ...] = ()  # those of `missing` worded as the documents word things (A3's)
     unsure: frozenset[str] = frozenset()  # the chunks A3 kept last, in its unsure band
-    first: tuple[str, ...] = ()  # for each part, the chunk with the most evidence for it: read before the others
+    first: tuple[str, ...] = ()  # the best answer to each covered part no chunk within the budget answers
 
 
 def whole(sp: SuperPrompt, env: StageEnv) -> Widen:
@@ -101,7 +102,8 @@ def run(sp: SuperPrompt, env: StageEnv) -> StageOutput[A4Report]:
     # with the sentences "this" leans on): a line answering it is then said to, not left beside "No excerpt answers".
     parts += [part for part in unanswered if part not in parts]
     unsure = frozenset(sp.extras.a3.unsure) if sp.extras.a3 is not None else frozenset()
-    ask = Ask(pieces, parts, missing, lacking, selection, whole(sp, env), unanswered, unsure)
+    weigh = evidence(sp, env, pieces, parts)
+    ask = Ask(pieces, parts, missing, lacking, selection, whole(sp, env), weigh, unanswered, unsure)
     ask = replace(ask, first=answering_chunks(sp, env, ask))
     text, kept, report = offline(sp, env, ask) if services.offline else with_model(sp, env, ask)
     return StageOutput(updates={"s_ctx_md": text}, report=report, selection=kept)
@@ -130,12 +132,11 @@ def answering_chunks(sp: SuperPrompt, env: StageEnv, ask: Ask) -> tuple[str, ...
     budget = env.services.budget
     read, _ = read_first(ask.selection, budget, budget.count("\n".join(ask.pieces)))
     answering = {c.id for c in read}
-    judge = evidence(sp, env, ask)
     texts = [c.text for c in ask.selection]
     vectors = candidate_vectors(sp, ask.selection, env)
     chosen: list[str] = []
     for part, part_vector in zip(parts, env.services.embedder.embed(parts), strict=True):
-        scores, enough = judge(part, texts, vectors, part_vector)
+        scores, enough = ask.weigh(part, texts, vectors, part_vector)
         if any(enough[i] for i, c in enumerate(ask.selection) if c.id in answering):
             continue
         best = max((i for i in range(len(texts)) if enough[i]), key=lambda i: scores[i], default=None)
@@ -145,14 +146,14 @@ def answering_chunks(sp: SuperPrompt, env: StageEnv, ask: Ask) -> tuple[str, ...
     return tuple(chosen)
 
 
-def evidence(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Evidence:
+def evidence(sp: SuperPrompt, env: StageEnv, pieces: list[str], parts: list[str]) -> Evidence:
     """A3's evidence for a line and a part of the ask, with the project's rarity of the ask's words; each part read
     as A3 reads it, its misspelt words as the corpus spells them ("which one wins" for "the real enviroment" was
     judged unanswered by A3 against "environment", and against "enviroment" here no line could answer it)."""
     from ragstream.condensing.condenser import a3_evidence
 
     project = env.context.project or sp.extras.project
-    texts = list(dict.fromkeys([*ask.pieces, *ask.parts]))
+    texts = list(dict.fromkeys([*pieces, *parts]))
     snapshot = env.services.searcher(project).snapshot() if project else None
     read = dict(zip(texts, respelled_texts(texts, snapshot, env.services.settings.gate.shorthand), strict=True))
     _, rarity = ask_rarity(list(read.values()), env, project)
@@ -172,7 +173,7 @@ def offline(sp: SuperPrompt, env: StageEnv, ask: Ask, why: str = "") -> Condense
         services.settings.condenser,
         ask.missing,
         ask.parts,
-        evidence(sp, env, ask),
+        ask.weigh,
         ask.whole,
         ask.lacking,
         ask.unanswered,
@@ -221,7 +222,7 @@ def with_model(sp: SuperPrompt, env: StageEnv, ask: Ask) -> Condensed:
         services.budget,
         services.settings.condenser,
         ask.parts,
-        evidence(sp, env, ask),
+        ask.weigh,
         ask.whole,
         lacking=ask.lacking,
         unsure=ask.unsure,
