@@ -231,6 +231,10 @@ class CondenserSettings(BaseModel):
     # chapter", "see below"), and openings that lean on what came before ("This", "It", "See").
     narration_cues: list[str] = Field(default_factory=list)
     dangling_openers: list[str] = Field(default_factory=list)
+    # Openings that qualify the sentence before ("However, it's not recommended to ..."): that sentence is read with
+    # its qualification or not at all; alone ("You may think adding `no-store` would be the right way to opt-out of
+    # caching.") it says what its document goes on to deny.
+    qualifying_openers: list[str] = Field(default_factory=list)
     example_cues: list[str] = Field(default_factory=list)  # an example is not a Constraint, whatever its "must"
     # Nouns of numbered exhibits ("Listing 20-2", "Figure 3"): a sentence that opens by pointing at one says
     # where to look ("Listing 20-2 shows how to ..."), and the exhibit itself is in the excerpt.

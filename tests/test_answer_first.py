@@ -934,6 +934,38 @@ def test_a_sentence_leaning_on_the_one_before_through_a_pronoun_is_read_with_it(
     assert "Environments which report that they support colour get coloured logs." in [line.text for line in lines]
 
 
+STORE_FLAG = """# Not storing responses
+
+You may think the store flag is the right way to keep a page out of every cache.
+However, it is not recommended for most pages, because it also turns off the back/forward cache.
+
+The store flag takes no value.
+"""
+
+
+def test_a_sentence_the_next_one_qualifies_is_never_a_line_without_it(base: Settings) -> None:
+    """ "You may think the store flag is the right way ..." alone says what its document goes on to deny: the
+    sentence opening "However, ..." qualifies it, and the two are one line or neither is (on MDN's caching guide the
+    premise alone was a Fact for "no-cache or no-store?" and the reason against `no-store` was none). A sentence
+    nothing qualifies stands alone."""
+    services = Services(base)
+    ask = ["Should I use the store flag to keep pages out of caches?"]
+    lines = condense_extractively(
+        ask,
+        [one_chunk("caching.md", STORE_FLAG)],
+        services.embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+        ask,
+    )
+    texts = [" ".join(line.text.split()) for line in lines]
+    assert (
+        "You may think the store flag is the right way to keep a page out of every cache. However, it is not "
+        "recommended for most pages, because it also turns off the back/forward cache."
+    ) in texts, texts
+    assert "You may think the store flag is the right way to keep a page out of every cache." not in texts, texts
+    assert "The store flag takes no value." in texts, texts
+
+
 MIGRATE = """# Migrating
 
 Reformatting a whole code base hides the authors of the lines it touches from `git blame`.

@@ -966,10 +966,18 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
             and not points_away(s.text)
         )
         if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
+            if qualifies(s.text, settings) and kept and kept[-1] == before:
+                kept.pop()  # the sentence it qualifies is read with it, never alone
             kept.append(Sentence(s.chunk, before.start, s.end))
         elif alone and (s.listed or not _points_back(s.text)):
             kept.append(s)
     return kept
+
+
+def qualifies(sentence: str, settings: CondenserSettings) -> bool:
+    """Whether the sentence opens by qualifying the one before it ("However, ...", "But ...")."""
+    opening = unquoted(sentence).lstrip(" \t*_>-").lower()
+    return any(phrase(cue).match(opening) for cue in settings.qualifying_openers)
 
 
 def _rhetorical(sentence: Sentence, settings: CondenserSettings) -> bool:
