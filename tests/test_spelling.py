@@ -32,6 +32,15 @@ def test_names_identifiers_english_words_and_known_words_are_never_respelled() -
     assert Respeller(vocabulary, lambda word: word == "vallue")("the vallue") == "the vallue"
 
 
+def test_a_word_a_prefix_makes_of_a_real_word_is_never_respelled_into_its_opposite() -> None:
+    """ "unencrypted" is two edits from "encrypted" and "unsalted" from "unwanted": read as them, an ask about
+    unencrypted backups searched and was judged as one about encrypted backups. A prefix and a word the corpus or
+    English holds make a real word; a misspelling that happens to open like a prefix is still respelled."""
+    vocabulary = Vocabulary.of("Backups are encrypted. Passwords are salted. Unwanted requests are dropped.")
+    asked = "Are unencrypted backups or unsalted passwords ever kept? Are reqeusts logged?"
+    assert Respeller(vocabulary, _never)(asked) == asked.replace("reqeusts", "requests")
+
+
 def test_the_most_used_of_the_nearest_words_is_taken() -> None:
     vocabulary = Vocabulary.of("instance " * 3 + "instants")
     assert Respeller(vocabulary, _never)("one instanse") == "one instance"

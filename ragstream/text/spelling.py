@@ -1,13 +1,14 @@
 """An ask's misspelt words read as the corpus spells them, for judging evidence only.
 
 "hw do i turn off ssl verificaton for a self signed cert" keeps nothing of httpx's docs, whose SSL page answers:
-"verificaton" is in no document, so it weighs most of all the ask's words and no chunk holds it, and the gate
-names the whole ask as uncovered. A lower-case word of the ask that no document holds and that is one edit from a
-word the documents use (two for a long word) is read as that word. The user's text is never changed: the prompt
-quotes it as written, and only the gate's evidence reads the respelled copy. A word the caller knows stays (a real
-word: one the embedding model's vocabulary holds whole, or whose stem the corpus holds: "comes" is no misspelt
-"codes"); a capitalized word is a name the documents may lack ("Celery"), a short one too often a real word one
-letter off ("shud", "func"), and a word with a digit, a hyphen or an underscore an identifier: none is respelled.
+"verificaton" is in no document, so it weighs most of all the ask's words and no chunk holds it, and the gate names
+the whole ask as uncovered. A lower-case word of the ask that no document holds and that is one edit from a word the
+documents use (two for a long word) is read as that word. The user's text is never changed: the prompt quotes it as
+written, and only the gate's evidence reads the respelled copy. A word the caller knows stays (a real word: one the
+embedding model's vocabulary holds whole, or whose stem the corpus holds: "comes" is no misspelt "codes"); a
+capitalized word is a name the documents may lack ("Celery"), a short one too often a real word one letter off
+("shud", "func"), a word a prefix makes of a real word ("unsalted", "unencrypted") a real word, and a word with a
+digit, a hyphen or an underscore an identifier: none is respelled.
 """
 
 from __future__ import annotations
@@ -24,6 +25,31 @@ _CORPUS_WORD = re.compile(r"[a-z]+")
 _TOKEN = re.compile(r"\w+")  # an identifier whole ("before_sleep_log") ...
 _PART = re.compile(r"[a-z0-9]+")  # ... and its parts ("sleep")
 MIN_LENGTH = 5  # shorter words are respelled into real words they were not meant as ("shud" -> "shut")
+# Prefixes that make a word of a word ("unsalted", "unencrypted", "preloaded"): such a word is real when the rest is,
+# and one or two edits from it lies its opposite ("unencrypted" -> "encrypted") or another word ("unwanted").
+PREFIXES = (
+    "un",
+    "non",
+    "in",
+    "im",
+    "ir",
+    "il",
+    "dis",
+    "mis",
+    "re",
+    "pre",
+    "de",
+    "anti",
+    "over",
+    "under",
+    "sub",
+    "super",
+    "inter",
+    "multi",
+    "co",
+    "self",
+)
+MIN_REST = 4  # the rest a prefix leaves is a word of its own from this length
 LONG = 8  # from this length, two edits
 
 
@@ -117,10 +143,19 @@ class Respeller:
         if len(word) < MIN_LENGTH or word in vocabulary.counts or word in english_words():
             return word
         if word not in self.found:
-            if len(self.found) >= MAX_LOOKUPS or self.known(word):
+            if len(self.found) >= MAX_LOOKUPS or self.known(word) or self._derived(word):
                 return word
             self.found[word] = vocabulary.nearest(word) or word
         return self.found[word]
+
+    def _derived(self, word: str) -> bool:
+        """Whether `word` is a prefix and a word the corpus or English holds ("unsalted" beside "salted")."""
+        return any(
+            len(rest := word[len(prefix) :]) >= MIN_REST
+            and (rest in self.vocabulary.counts or rest in english_words() or self.known(rest))
+            for prefix in PREFIXES
+            if word.startswith(prefix)
+        )
 
     def __call__(self, text: str) -> str:
         """`text` with each lower-case word of `MIN_LENGTH` letters or more that the corpus never uses, that is no
