@@ -606,3 +606,24 @@ def test_a_rst_documents_titles_label_its_chunks_and_a_comment_in_a_literal_bloc
         "Build constraints",
         "Installing from local packages",
     ]
+
+
+def test_a_markdown_pages_title_is_its_front_matters_else_its_first_heading_outside_code(tmp_path: Path) -> None:
+    """MDN's Vary page keeps its title in YAML front matter ("title: Vary header") and its first "#" heading is a
+    section, "Syntax": the chunks said they came from a page titled "Syntax". Without front matter the title is the
+    first heading, never a "# comment" in a fenced shell block above it."""
+    from ragstream.ingestion.loader import load_document
+
+    vary = tmp_path / "vary.md"
+    vary.write_text(
+        '---\ntitle: "Vary header"\nslug: Web/HTTP/Reference/Headers/Vary\n---\n\nThe `Vary` header ...\n\n'
+        "## Syntax\n\n```http\nVary: *\n```\n",
+        encoding="utf-8",
+    )
+    assert load_document(vary, 10**6).title == "Vary header"
+    notes = tmp_path / "notes.md"
+    notes.write_text("```bash\n# install it first\npip install x\n```\n\n# Deploying\n\nSteps.\n", encoding="utf-8")
+    assert load_document(notes, 10**6).title == "Deploying"
+    ruled = tmp_path / "ruled.md"
+    ruled.write_text("---\n\n# Release notes\n\n---\n\nText.\n", encoding="utf-8")
+    assert load_document(ruled, 10**6).title == "Release notes"  # a thematic break, no front matter

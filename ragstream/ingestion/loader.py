@@ -30,6 +30,10 @@ NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | NOTEBOOK_SUFFIXES
 SNIFF_BYTES = 8192
 _MD_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# YAML front matter: a first line "---", "key: value" lines, a closing "---". Static-site pages (MkDocs, Jekyll, Hugo,
+# MDN's content) keep their title there; their first "#" heading names a section ("Syntax" on MDN's Vary page).
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?P<body>.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
+_TITLE_KEY = re.compile(r"^title:[ \t]*(?P<value>\S.*?)[ \t]*$", re.M)
 
 
 class SkipFile(Exception):
@@ -338,12 +342,21 @@ def load_document(path: Path, max_bytes: int) -> LoadedDocument:
         raise SkipFile("empty (no text)" if kind != "pdf" else "no text layer")
     if not title:
         if suffix in (".md", ".markdown", *NOTEBOOK_SUFFIXES):
-            heading = _MD_HEADING.search(text)
-            title = heading.group(1).strip() if heading else ""
+            title = front_matter_title(text) or next((found for _, found in headings_at(text)), "")
         elif is_rst(path.name):
             title = next((found for _, found in titles_at(text)), "")
         title = title or path.stem
     return LoadedDocument(text=text, title=title, kind=kind, sha256=hashlib.sha256(data).hexdigest())
+
+
+def front_matter_title(text: str) -> str:
+    """The `title` of a Markdown page's YAML front matter (its quotes dropped), or ""."""
+    found = _FRONT_MATTER.match(text)
+    key = _TITLE_KEY.search(found.group("body")) if found else None
+    if key is None:
+        return ""
+    value = key.group("value")
+    return value[1:-1].strip() if len(value) > 1 and value[0] == value[-1] and value[0] in "\"'" else value
 
 
 def headings_at(text: str, rst: bool = False) -> list[tuple[int, str]]:
