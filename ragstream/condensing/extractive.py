@@ -734,6 +734,7 @@ def stands_alone(sentence: str, settings: CondenserSettings) -> bool:
     first = opening.group(1).lower() if opening else ""
     return (
         first not in settings.dangling_openers
+        and not qualifies(sentence, settings)
         and not narrates(sentence, settings)
         and not points_at_exhibit(sentence, settings)
         and not points_away(sentence)
@@ -955,19 +956,20 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
     for k, s in enumerate(found):
         alone = s.listed or stands_alone(s.text, settings)
         before = found[k - 1] if k else None
-        pairs = (
+        joined = (
             before is not None
             and not (s.listed or before.listed or before.code or s.code)
             and before.end <= s.start
             and _adjoins(s.chunk.text[before.end : s.start], alone)
-            and stands_alone(before.text, settings)
             and not narrates(s.text, settings)
             and not _POINTER.match(s.text)
             and not points_away(s.text)
         )
+        if joined and before is not None and qualifies(s.text, settings) and kept and kept[-1].end == before.end:
+            kept[-1] = Sentence(s.chunk, kept[-1].start, s.end)  # read with its qualification, never alone
+            continue
+        pairs = joined and before is not None and stands_alone(before.text, settings)
         if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
-            if qualifies(s.text, settings) and kept and kept[-1] == before:
-                kept.pop()  # the sentence it qualifies is read with it, never alone
             kept.append(Sentence(s.chunk, before.start, s.end))
         elif alone and (s.listed or not _points_back(s.text)):
             kept.append(s)
