@@ -25,6 +25,7 @@ import re
 import textwrap
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -34,7 +35,7 @@ from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
 from ragstream.text.fences import FENCE_LINE, fenced_spans
 from ragstream.text.headings import HEADING_LINE, heading_name, holding
-from ragstream.text.phrases import as_typed, phrase, unquoted
+from ragstream.text.phrases import any_phrase, as_typed, phrase, unquoted
 from ragstream.text.rst import (
     Block,
     after_directive,
@@ -978,8 +979,13 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
 
 def qualifies(sentence: str, settings: CondenserSettings) -> bool:
     """Whether the sentence opens by qualifying the one before it ("However, ...", "But ...")."""
-    opening = unquoted(sentence).lstrip(" \t*_>-").lower()
-    return any(phrase(cue).match(opening) for cue in settings.qualifying_openers)
+    return _openers(tuple(settings.qualifying_openers)).match(unquoted(sentence).lstrip(" \t*_>-")) is not None
+
+
+@lru_cache(maxsize=4)
+def _openers(cues: tuple[str, ...]) -> re.Pattern[str]:
+    """The cues as one pattern, compiled once: every sentence of every chunk read is asked whether it qualifies."""
+    return any_phrase(cues)
 
 
 def _rhetorical(sentence: Sentence, settings: CondenserSettings) -> bool:
