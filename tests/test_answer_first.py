@@ -509,14 +509,89 @@ def test_in_a_shell_session_a_comment_describes_its_commands_not_their_output() 
     ]
 
 
-def test_a_definition_whose_header_is_too_long_to_quote_is_named_with_its_parameters(tools: Settings) -> None:
-    """A header over several lines was too long to quote, and the line named the function alone, saying nothing
-    of what it takes: its parameters' names say that."""
+def test_a_header_written_one_parameter_per_line_is_quoted_whole_when_it_is_short(tools: Settings) -> None:
+    """A header Black wrote one parameter per line was named by its parameters' names alone, for its six lines:
+    tenacity's `before_sleep_log(logger, log_level, exc_info, sec_format)` hid `exc_info: bool = False`, the answer
+    to "including the exception's full traceback". Its length decides, not its line count."""
     lines = _condensed(tools, "Which arguments does render_help_page take to set the page width and the colors?")
-    assert any(
-        line.startswith("- function `render_help_page(program, arguments, page_width, indent, epilog, color)`")
-        for line in lines
-    ), lines
+    whole = (
+        "- function `render_help_page(program: str, arguments: str, page_width: int = 78, indent: int = 2, epilog: "
+        'str = "", color: bool = False) -> str`'
+    )
+    assert any(line.startswith(whole) for line in lines), lines
+
+
+def test_a_definition_whose_header_is_too_long_to_quote_is_named_with_its_parameters(base: Settings) -> None:
+    """A header too long to quote named the function alone, saying nothing of what it takes: its parameters' names
+    say that. A comment closing a header's line ("# type: ignore[override]") is said to the tools: no part of it."""
+    source = (
+        "    def __init__(\n        self,\n"
+        "        multiplier: typing.Union[int, float] = 1,\n        max: _utils.time_unit_type = _utils.MAX_WAIT,\n"
+        "        exp_base: typing.Union[int, float] = 2,\n        min: _utils.time_unit_type = 0,\n    ) -> None:\n"
+        "        self.multiplier = multiplier\n\n"
+        "    def __call__(  # type: ignore[override]\n        self, retry_state: RetryCallState\n    ) -> float:\n"
+        "        return self.multiplier * 2\n"
+    )
+    chunk = _code_chunk(
+        source,
+        10,
+        [
+            Symbol("method", "wait_exponential.__init__", 10, 17, ""),
+            Symbol("method", "wait_exponential.__call__", 19, 22, ""),
+        ],
+    )
+    found = condense_extractively(
+        [
+            "Which parameters does wait_exponential take for its multiplier and maximum, "
+            "and what does calling it return?"
+        ],
+        [chunk],
+        Services(base).embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+    )
+    texts = [line.text for line in found]
+    assert "method `wait_exponential.__init__(multiplier, max, exp_base, min)` (retrying.py:10-17)" in texts, texts
+    assert "method `wait_exponential.__call__(self, retry_state: RetryCallState) -> float` (retrying.py:19-22)" in texts
+
+
+def test_a_definition_cut_between_chunks_is_named_from_the_chunk_holding_its_header(base: Settings) -> None:
+    """The chunk holding the end of `before_sleep_log`'s body came first, and its line named the function alone,
+    "(part shown)", while the chunk before it, holding its header, was there too: the line comes from that one."""
+    head = _code_chunk(
+        "def before_sleep_log(\n    logger: LoggerProtocol,\n    log_level: int,\n    exc_info: bool = False,\n"
+        ') -> Callable[["RetryCallState"], None]:\n'
+        '    """Before sleep strategy that logs to some logger the attempt."""\n'
+        "    def log_it(retry_state):\n        msg = describe(retry_state)\n",
+        30,
+        [Symbol("function", "before_sleep_log", 30, 48, "Before sleep strategy that logs to some logger the attempt.")],
+    )
+    body = _code_chunk(
+        "        if exc_info and retry_state.outcome.failed:\n            msg += format_exception(ex)\n"
+        "        logger.log(log_level, msg)\n\n    return log_it\n",
+        38,
+        [
+            Symbol(
+                "function",
+                "before_sleep_log",
+                30,
+                48,
+                "Before sleep strategy that logs to some logger the attempt.",
+                part=True,
+            )
+        ],
+    )
+    body = body.model_copy(update={"id": "retrying.py@0000000000#1", "chunk_index": 1})
+    found = condense_extractively(
+        ["Log each retry with the exception's traceback before sleeping"],
+        [body, head],
+        Services(base).embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+    )
+    named = [line.text for line in found if "before_sleep_log" in line.text]
+    assert len(named) == 1, named
+    assert named[0].startswith(
+        'function `before_sleep_log(logger: LoggerProtocol, log_level: int, exc_info: bool = False) -> Callable[["Retr'
+    ), named
 
 
 def _code_chunk(text: str, first_line: int, symbols: list[Symbol]) -> Chunk:

@@ -247,7 +247,9 @@ class Reference:
             stripped = line.strip()
             if not header and (not stripped or stripped.startswith(("@", "#", "//", "/*", "*"))):
                 continue
-            header.append(stripped)
+            said = _TRAILING_COMMENT.sub("", stripped)
+            if said:
+                header.append(said)
             if _HEADER_END.search(stripped):
                 break
         # A definition that is all header ("type FParseErrWhitelist flag.ParseErrorsAllowlist" in Go) ends with its
@@ -257,12 +259,13 @@ class Reference:
         if not header or not (ended or cut):
             return ""
         text = _HEADER_END.sub("", " ".join(header)).strip() if ended else " ".join(header)
+        text = _BRACKET_SPACE.sub("", text)  # Black's one parameter per line, joined: "f( a: int, b: str, )"
         short = self.symbol.name.rsplit(".", 1)[-1]
         found = re.search(rf"(?<![\w.]){re.escape(short)}\b", text)
         if found is None or "`" in text:
             return ""
         text = text[found.start() :]  # from the name on: "open_store(path: str) -> Connection", not the keyword
-        if cut or len(header) > _HEADER_LINES or len(text) > MAX_SIGNATURE:
+        if cut or len(text) > MAX_SIGNATURE:
             text = _parameter_names(short, text[len(short) :], cut)
         return "" if text.rstrip(" =") == short else text  # "RetryOptions =" says no more than its name
 
@@ -296,6 +299,11 @@ _CALLABLE = frozenset({"function", "method", "constructor"})
 # A parameter list of the instance or class alone (annotated or not), and no result: "(self) -> None", "()".
 _TAKES_NOTHING = re.compile(r"\(\s*(?:(?:self|cls|this)\b(?:\s*:\s*[^,()]+)?\s*,?\s*)?\)\s*(?:->\s*None\s*)?:?")
 _PARAMETER = re.compile(r"\s*(\**[A-Za-z_]\w*)")
+# A comment closing a header's line ("def __call__(  # type: ignore[override]"): said to the tools, not the reader.
+_TRAILING_COMMENT = re.compile(r"(?:^|\s+)(?:#|//)\s.*$")
+# The space a header written one parameter per line leaves after an opening bracket, and the trailing comma and
+# space before a closing one ("( logger: Logger, exc_info: bool = False, )").
+_BRACKET_SPACE = re.compile(r"(?<=[(\[{])\s+|,?\s+(?=[)\]}])")
 
 
 def _parameter_names(name: str, rest: str, cut: bool = False) -> str:
@@ -1017,7 +1025,9 @@ def _left_open(sentence: Sentence, settings: CondenserSettings) -> bool:
 
 def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Sentence | Reference]:
     """Each chunk's standalone sentences and the definitions it holds, each text once; a definition named
-    twice (an overload stub, then the function) once, with its doc comment when one of them has it."""
+    twice (an overload stub, then the function; its header's chunk, then the rest of its body) once, with its doc
+    comment when one of them has it, from the chunk that holds its header when one does: a line from the body's
+    chunk names it alone ("`before_sleep_log` (part shown)"), its header's line says what it takes."""
     found: list[Sentence | Reference] = [
         s for chunk in chunks for s in _standalone(sentences_of(chunk), settings) if not _rhetorical(s, settings)
     ]
@@ -1026,13 +1036,21 @@ def _candidates(chunks: list[Chunk], settings: CondenserSettings) -> list[Senten
         for symbol in symbols_of(chunk):
             key = (chunk.source_path, symbol.name)
             reference = Reference(chunk, symbol)
-            if reference.says and (key not in definitions or (symbol.doc and not definitions[key].symbol.doc)):
+            if reference.says and (key not in definitions or _better(reference, definitions[key])):
                 definitions[key] = reference
     details = [r for chunk in chunks for r in references_of(chunk) if r.detail is not None]
     unique: dict[str, Sentence | Reference] = {}
     for s in [*found, *definitions.values(), *details]:
         unique.setdefault(s.text.lower(), s)
     return list(unique.values())
+
+
+def _better(found: Reference, kept: Reference) -> bool:
+    """Whether a definition's line from another chunk says more than the one kept: a doc comment the kept one
+    lacks, or, as documented, the header the kept one's chunk does not hold."""
+    if bool(found.symbol.doc) != bool(kept.symbol.doc):
+        return bool(found.symbol.doc)
+    return kept.symbol.part and not found.symbol.part
 
 
 def _said_again(chosen: list[int], plain: list[str]) -> dict[int, int]:
