@@ -960,27 +960,33 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
     stands alone itself: the two read as one statement ("See X for Y", or "You will learn how in [X](...)", sends
     the reader elsewhere: it continues nothing, and is no line). A sentence with a pronoun among its first words
     ("Giving someone access to it is ...") is read with the sentence before it where they pair, else alone
-    (the pronoun may be the sentence's own: "Environments which report that they ...")."""
+    (the pronoun may be the sentence's own: "Environments which report that they ..."). A sentence with the short
+    code block it introduces stands alone, unless it qualifies the one before ("However, a `no-cache` directive
+    will force ... ```http Cache-Control: no-cache```", a paragraph after "... returning `no-store` will not prevent
+    the old response from being reused."): it is read with that one as any qualification is."""
     kept: list[Sentence] = []
     for k, s in enumerate(found):
-        alone = s.listed or stands_alone(s.text, settings)
+        leans = qualifies(s.text, settings)  # "However, ... ```http ...```" leans on the sentence before, block or not
+        listed = s.listed and not leans
+        alone = listed or stands_alone(s.text, settings)
         before = found[k - 1] if k else None
         joined = (
             before is not None
-            and not (s.listed or before.listed or before.code or s.code)
+            and not (listed or (before.listed and not leans) or before.code or s.code)
             and before.end <= s.start
             and _adjoins(s.chunk.text[before.end : s.start], alone)
             and not narrates(s.text, settings)
             and not _POINTER.match(s.text)
             and not points_away(s.text)
         )
-        if joined and before is not None and qualifies(s.text, settings) and kept and kept[-1].end == before.end:
-            kept[-1] = Sentence(s.chunk, kept[-1].start, s.end)  # read with its qualification, never alone
+        if joined and before is not None and leans and kept and kept[-1].end == before.end:
+            last = kept[-1]  # read with its qualification, never alone
+            kept[-1] = Sentence(s.chunk, last.start, s.end, s.listed or last.listed, items=s.items or last.items)
             continue
         pairs = joined and before is not None and stands_alone(before.text, settings)
         if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
-            kept.append(Sentence(s.chunk, before.start, s.end))
-        elif alone and (s.listed or not _points_back(s.text)):
+            kept.append(Sentence(s.chunk, before.start, s.end, s.listed, items=s.items))
+        elif alone and (listed or not _points_back(s.text)):
             kept.append(s)
     return kept
 
