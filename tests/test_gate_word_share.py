@@ -36,3 +36,18 @@ def test_a_chunk_without_the_asks_words_is_kept_only_on_strong_meaning() -> None
     assert "word weight" in decisions["params"].reason and found.evidence["params"] >= gate.min_evidence
     assert decisions["strong"].decision == "keep", decisions["strong"].reason
     assert decisions["worded"].decision == "keep", decisions["worded"].reason
+
+
+def test_a_hyphenated_term_weighs_as_the_term_it_names_not_as_its_last_word() -> None:
+    """Split, "no-store" is "store" ("no" is a function word): the page on storing sessions held the ask's words as
+    fully as the caching guide's `no-store` advice, which MDN's "Is it a good idea to put no-store on every page of
+    our shop?" needed to pass the floor. Where the project holds the joined term, it weighs as one rare word."""
+    gate = default_settings().gate
+    guide = _chunk("guide", "Use `no-store` when a page must never be cached, such as a page with personal data.")
+    sessions = _chunk("sessions", "Store the session on the server and send each page only its identifier.")
+    vectors = np.asarray([_at(0.5), _at(0.5)], dtype=np.float32)
+    rarity = {"store": 1.0, "no_stor": 3.0, "page": 0.5, "everi": 0.2, "shop": 2.0}
+    ask = "Is it a good idea to put no-store on every page of our shop?"
+    found = weigh_all([ask], [guide, sessions], vectors, np.asarray([[1.0, 0.0, 0.0]], dtype=np.float32), gate, rarity)
+    assert found.evidence["guide"] > found.evidence["sessions"] + 0.1, found.report.decisions
+    assert "no_stor" in found.report.decisions["guide"].reason

@@ -245,14 +245,16 @@ def test_a_line_answering_an_unanswered_clause_of_a_leaning_sentence_is_said_to(
     it; A4 read the sentence whole ("How do I fix this, ..." leans on the sentences before it) and never weighed its
     lines for that clause, so "No excerpt answers" stood in the prompt under the Constraint that answers it ("as
     anyone can set these headers you must configure which 'clients' you will trust"). A part A3 found unanswered is
-    one A4 weighs its lines for: the prompt says the evidence is a line's, never that none answers."""
+    one A4 weighs its lines for: the prompt says the evidence is a line's, never that none answers. (Asked
+    "... from anyone?", the chunk holding that Constraint answers the clause whole, `X-Forwarded-For` weighing as one
+    word.)"""
     sp = _run(
         corpora["uvicorn"],
         "uvicorn",
         "Our FastAPI app runs under uvicorn behind nginx. request.client.host always shows 127.0.0.1 instead of the "
-        "visitor IP. How do I fix this, and is it safe to trust X-Forwarded-For from anyone?",
+        "visitor IP. How do I fix this, and is it safe to trust X-Forwarded-For from any machine?",
     )
-    part = "is it safe to trust X-Forwarded-For from anyone?"
+    part = "is it safe to trust X-Forwarded-For from any machine?"
     assert sp.extras.a3.unanswered == [part], sp.extras.a3
     assert f"- Weak evidence only (a line above, no whole excerpt): {part}" in _section(sp, "Open issues"), sp.s_ctx_md
     assert not any(line.startswith("- No excerpt answers") for line in _section(sp, "Open issues")), sp.s_ctx_md

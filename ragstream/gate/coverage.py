@@ -107,14 +107,14 @@ def uncovered_parts(
     if not kept:
         named = [name for clause in leaning for name in absent_names(clause, settings, absent, parts)]
         return _compared_once([*parts, *named], parts)
-    texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept])]
+    texts = [set(tokens) for tokens in bm25_tokens([c.text for c in kept], joined=True)]  # as `weigh_all` reads
     # A kept chunk passed the cosine floor for some piece of the ask: for a part it is judged on its evidence alone.
     floorless = settings.model_copy(update={"min_similarity": -1.0})
     banded = floorless.model_copy(update={"min_evidence": min(settings.min_evidence, settings.weak_evidence)})
     judged_with = [banded if c.id in model_kept else floorless for c in kept]
 
     def covered(text: str, vector: np.ndarray) -> bool:
-        terms = stemmed_terms(text, settings) - _absent_flag_terms(text, settings, absent)
+        terms = stemmed_terms(text, settings, joined=True) - _absent_flag_terms(text, settings, absent)
         cosine = kept_vectors @ vector
         worded = sum(rarity.get(t, 0.0) for t in terms) > 0
         return any(

@@ -17,9 +17,11 @@ from ragstream.settings import GateSettings
 from ragstream.state import A3Report, Chunk, ChunkDecision
 
 
-def stemmed_terms(text: str, settings: GateSettings) -> set[str]:
-    """Content terms (stemmed, function words removed), as BM25 indexes them."""
-    return set(bm25_tokens([text])[0]) - _function_stems(tuple(settings.function_words))
+def stemmed_terms(text: str, settings: GateSettings, joined: bool = False) -> set[str]:
+    """Content terms (stemmed, function words removed), as BM25 indexes them; with `joined`, a hyphenated term also
+    as one word, as the BM25 index holds it ("no-store" as `no_store`): split, it is "store", "no" being a function
+    word, the opposite of what it names."""
+    return set(bm25_tokens([text], joined)[0]) - _function_stems(tuple(settings.function_words))
 
 
 def topic_terms(text: str, settings: GateSettings) -> set[str]:
@@ -168,7 +170,7 @@ def weigh_all(
     fell within A4's first 1,800 tokens in that order, 104 in the ReRanker's and 112 in fusion's.
     """
     dupes = near_duplicates([(c.id, c.text) for c in candidates])
-    piece_terms = [stemmed_terms(p, settings) for p in pieces]
+    piece_terms = [stemmed_terms(p, settings, joined=True) for p in pieces]
     ask_terms = set().union(*piece_terms)
     rarity = rarity if rarity is not None else dict.fromkeys(ask_terms, 1.0)
     judged = [i for i, c in enumerate(candidates) if c.id not in dupes]
@@ -181,7 +183,7 @@ def weigh_all(
     scores: dict[str, float] = {}
     meaning: dict[str, float] = {}
     short: set[str] = set()
-    tokens = bm25_tokens([own_words(candidates[i]) for i in judged])  # one call: bm25s pays a fixed cost per call
+    tokens = bm25_tokens([own_words(candidates[i]) for i in judged], joined=True)  # one call: a fixed cost per call
     tokens = with_definition_words([candidates[i] for i in judged], tokens)
     for i, held in zip(judged, tokens, strict=True):
         shared = sorted(ask_terms & set(held))

@@ -208,17 +208,24 @@ def candidate_vectors(sp: SuperPrompt, candidates: list[Chunk], env: StageEnv) -
     )
 
 
-def ask_rarity(texts: list[str], env: StageEnv, project: str | None) -> tuple[dict[str, int], dict[str, float]]:
+def ask_rarity(
+    texts: list[str], env: StageEnv, project: str | None, joined: bool = True
+) -> tuple[dict[str, int], dict[str, float]]:
     """The content terms of `texts`: in how many of the project's chunks each occurs, and its rarity (idf). A word
     of what the user calls theirs that no chunk holds (`own_terms`: "our payment-gateway calls") weighs nothing:
-    rarest of all, it outweighed every word a chunk could share, and the code that answers was dropped."""
+    rarest of all, it outweighed every word a chunk could share, and the code that answers was dropped. A hyphenated
+    term ("no-store") weighs as one word where some chunk spells it so (`joined`); where none does, its words alone
+    weigh, and it is no word the documents lack ("rate-limit" where they say "rate limit")."""
     from ragstream.gate.evidence import own_terms, rarity_of, stemmed_terms
 
     settings = env.services.settings.gate
     terms = set().union(*(stemmed_terms(text, settings) for text in texts))
+    compounds = set().union(*(stemmed_terms(text, settings, joined) for text in texts)) - terms
     snapshot = env.services.searcher(project).snapshot() if project else None
-    frequency = snapshot.document_frequency(terms) if snapshot else dict.fromkeys(terms, 1)
-    rarity = rarity_of(frequency, len(snapshot.chunks) if snapshot else 1)
+    counted = snapshot.document_frequency(terms | compounds) if snapshot else dict.fromkeys(terms, 1)
+    frequency = {t: n for t, n in counted.items() if t in terms}
+    held = {t: n for t, n in counted.items() if t in terms or n > 0}
+    rarity = rarity_of(held, len(snapshot.chunks) if snapshot else 1)
     for term in own_terms(texts, settings):
         if frequency.get(term) == 0:
             rarity[term] = 0.0

@@ -194,8 +194,8 @@ def support_check(env: StageEnv, project: str | None) -> SupportCheck:
 
     settings = env.services.settings
 
-    def weigh(text: str) -> dict[str, float]:
-        return ask_rarity([text], env, project)[1]
+    def weigh(text: str) -> dict[str, float]:  # words as the excerpt's are read: "re-embeds" is no word it lacks
+        return ask_rarity([text], env, project, joined=False)[1]
 
     return SupportCheck(
         settings.condenser.support,
