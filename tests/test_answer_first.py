@@ -845,6 +845,33 @@ def test_a_list_item_of_several_sentences_is_one_line_without_a_tail_that_says_n
     assert "Sentence 3 of the long item says one more thing about the option." in texts, texts
 
 
+def test_a_list_whose_items_run_on_into_each_other_gives_no_item_as_a_line() -> None:
+    """A chunk opening inside Black's exit codes gave the line "code 1 if some files would be reformatted; or": a
+    clause of the sentence its list's lead-in ("_Black_ will exit with:") opens, which only that lead-in gives a
+    meaning (under "A request is rejected when:", an item says the opposite of itself alone). A list one of whose
+    items ends with ";", "or" or "and" is one sentence: none of its items is a line (its last, "code 123 if there
+    was an internal error", no more than the others); a list whose items end their own sentences still gives them."""
+    doc = (
+        "- code 0 if nothing would change;\n- code 1 if some files would be reformatted; or\n"
+        "- code 123 if there was an internal error\n\nThe exit code tells a CI job whether the check passed.\n\n"
+        "- check out the slides from the conference talk, or\n\n- read the tutorial about progress bars\n\n"
+        "Other ways to learn the tool are listed on the wiki page.\n\n"
+        "- Run the formatter again with `--verbose` to see each file.\n- Pin the formatter's version in CI.\n"
+    )
+    texts = [s.text for s in sentences_of(one_chunk("exit-codes.md", doc))]
+    led = "_Black_ will exit with:\n\n" + doc  # with its lead-in, the list is one line: items ending in ";" are prose
+    assert [s.text for s in sentences_of(one_chunk("exit-codes.md", led))][0] == (
+        "_Black_ will exit with: - code 0 if nothing would change; - code 1 if some files would be reformatted; or "
+        "- code 123 if there was an internal error"
+    )
+    assert texts == [
+        "The exit code tells a CI job whether the check passed.",
+        "Other ways to learn the tool are listed on the wiki page.",
+        "Run the formatter again with `--verbose` to see each file.",
+        "Pin the formatter's version in CI.",
+    ], texts
+
+
 def test_an_item_of_a_list_too_long_for_one_line_is_scored_with_its_lead_in() -> None:
     """A long list's items stand alone as lines, but what they answer is in the lead-in ("... to implement a
     secure reset:"): each is scored with it, and its line is the item alone."""

@@ -401,7 +401,12 @@ def is_prose(raw: str) -> bool:
     lines = raw.splitlines()
     if sum(1 for line in lines if _FIELD_LINE.match(line)) >= MIN_FIELD_LINES:
         return False
-    return not any(_CODE.search(line) or _MARKUP.search(line) for line in lines)
+    return not any((_CODE.search(line) and not _ITEM_CLAUSE.match(line)) or _MARKUP.search(line) for line in lines)
+
+
+# A list item of words ending in ";", a clause of its list's sentence ("- code 0 if nothing would change;"), not a
+# statement of code: no brackets, no "=".
+_ITEM_CLAUSE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[A-Za-z][\w'’`]*(?:\s+[\w'’`.,-]+){2,};\s*$")
 
 
 def sentences_of(chunk: Chunk) -> list[Sentence]:
@@ -426,6 +431,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     consumed = 0
     previous = -1  # the piece the last sentence found ends in
     list_lead, lead_until = "", -1  # the lead-in of a long list and where that list ends
+    clauses_until = -1  # where a list whose items run on into each other ends (`_RUNS_ON`)
     for index, (a, b) in enumerate(pieces):
         raw = text[a:b]
         lead = len(raw) - len(raw.lstrip())
@@ -478,6 +484,14 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             raw, consumed = text[a:item_end].rstrip(), item_end
         if len(_LINK.sub("", raw).split()) < MIN_WORDS or not is_prose(raw):
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
+        if marker and (a < clauses_until or _RUNS_ON.search(raw)):
+            begin = max((m.end() for m in _LIST_END.finditer(text, 0, a)), default=0)
+            end = _LIST_END.search(text, a)
+            clauses_until = max(clauses_until, end.start() if end else len(text))
+            found = [
+                s for s in found if not (s.start >= begin and _ITEM_LINE.match(text, text.rfind("\n", 0, s.start) + 1))
+            ]
+            continue  # "- code 1 if some files would be reformatted; or": its list's items are clauses of one sentence
         shown = _short_code(text, a + len(raw), blocks) if not marker and not raw.endswith(":") else None
         if shown is not None:
             found.append(Sentence(chunk, a, shown, listed=True))
@@ -488,6 +502,12 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     code = fenced + [(block.intro, block.end) for block in blocks if block.intro >= 0]  # each from its opening line
     listed = [Sentence(chunk, a, b) for a, b in rows if len(_LINK.sub("", as_read(text[a:b])).split()) >= MIN_WORDS]
     return [*_named_sections(found, fenced), *_commented_code(chunk, code), *_table_rows(chunk), *listed]
+
+
+# The end of a list item that runs on into the next, a clause of the sentence its list's lead-in opens: "_Black_ will
+# exit with: - code 0 if nothing would change; - code 1 if some files would be reformatted; or - code 123 ...". Alone,
+# it says what only its lead-in gives a meaning ("code 1 if ...", and under "rejected when:", the opposite).
+_RUNS_ON = re.compile(r"(?:;|[;,]?\s+(?:and|or))$")
 
 
 # A lead-in that points at what follows (or back) instead of saying it: "Run the following command:", "Add these
