@@ -235,6 +235,9 @@ class CondenserSettings(BaseModel):
     # its qualification or not at all; alone ("You may think adding `no-store` would be the right way to opt-out of
     # caching.") it says what its document goes on to deny.
     qualifying_openers: list[str] = Field(default_factory=list)
+    # Words that, in lower case, open the rest of a sentence a code block or a chunk's edge interrupted ("```toml
+    # ...``` where `my-registry` is the registry name ..."): no sentence of its own, read with the one it ends.
+    continuing_openers: list[str] = Field(default_factory=list)
     example_cues: list[str] = Field(default_factory=list)  # an example is not a Constraint, whatever its "must"
     # Nouns of numbered exhibits ("Listing 20-2", "Figure 3"): a sentence that opens by pointing at one says
     # where to look ("Listing 20-2 shows how to ..."), and the exhibit itself is in the excerpt.

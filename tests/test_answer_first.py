@@ -1068,6 +1068,44 @@ def test_a_sentence_the_next_one_qualifies_is_never_a_line_without_it(base: Sett
     assert "The store flag takes no value." in texts, texts
 
 
+REGISTRY = """# Registries
+
+To specify a dependency from a registry other than crates.io, set the `registry` key to the name of the registry:
+
+```toml
+[dependencies]
+some-crate = { version = "1.0", registry = "my-registry" }
+```
+
+where `my-registry` is the registry name configured in the `.cargo/config.toml` file.
+
+- with `--locked`, the lockfile is never rewritten by the build.
+"""
+
+
+def test_the_rest_of_a_sentence_a_code_block_interrupted_is_read_with_it(base: Settings) -> None:
+    """Cargo's docs go on after a TOML block with "where `my-registry` is the registry name configured in ...": that
+    was a Fact of its own, a clause without its sentence. Opening in lower case with a word that goes on from
+    something, it is read with the sentence and block before it; a list item may open so and stands alone."""
+    services = Services(base)
+    ask = ["How do I depend on a crate from another registry?"]
+    lines = condense_extractively(
+        ask,
+        [one_chunk("registries.md", REGISTRY)],
+        services.embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+        ask,
+    )
+    texts = [" ".join(line.text.split()) for line in lines]
+    assert any(
+        t.startswith("To specify a dependency from a registry other than crates.io")
+        and t.endswith("where `my-registry` is the registry name configured in the `.cargo/config.toml` file.")
+        for t in texts
+    ), texts
+    assert not any(t.startswith("where") for t in texts), texts
+    assert "with `--locked`, the lockfile is never rewritten by the build." in texts, texts
+
+
 MIGRATE = """# Migrating
 
 Reformatting a whole code base hides the authors of the lines it touches from `git blame`.

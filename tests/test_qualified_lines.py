@@ -1,6 +1,6 @@
-"""A condensed line never says what the next sentence of its document qualifies ("However, ...", "But ..."): over
-generated paragraphs of statements, some qualified, every extracted line that ends where a qualifying sentence
-follows carries that sentence with it."""
+"""A condensed line never says what the next sentence of its document qualifies ("However, ...", "But ...") or goes
+on with ("... ``` where `my-registry` is ..."): over generated paragraphs of statements, some qualified or continued,
+every extracted line that ends where such a sentence follows carries that sentence with it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ CONDENSER = load_settings(overrides={"llm.provider": "local"}).condenser.model_c
 )
 SUBJECTS = ["The store flag", "Every cached page", "The proxy", "A signed cookie", "The retry budget"]
 CLAIMS = ["keeps pages out of caches", "is checked on every request", "expires after one day", "travels over HTTPS"]
-OPENERS = ["However, ", "But ", "Yet ", "Nevertheless, ", ""]
+OPENERS = ["However, ", "But ", "Yet ", "Nevertheless, ", "where ", "with ", ""]
 
 
 def _embed(texts: list[str]) -> np.ndarray:
@@ -63,4 +63,5 @@ def test_no_line_ends_where_a_qualifying_sentence_follows(
         assert at >= 0, (said, flat)
         after = flat[at + len(said) :].removeprefix(" ".join(BLOCK.split())).lstrip()
         following = re.split(r"(?<=\.)\s", after, maxsplit=1)[0]
-        assert not (following and qualifies(following, CONDENSER)), (line.text, following)
+        leaning = qualifies(following, CONDENSER) or following[:1].islower()  # "where ...": the rest of a sentence
+        assert not (following and leaning), (line.text, following)

@@ -757,13 +757,15 @@ def narrates(sentence: str, settings: CondenserSettings) -> bool:
     return False
 
 
-def stands_alone(sentence: str, settings: CondenserSettings) -> bool:
-    """Content about the subject: not narration or a cross-reference, not leaning on what came before."""
+def stands_alone(sentence: str, settings: CondenserSettings, item: bool = False) -> bool:
+    """Content about the subject: not narration or a cross-reference, not leaning on what came before (a list
+    `item` may open in lower case: "- with `--check`, nothing is written")."""
     opening = re.match(r"\W*([A-Za-z]+)", sentence)
     first = opening.group(1).lower() if opening else ""
     return (
         first not in settings.dangling_openers
         and not qualifies(sentence, settings)
+        and (item or not continues(sentence, settings))
         and not narrates(sentence, settings)
         and not points_at_exhibit(sentence, settings)
         and not points_away(sentence)
@@ -986,9 +988,10 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
     the old response from being reused."): it is read with that one as any qualification is."""
     kept: list[Sentence] = []
     for k, s in enumerate(found):
-        leans = qualifies(s.text, settings)  # "However, ... ```http ...```" leans on the sentence before, block or not
+        item = _opens_item(s)
+        leans = qualifies(s.text, settings) or (continues(s.text, settings) and not item)  # block or not
         listed = s.listed and not leans
-        alone = listed or stands_alone(s.text, settings)
+        alone = listed or stands_alone(s.text, settings, item)
         before = found[k - 1] if k else None
         joined = (
             before is not None
@@ -1003,12 +1006,26 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
             last = kept[-1]  # read with its qualification, never alone
             kept[-1] = Sentence(s.chunk, last.start, s.end, s.listed or last.listed, items=s.items or last.items)
             continue
-        pairs = joined and before is not None and stands_alone(before.text, settings)
+        pairs = joined and before is not None and stands_alone(before.text, settings, _opens_item(before))
         if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
             kept.append(Sentence(s.chunk, before.start, s.end, s.listed, items=s.items))
         elif alone and (listed or not _points_back(s.text)):
             kept.append(s)
     return kept
+
+
+def _opens_item(sentence: Sentence) -> bool:
+    """Whether the sentence opens a list item (its line's text before it is the item's marker)."""
+    text = sentence.chunk.text
+    return _MARKER.fullmatch(text[text.rfind("\n", 0, sentence.start) + 1 : sentence.start].lstrip(" \t>")) is not None
+
+
+def continues(sentence: str, settings: CondenserSettings) -> bool:
+    """Whether the sentence is the rest of one a code block or a chunk's edge interrupted: it opens in lower case
+    with a word that goes on from something ("where `my-registry` is the registry name ...", "with the
+    corresponding `add` call:")."""
+    opening = re.match(r"[ \t*_>-]*([a-z]+)\b", unquoted(sentence))
+    return opening is not None and opening.group(1) in settings.continuing_openers
 
 
 def qualifies(sentence: str, settings: CondenserSettings) -> bool:

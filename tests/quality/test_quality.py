@@ -18,6 +18,7 @@ from ragstream.app.controller import AppController
 from ragstream.condensing.condenser import SECTIONS, render_sctx
 from ragstream.condensing.extractive import references_of, states
 from ragstream.errors import RagstreamError
+from ragstream.evaluation.checks import verbatim_support
 from ragstream.ingestion.manager import IngestionManager
 from ragstream.orchestration.checkpoint import memory_checkpointer
 from ragstream.rendering.excerpts import shown_excerpts
@@ -112,11 +113,14 @@ def _invariants(sp: SuperPrompt) -> None:
             if "language" in chunk.metadata:  # code: a reference to a definition the chunk holds
                 references = {" ".join(r.text.split()) for r in references_of(chunk)}  # a docstring field too
                 assert text in references, f"a condensed line names no definition of the chunk it cites: {line}"
-            else:  # the chunk as the prompt shows it or as read (no directives), HTML comments (never rendered) aside
+            else:  # the chunk as the prompt shows it or as read (no directives), HTML comments (never rendered) aside;
+                # a line named by its section's heading ("`Pre-computation`: Move expensive work ...") as eval judges it
                 texts = (shown[cited[0]], as_read(shown[cited[0]]))
-                assert any(text in " ".join(re.sub(r"<!--.*?-->", "", t, flags=re.S).split()) for t in texts), (
-                    f"a condensed line is not verbatim from the excerpt showing the chunk it cites: {line}"
-                )
+                as_shown = {cited[0]: chunk.model_copy(update={"text": shown[cited[0]]})}
+                assert (
+                    any(text in " ".join(re.sub(r"<!--.*?-->", "", t, flags=re.S).split()) for t in texts)
+                    or (verbatim_support([(text, cited[:1])], as_shown, [])[0][0])
+                ), f"a condensed line is not verbatim from the excerpt showing the chunk it cites: {line}"
     assert sp.s_ctx_md == "" or "~~~~condensed-context" in sp.prompt_ready
     named = re.findall(r'^~{4,}\w* ?excerpt [^\n]*?chunk="([^"]*)"', sp.prompt_ready, flags=re.MULTILINE)
     attached = {cid for ids in named for cid in ids.split()}
