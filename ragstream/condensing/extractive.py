@@ -486,8 +486,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
             continue  # too short, or a link with a word or two around it ("[Range requests](...) guide")
         if marker and (a < clauses_until or _RUNS_ON.search(raw)):
             begin = max((m.end() for m in _LIST_END.finditer(text, 0, a)), default=0)
-            end = _LIST_END.search(text, a)
-            clauses_until = max(clauses_until, end.start() if end else len(text))
+            closing = _LIST_END.search(text, a)
+            clauses_until = max(clauses_until, closing.start() if closing else len(text))
             found = [
                 s for s in found if not (s.start >= begin and _ITEM_LINE.match(text, text.rfind("\n", 0, s.start) + 1))
             ]
