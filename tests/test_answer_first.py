@@ -963,7 +963,8 @@ Unsafe code is needed because hardware and operating systems are not safe to use
 
 def test_a_line_that_announces_a_list_comes_with_the_list(base: Settings) -> None:
     """ "You can take four actions ..." answers "which actions" only with the list after it: the list is chosen
-    with the sentence that announces it, right after it, even when other sentences outscore the list."""
+    with the sentence that announces it, right after it (or in its line, when the list's lead-in leans on it: "Those
+    powers include ..."), even when other sentences outscore the list."""
     services = Services(base)
     ask = ["Which actions does unsafe code allow that checked code doesn't?"]
     settings = base.condenser.model_copy(update={"max_lines": 3})
@@ -977,8 +978,9 @@ def test_a_line_that_announces_a_list_comes_with_the_list(base: Settings) -> Non
     )
     texts = [line.text for line in lines]
     announcing = next(i for i, text in enumerate(texts) if text.startswith("You can take four actions"))
-    assert texts[announcing + 1].startswith("Those powers include the ability to:"), texts
-    assert "Implement an unchecked interface." in texts[announcing + 1] and len(lines) <= 3
+    with_list = " ".join(texts[announcing : announcing + 2])
+    assert "unsafe powers. Those powers include the ability to: 1. Read through a raw address." in with_list, texts
+    assert "Implement an unchecked interface." in with_list and len(lines) <= 3
 
 
 def test_a_lead_in_still_introduces_its_command_across_an_html_comment() -> None:
@@ -1104,6 +1106,47 @@ def test_the_rest_of_a_sentence_a_code_block_interrupted_is_read_with_it(base: S
     ), texts
     assert not any(t.startswith("where") for t in texts), texts
     assert "with `--locked`, the lockfile is never rewritten by the build." in texts, texts
+
+
+BUSTING = """# Static assets
+
+A modern practice for static files is to put a hash in their URLs and never change a file once it is served. That's
+called the cache-busting pattern.
+
+```html
+<script src="https://example.com/app.3f9a1c2e.js"></script>
+```
+
+Here's the header such files are served with:
+
+```http
+Cache-Control: max-age=31536000, immutable
+```
+"""
+
+
+def test_a_sentence_with_its_code_that_leans_on_the_one_before_is_read_with_it(base: Settings) -> None:
+    """MDN's "That's called the **cache-busting** pattern. ```html <script src=...>```" was a Fact alone: carrying
+    its code, it stood as any sentence with its block does, though "That" names what the sentence before says. It is
+    read with that sentence; with none before it in its paragraph ("Here's the header such files are served with:"
+    after a block), it stands with its code as before."""
+    services = Services(base)
+    ask = ["How do I make browsers cache hashed static files for a year?"]
+    lines = condense_extractively(
+        ask,
+        [one_chunk("assets.md", BUSTING)],
+        services.embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+        ask,
+    )
+    texts = [" ".join(line.text.split()) for line in lines]
+    assert (
+        "A modern practice for static files is to put a hash in their URLs and never change a file once it is "
+        "served. That's called the cache-busting pattern. ```html "
+        '<script src="https://example.com/app.3f9a1c2e.js"></script> ```'
+    ) in texts, texts
+    assert not any(t.startswith("That's called") for t in texts), texts
+    assert any(t.startswith("Here's the header such files are served with:") for t in texts), texts
 
 
 MIGRATE = """# Migrating

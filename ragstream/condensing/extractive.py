@@ -992,22 +992,24 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
         leans = qualifies(s.text, settings) or (continues(s.text, settings) and not item)  # block or not
         listed = s.listed and not leans
         alone = listed or stands_alone(s.text, settings, item)
+        opening = re.match(r"\W*([A-Za-z]+)", s.text)  # "That's called the cache-busting pattern. ```html ...```"
+        dangles = listed and not item and opening is not None and opening.group(1).lower() in settings.dangling_openers
         before = found[k - 1] if k else None
         joined = (
             before is not None
-            and not (listed or (before.listed and not leans) or before.code or s.code)
+            and not ((listed and not dangles) or (before.listed and not leans) or before.code or s.code)
             and before.end <= s.start
             and _adjoins(s.chunk.text[before.end : s.start], alone)
             and not narrates(s.text, settings)
             and not _POINTER.match(s.text)
             and not points_away(s.text)
         )
-        if joined and before is not None and leans and kept and kept[-1].end == before.end:
-            last = kept[-1]  # read with its qualification, never alone
+        if joined and before is not None and (leans or dangles) and kept and kept[-1].end == before.end:
+            last = kept[-1]  # read with its qualification (or what its block leans on it for), never alone
             kept[-1] = Sentence(s.chunk, last.start, s.end, s.listed or last.listed, items=s.items or last.items)
             continue
         pairs = joined and before is not None and stands_alone(before.text, settings, _opens_item(before))
-        if pairs and before is not None and (not alone or _leans_early(s.text) or _points_back(s.text)):
+        if pairs and before is not None and (not alone or dangles or _leans_early(s.text) or _points_back(s.text)):
             kept.append(Sentence(s.chunk, before.start, s.end, s.listed, items=s.items))
         elif alone and (listed or not _points_back(s.text)):
             kept.append(s)
