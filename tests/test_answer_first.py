@@ -1082,13 +1082,16 @@ some-crate = { version = "1.0", registry = "my-registry" }
 where `my-registry` is the registry name configured in the `.cargo/config.toml` file.
 
 - with `--locked`, the lockfile is never rewritten by the build.
+
+`--offline` for air-gapped builds keeps cargo from touching the network.
 """
 
 
 def test_the_rest_of_a_sentence_a_code_block_interrupted_is_read_with_it(base: Settings) -> None:
     """Cargo's docs go on after a TOML block with "where `my-registry` is the registry name configured in ...": that
     was a Fact of its own, a clause without its sentence. Opening in lower case with a word that goes on from
-    something, it is read with the sentence and block before it; a list item may open so and stands alone."""
+    something, it is read with the sentence and block before it; a list item may open so and stands alone, and so does
+    a sentence whose code span comes first ("`--offline` for air-gapped builds ...")."""
     services = Services(base)
     ask = ["How do I depend on a crate from another registry?"]
     lines = condense_extractively(
@@ -1106,6 +1109,7 @@ def test_the_rest_of_a_sentence_a_code_block_interrupted_is_read_with_it(base: S
     ), texts
     assert not any(t.startswith("where") for t in texts), texts
     assert "with `--locked`, the lockfile is never rewritten by the build." in texts, texts
+    assert "`--offline` for air-gapped builds keeps cargo from touching the network." in texts, texts  # its own
 
 
 BUSTING = """# Static assets

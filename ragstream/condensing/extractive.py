@@ -1026,7 +1026,7 @@ def continues(sentence: str, settings: CondenserSettings) -> bool:
     """Whether the sentence is the rest of one a code block or a chunk's edge interrupted: it opens in lower case
     with a word that goes on from something ("where `my-registry` is the registry name ...", "with the
     corresponding `add` call:")."""
-    opening = re.match(r"[ \t*_>-]*([a-z]+)\b", unquoted(sentence))
+    opening = re.match(r"[ \t*_>-]*([a-z]+)\b", sentence)  # as written: "`--check` for ..." opens with its code
     return opening is not None and opening.group(1) in settings.continuing_openers
 
 
