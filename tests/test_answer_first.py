@@ -1047,21 +1047,26 @@ The store flag takes no value.
 """
 
 
+def _lines_of(base: Settings, doc: str, question: str) -> list[str]:
+    """The condensed lines of one document for one question (every candidate over any relevance), whitespace
+    collapsed."""
+    ask = [question]
+    lines = condense_extractively(
+        ask,
+        [one_chunk("page.md", doc)],
+        Services(base).embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+        ask,
+    )
+    return [" ".join(line.text.split()) for line in lines]
+
+
 def test_a_sentence_the_next_one_qualifies_is_never_a_line_without_it(base: Settings) -> None:
     """ "You may think the store flag is the right way ..." alone says what its document goes on to deny: the
     sentence opening "However, ..." qualifies it, and the two are one line or neither is (on MDN's caching guide the
     premise alone was a Fact for "no-cache or no-store?" and the reason against `no-store` was none). A sentence
     nothing qualifies stands alone."""
-    services = Services(base)
-    ask = ["Should I use the store flag to keep pages out of caches?"]
-    lines = condense_extractively(
-        ask,
-        [one_chunk("caching.md", STORE_FLAG)],
-        services.embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-        ask,
-    )
-    texts = [" ".join(line.text.split()) for line in lines]
+    texts = _lines_of(base, STORE_FLAG, "Should I use the store flag to keep pages out of caches?")
     assert (
         "You may think the store flag is the right way to keep a page out of every cache. However, it is not "
         "recommended for most pages, because it also turns off the back/forward cache."
@@ -1092,16 +1097,7 @@ def test_the_rest_of_a_sentence_a_code_block_interrupted_is_read_with_it(base: S
     was a Fact of its own, a clause without its sentence. Opening in lower case with a word that goes on from
     something, it is read with the sentence and block before it; a list item may open so and stands alone, and so does
     a sentence whose code span comes first ("`--offline` for air-gapped builds ...")."""
-    services = Services(base)
-    ask = ["How do I depend on a crate from another registry?"]
-    lines = condense_extractively(
-        ask,
-        [one_chunk("registries.md", REGISTRY)],
-        services.embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-        ask,
-    )
-    texts = [" ".join(line.text.split()) for line in lines]
+    texts = _lines_of(base, REGISTRY, "How do I depend on a crate from another registry?")
     assert any(
         t.startswith("To specify a dependency from a registry other than crates.io")
         and t.endswith("where `my-registry` is the registry name configured in the `.cargo/config.toml` file.")
@@ -1134,16 +1130,7 @@ def test_a_sentence_with_its_code_that_leans_on_the_one_before_is_read_with_it(b
     its code, it stood as any sentence with its block does, though "That" names what the sentence before says. It is
     read with that sentence; with none before it in its paragraph ("Here's the header such files are served with:"
     after a block), it stands with its code as before."""
-    services = Services(base)
-    ask = ["How do I make browsers cache hashed static files for a year?"]
-    lines = condense_extractively(
-        ask,
-        [one_chunk("assets.md", BUSTING)],
-        services.embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-        ask,
-    )
-    texts = [" ".join(line.text.split()) for line in lines]
+    texts = _lines_of(base, BUSTING, "How do I make browsers cache hashed static files for a year?")
     assert (
         "A modern practice for static files is to put a hash in their URLs and never change a file once it is "
         "served. That's called the cache-busting pattern. ```html "
