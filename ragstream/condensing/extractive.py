@@ -757,13 +757,17 @@ def narrates(sentence: str, settings: CondenserSettings) -> bool:
     return False
 
 
+def _first_word(sentence: str) -> str:
+    """The sentence's first word, lower-cased ("" when it has none)."""
+    opening = re.match(r"\W*([A-Za-z]+)", sentence)
+    return opening.group(1).lower() if opening else ""
+
+
 def stands_alone(sentence: str, settings: CondenserSettings, item: bool = False) -> bool:
     """Content about the subject: not narration or a cross-reference, not leaning on what came before (a list
     `item` may open in lower case: "- with `--check`, nothing is written")."""
-    opening = re.match(r"\W*([A-Za-z]+)", sentence)
-    first = opening.group(1).lower() if opening else ""
     return (
-        first not in settings.dangling_openers
+        _first_word(sentence) not in settings.dangling_openers
         and not qualifies(sentence, settings)
         and (item or not continues(sentence, settings))
         and not narrates(sentence, settings)
@@ -992,8 +996,8 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
         leans = qualifies(s.text, settings) or (continues(s.text, settings) and not item)  # block or not
         listed = s.listed and not leans
         alone = listed or stands_alone(s.text, settings, item)
-        opening = re.match(r"\W*([A-Za-z]+)", s.text)  # "That's called the cache-busting pattern. ```html ...```"
-        dangles = listed and not item and opening is not None and opening.group(1).lower() in settings.dangling_openers
+        # "That's called the cache-busting pattern. ```html ...```": its block carries it, yet it leans on what precedes
+        dangles = listed and not item and _first_word(s.text) in settings.dangling_openers
         before = found[k - 1] if k else None
         joined = (
             before is not None
