@@ -1050,11 +1050,9 @@ def _rhetorical(sentence: Sentence, settings: CondenserSettings) -> bool:
     `Box<T>`?", "How do you get access to the application with the config?"): the text after it answers it; it
     states nothing, and filed as an Open issue it read as a question the documents leave open. A listed question
     ("Open questions: - Should excerpts be capped?") or one naming an open point ("still open", "TBD") is one."""
-    text = sentence.chunk.text
-    item = _MARKER.fullmatch(text[text.rfind("\n", 0, sentence.start) + 1 : sentence.start].lstrip(" \t>"))
     return (
         sentence.text.rstrip().endswith("?")
-        and not (sentence.listed or sentence.lead or item)
+        and not (sentence.listed or sentence.lead or _opens_item(sentence))
         and not _cue(sentence.text, settings.open_issue_cues)
     )
 
