@@ -509,6 +509,61 @@ def test_in_a_shell_session_a_comment_describes_its_commands_not_their_output() 
     ]
 
 
+CONFLICTING_FLAGS = """\
+To keep a page out of every cache, send the store flag:
+
+```http
+Cache-Policy: no-store
+```
+
+When flags conflict, the strictest one wins, so listing all of them adds nothing:
+
+```http example-bad
+# conflicting flags
+Cache-Policy: private, revalidate, no-store
+
+# acts as the store flag alone
+Cache-Policy: no-store
+```
+
+A list that names the same flag twice is read as one:
+
+```http
+# the flag named twice
+Cache-Policy: no-store, no-store
+
+# equivalent to
+Cache-Policy: no-store
+```
+
+Compiling this fails, since the borrow outlives its owner:
+
+```rust,ignore,does_not_compile
+// keep a reference to the buffer
+let kept = &buffer;
+```
+
+```compile_fail
+let kept = &buffer;
+```
+"""
+
+
+def test_code_its_document_marks_as_wrong_or_a_comment_running_into_it_is_never_a_line(base: Settings) -> None:
+    """MDN marks an example of what not to send "```http example-bad"; its "# equivalent to" over
+    `Cache-Control: no-store` was a Fact for "no-cache or no-store?", alone and as a recommendation. Code its document
+    marks as wrong or failing (an info string's "example-bad", "does_not_compile", "compile_fail") gives no line and
+    comes with no sentence; a comment ending on a word that goes on into the code under it ("# equivalent to") says
+    what that code is to code it does not hold, and is no line either. The good example's lines stay."""
+    question = "Which cache policy flags keep a page out of caches, and can I combine them?"
+    texts = _lines_of(base, CONFLICTING_FLAGS, question)
+    joined = " | ".join(texts)
+    assert "To keep a page out of every cache, send the store flag: ```http Cache-Policy: no-store ```" in texts, texts
+    assert "# the flag named twice Cache-Policy: no-store, no-store" in texts, texts
+    for wrong in ("# conflicting flags", "# acts as the store flag", "# equivalent to", "keep a reference", "&buffer"):
+        assert wrong not in joined, (wrong, texts)
+
+
 def test_a_header_written_one_parameter_per_line_is_quoted_whole_when_it_is_short(tools: Settings) -> None:
     """A header Black wrote one parameter per line was named by its parameters' names alone, for its six lines:
     tenacity's `before_sleep_log(logger, log_level, exc_info, sec_format)` hid `exc_info: bool = False`, the answer

@@ -139,6 +139,13 @@ _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`<\n]*<[^>\n]+>`__?|<?https?://\S+>?
 _CODE_VALUE = re.compile(r"^(?:>[ \t]*)?`[^`\n]+`[.;]?$")
 # A comment line in a code block ("# Save state to file", "// Mock the API"), then the code it describes.
 _COMMENT = re.compile(r"^[ \t]*(?:#|//)[ \t]+(?P<words>[^\n]*\w[^\n]*)$")
+# A fence its document marks as code that is wrong or fails (MDN's "```http example-bad", mdBook's
+# "```rust,ignore,does_not_compile", rustdoc's "compile_fail"): what it shows is what not to write.
+_FAILING_FENCE = re.compile(
+    r"^[ \t>]*(?:`{3,}|~{3,})[^\n]*?(?<![\w-])(?:example-bad|bad|wrong|incorrect|invalid|does_not_compile|"
+    r"compile_fail|run-fail|should_panic|anti-?pattern)(?![\w-])",
+    re.M,
+)
 _TABLE_ROW = re.compile(r"^[ \t]*\|(?P<cells>.*\S.*)\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?)?[ \t]*$")
 _PROMPT = re.compile(r"^[ \t]*\$[ \t]")  # a shell session's command line ("$ typer ./main.py run")
@@ -599,7 +606,10 @@ def _commented_code(chunk: Chunk, fenced: list[tuple[int, int]]) -> list[Sentenc
     text = chunk.text
     found: list[Sentence] = []
     for first, last in fenced:
-        lines = _lines(text, first, last)[1:]  # the opening fence line out
+        lines = _lines(text, first, last)
+        if not lines or _FAILING_FENCE.match(text[slice(*lines[0])]):
+            continue  # its comments say what the wrong code does ("# equivalent to" over a conflicting header)
+        lines = lines[1:]  # the opening fence line out
         session = any(_PROMPT.match(text[u:v]) for u, v in lines)
         for k, (x, y) in enumerate(lines):
             comment = _COMMENT.match(text[x:y])
@@ -658,7 +668,7 @@ def _short_code(text: str, at: int, blocks: list[Block]) -> int | None:
     """Where the short code block (a Markdown fence, or reStructuredText's literal block) right after `at` ends."""
     fence = _SHORT_CODE.match(text, at)
     if fence is not None:
-        return fence.end()
+        return None if _FAILING_FENCE.search(fence.group(0)) else fence.end()
     block = block_after(blocks, text, at)
     return block.end if block is not None and block.short(MAX_COMMAND_LINES, MAX_COMMAND_CHARS) else None
 
@@ -995,7 +1005,8 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
         item = _opens_item(s)
         leans = qualifies(s.text, settings) or (continues(s.text, settings) and not item)  # block or not
         listed = s.listed and not leans
-        alone = listed or stands_alone(s.text, settings, item)
+        runs_on = s.code and _runs_into_code(s.chunk.text[s.start : s.end], settings)  # "# equivalent to"
+        alone = listed or (stands_alone(s.text, settings, item) and not runs_on)
         # "That's called the cache-busting pattern. ```html ...```": its block carries it, yet it leans on what precedes
         dangles = listed and not item and _first_word(s.text) in settings.dangling_openers
         before = found[k - 1] if k else None
@@ -1018,6 +1029,14 @@ def _standalone(found: list[Sentence], settings: CondenserSettings) -> list[Sent
         elif alone and (listed or not _points_back(s.text)):
             kept.append(s)
     return kept
+
+
+def _runs_into_code(commented: str, settings: CondenserSettings) -> bool:
+    """Whether a code comment ends on a word that goes on into the code under it ("# equivalent to" over
+    `Cache-Control: no-store`): it says what that code is to the code before it, which the line does not hold."""
+    said = [m.group("words") for line in commented.splitlines() if (m := _COMMENT.match(line))]
+    words = re.findall(r"[A-Za-z]+", said[-1]) if said else []
+    return bool(words) and words[-1].lower() in settings.continuing_openers
 
 
 def _opens_item(sentence: Sentence) -> bool:
