@@ -1284,6 +1284,40 @@ Options:
 """
 
 
+PROFILE_DEFAULTS = """\
+The built-in settings of the `fast` build profile are:
+
+```toml
+[profile.fast]
+optimize = 3
+debug-info = false
+checks = false
+inline = true
+units = 16
+incremental = false
+```
+
+When a build starts, the tool creates a `.cache/builds/` folder holding several files per target:
+
+```text
+.cache/builds/app.log
+.cache/builds/app.timings
+.cache/builds/app.deps
+.cache/builds/app.hash
+```
+"""
+
+
+def test_a_lead_in_whose_last_word_wants_the_code_after_it_says_nothing_alone() -> None:
+    """Cargo's "The default settings for the `dev` profile are:" stood as a Fact without the settings (a block too long
+    to come along): a lead-in ending on a word that wants its complement ("are", "include", "to", "as") says what it
+    says in the code after it. One that states something before its colon stays a line."""
+    found = [s.text for s in sentences_of(one_chunk("profiles.md", PROFILE_DEFAULTS))]
+    assert found == [
+        "When a build starts, the tool creates a `.cache/builds/` folder holding several files per target:"
+    ], found
+
+
 def test_a_lead_in_to_code_that_says_the_answer_is_a_line_one_that_points_at_the_code_is_not(base: Settings) -> None:
     """ "To make a CLI argument optional, use `typer.Argument()` and ... provide a default value" answers how, with
     the code after it too long to come along: left out as a mere lead-in, the condensed context lost Typer's

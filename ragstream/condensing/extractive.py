@@ -524,6 +524,13 @@ _POINTING = re.compile(
     r"\b(?:the\s+following|as\s+follows|below|here|there|like\s+so|this|these|those)\b", re.IGNORECASE
 )
 MIN_LEAD_WORDS = 8
+# A lead-in whose last word wants what follows it ("The default settings for the `dev` profile are:", "Supported
+# values include:", "Set the option to:"): what it says is the block after it.
+_UNFINISHED = re.compile(
+    r"\b(?:is|are|was|were|be|been|include|includes|including|contain|contains|such\s+as|like|as|to|with|of|for|"
+    r"from|by|into|namely|become|becomes|mean|means)\s*:?\s*$",
+    re.IGNORECASE,
+)
 
 
 def states(lead_in: str) -> bool:
@@ -531,9 +538,9 @@ def states(lead_in: str) -> bool:
     `typer.Argument()` and make sure to provide a "default" value, for example `"World"`:" answers how, and the code
     after it shows it; left out, the condensed context lost the answer. A short one ("Install it with pip:") or one
     that points at what follows or before ("Add the following to your config:", "Cargo generated this code for
-    us:") does not."""
+    us:"), or one whose last word wants what follows ("The default settings for the `dev` profile are:"), does not."""
     words = lead_in.rstrip(" :").split()
-    return len(words) >= MIN_LEAD_WORDS and not _POINTING.search(lead_in)
+    return len(words) >= MIN_LEAD_WORDS and not _POINTING.search(lead_in) and not _UNFINISHED.search(lead_in)
 
 
 def _whole_item(
