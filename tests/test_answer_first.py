@@ -38,6 +38,21 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return load_settings(overrides={"data_dir": str(tmp_path_factory.mktemp("first")), "llm.provider": "local"})
 
 
+def test_a_numbered_heading_is_never_a_sentence() -> None:
+    """Playwright's "### 2. Clean Up Old Traces" was a Fact, "Clean Up Old Traces": the heading's number read as a
+    sentence's end, and what followed it as a sentence. A heading's line is no sentence, whatever it holds."""
+    doc = (
+        "## Steps\n\n### 1. Record a Trace Before Filing the Report\n\nRecording a trace takes one command.\n\n"
+        "### 2. Clean Up Old Traces Every Week\n\nTraces can fill the disk over many runs.\n\n"
+        "#### Step 3. Share the Folder With Your Team\n\nThe folder can be zipped and attached to the report.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("tracing.md", doc))] == [
+        "Recording a trace takes one command.",
+        "Traces can fill the disk over many runs.",
+        "The folder can be zipped and attached to the report.",
+    ]
+
+
 def test_labels_links_tags_and_cross_references_are_never_a_line_alone(base: Settings) -> None:
     """A link reference definition block ("[docs_dir]: user-guide/configuration.md#docs_dir") is a link's target:
     it was a Fact of MkDocs' deploying page, as reStructuredText's ".. _First Steps with Celery: https://..." was of

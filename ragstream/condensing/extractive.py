@@ -433,6 +433,8 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
     rows = table_rows(text) if rst else []  # a list-table's rows: records, read as a Markdown table's are
     hidden = fenced + [(block.start, block.end) for block in blocks] + rows + _comments(text)
     titles = title_spans(text, rst)
+    # A heading's whole line: its number ends no sentence ("### 2. Clean Up Old Traces" gave "Clean Up Old Traces").
+    headings = [] if rst else [(m.start(), m.end()) for m in HEADING_LINE.finditer(text)]
     pieces = spans(text, MARKDOWN)
     found: list[Sentence] = []
     consumed = 0
@@ -447,7 +449,7 @@ def sentences_of(chunk: Chunk) -> list[Sentence]:
         if title != a:  # the paragraph under a title, or a directive's text, without them
             raw = text[title:b].strip()
             a = b - len(text[title:b].lstrip()) if raw else b
-        if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in hidden):
+        if not raw or raw.startswith("#") or a < consumed or any(x <= a < y for x, y in hidden + headings):
             continue
         if index == 0 and chunk.span.start > 0 and not whole and not _OPENS_PARAGRAPH.match(text):
             continue  # may begin mid-sentence: the chunk before holds it whole
