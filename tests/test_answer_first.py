@@ -678,6 +678,55 @@ def _code_chunk(text: str, first_line: int, symbols: list[Symbol]) -> Chunk:
     )
 
 
+def test_an_undocumented_definition_internal_to_its_module_is_no_line(base: Settings) -> None:
+    """tenacity's `_begin_iter`, `_run_wait` and `_add_action_func` were Facts, signature alone, for "retry only when my
+    function returns None": helpers of the code around them, nothing a user calls. An undocumented definition its
+    language marks internal (a leading underscore, a private class's method; Go's lower-case initial) gives no line;
+    a documented one, and an undocumented public one (its signature says how to call it), do."""
+    source = (
+        "class Retrying:\n    def __init__(self, stop: Stop, wait: Wait) -> None:\n        self.stop = stop\n\n"
+        "    def _begin_iter(self, retry_state: RetryCallState) -> None:\n        self.iter_state.reset()\n\n"
+        "    def _after_hook(self, retry_state: RetryCallState) -> None:\n"
+        '        """Call the after hook once the attempt is over."""\n\n'
+        "class _Sleeper:\n    def __init__(self, seconds: float) -> None:\n        self.seconds = seconds\n"
+    )
+    chunk = _code_chunk(
+        source,
+        1,
+        [
+            Symbol("class", "Retrying", 1, 10, ""),
+            Symbol("method", "Retrying.__init__", 2, 3, ""),
+            Symbol("method", "Retrying._begin_iter", 5, 6, ""),
+            Symbol("method", "Retrying._after_hook", 8, 9, "Call the after hook once the attempt is over."),
+            Symbol("method", "_Sleeper.__init__", 12, 13, ""),
+        ],
+    )
+    found = condense_extractively(
+        ["How does Retrying begin each attempt, sleep and call its hooks?"],
+        [chunk],
+        Services(base).embedder.embed_together,
+        base.condenser.model_copy(update={"min_relevance": -1.0}),
+    )
+    texts = " | ".join(line.text for line in found)
+    assert "`Retrying.__init__(self, stop: Stop, wait: Wait) -> None`" in texts, texts
+    assert "`Retrying._after_hook(self, retry_state: RetryCallState) -> None`" in texts, texts
+    assert "_begin_iter" not in texts and "_Sleeper" not in texts, texts
+    go = one_chunk("args.go", "func helpPresent(cmd *Command) bool {\n\treturn false\n}\n").model_copy(
+        update={
+            "metadata": {
+                "kind": "text",
+                "language": "go",
+                "line_start": 1,
+                "line_end": 3,
+                "symbols": symbols_to_metadata([Symbol("function", "helpPresent", 1, 3, "")]),
+            }
+        }
+    )
+    ask = ["Is the help flag present on the command?"]
+    embed = Services(base).embedder.embed_together
+    assert not condense_extractively(ask, [go], embed, base.condenser.model_copy(update={"min_relevance": -1.0}))
+
+
 def test_a_header_the_chunk_cuts_names_the_parameters_it_holds_and_a_bare_name_is_no_line(base: Settings) -> None:
     """A long parameter list split between chunks left the line "method `Retrying.__init__` (retrying.py:10-40)",
     saying nothing of what it takes; a chunk holding only the end of a body (no header, no docstring) gave one

@@ -295,10 +295,27 @@ class Reference:
         what the exception means)."""
         if self.detail or self.symbol.doc:
             return True
+        if _internal(self.symbol.name, str(self.chunk.metadata.get("language", ""))):
+            return False
         signature = self.signature()
         short = self.symbol.name.rsplit(".", 1)[-1]
         taken = signature[len(short) :] if signature.startswith(short) else signature
         return bool(signature) and not (self.symbol.kind in _CALLABLE and _TAKES_NOTHING.fullmatch(taken))
+
+
+# A name its language marks as internal to its module: Python's (and JavaScript's, Ruby's, PHP's) leading underscore,
+# a dunder aside; Go's lower-case initial (unexported).
+_INTERNAL_NAME = {"go": re.compile(r"[a-z]")}
+_UNDERSCORED = re.compile(r"_(?!_)")
+
+
+def _internal(name: str, language: str) -> bool:
+    """Whether the definition or the one holding it is internal to its module ("BaseRetrying._run_stop",
+    "_OptionParser.__init__", Go's "helpOrVersionFlagPresent"): undocumented, it is a helper of the code around it,
+    and its signature alone tells the user nothing they can call (tenacity's `_begin_iter`, `_run_wait` and
+    `_add_action_func` were Facts for "how do I retry only when my function returns None?")."""
+    marked = _INTERNAL_NAME.get(language, _UNDERSCORED)
+    return any(marked.match(part) for part in name.split("."))
 
 
 _LONG_HEADER_LINES = 40  # a header this long is still read for the names of its parameters
