@@ -38,6 +38,21 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return load_settings(overrides={"data_dir": str(tmp_path_factory.mktemp("first")), "llm.provider": "local"})
 
 
+def test_a_github_alerts_marker_is_no_part_of_the_sentence_it_heads() -> None:
+    """MDN writes notes as GitHub alerts; "> [!NOTE] > Some Web applications may use the `308 Permanent Redirect` in a
+    non-standard way ..." was a line, its marker read as the sentence's first words. The marker heads the quote; the
+    quote's sentences are the lines."""
+    doc = (
+        "The status code means the page moved for good.\n\n> [!NOTE]\n> Some applications use the code in a "
+        "non-standard way for other purposes.\n\n>[!warning]\n> Never send the header twice in one response.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("308.md", doc))] == [
+        "The status code means the page moved for good.",
+        "> Some applications use the code in a non-standard way for other purposes.",
+        "> Never send the header twice in one response.",
+    ]
+
+
 def test_a_numbered_heading_is_never_a_sentence() -> None:
     """Playwright's "### 2. Clean Up Old Traces" was a Fact, "Clean Up Old Traces": the heading's number read as a
     sentence's end, and what followed it as a sentence. A heading's line is no sentence, whatever it holds."""

@@ -384,9 +384,14 @@ _ADMONITION = re.compile(
 )
 
 
+# A GitHub alert's marker line ("> [!NOTE]"), over the quoted lines that are its body.
+_ALERT = re.compile(r"^[ \t]*(?:>[ \t]?)+[ \t]*\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.M | re.I)
+
+
 def _admonitions_opened(text: str, opens_in_code: bool = False) -> str:
-    """`text` with the fence lines of each MyST admonition blanked (offsets kept): its body is prose."""
-    blanked = text
+    """`text` with the fence lines of each MyST admonition and the marker line of each GitHub alert blanked (offsets
+    kept): their body is prose ("> [!NOTE] > Some Web applications may use ..." was a line, marker and all)."""
+    blanked = _ALERT.sub(lambda m: " " * len(m.group(0)), text)
     for start, end in _fenced(text, opens_in_code):
         if _ADMONITION.match(text, start):
             for line in (start, end):
