@@ -90,6 +90,20 @@ def test_an_example_with_must_is_not_a_constraint(settings: Settings) -> None:
     assert classify("A file argument must exist before the command runs.", settings.condenser)[0] == "constraints"
 
 
+def test_a_word_for_not_known_that_describes_something_is_no_open_issue(settings: Settings) -> None:
+    """ "Unknown" describes as often as it leaves a point open: cargo names targets "x86_64-unknown-linux-gnu", MDN says
+    a body "of unknown length"; each such sentence was filed as an Open issue. A point is open when the sentence says
+    it is not known ("is still unknown", "it is unclear whether ...")."""
+    for described in (
+        "Set the linker for the `x86_64-unknown-linux-gnu` target in the `[target]` table.",
+        "Response bodies may be of unknown length and encoded in chunks.",
+        "Cargo warns about an unknown lint instead of failing the build.",
+    ):
+        assert classify(described, settings.condenser)[0] != "open_issues", described
+    for left_open in ("Who owns the cache layer is still unknown.", "It is unclear whether the flag will be kept."):
+        assert classify(left_open, settings.condenser)[0] == "open_issues", left_open
+
+
 def test_waiting_pending_a_timeout_is_no_open_issue(settings: Settings) -> None:
     """uvicorn's "Otherwise connections will stay open, pending the keep-alive timeout." was filed as an Open issue
     (the cue "pending"): an Open issue says the documents leave a point open, and this one leaves nothing open."""
