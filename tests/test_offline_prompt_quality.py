@@ -90,6 +90,24 @@ def test_an_example_with_must_is_not_a_constraint(settings: Settings) -> None:
     assert classify("A file argument must exist before the command runs.", settings.condenser)[0] == "constraints"
 
 
+def test_a_rule_word_inside_an_indirect_question_files_no_constraint(settings: Settings) -> None:
+    """OWASP's "The `X-Frame-Options` HTTP response header can be used to indicate whether or not a browser should be
+    allowed to render a page ..." and MDN's "... to indicate how long a client should wait ..." were Constraints for
+    their "should": each says what a header tells, and its "should" is what the indirect question asks about. A rule
+    word the sentence states, also beside such a question, still files it as a Constraint."""
+    for described in (
+        "The policy header can be used to indicate whether or not a browser should be allowed to embed the page.",
+        "A delay header may be sent to indicate how long a client should wait before it asks again.",
+        "The log records what the worker must do next and why it must do it.",
+    ):
+        assert classify(described, settings.condenser)[0] == "facts", described
+    for rule in (
+        "The server decides what the client should do next, and the client must follow it.",
+        "Timeouts must be enforced on the server.",
+    ):
+        assert classify(rule, settings.condenser)[0] == "constraints", rule
+
+
 def test_a_word_for_not_known_that_describes_something_is_no_open_issue(settings: Settings) -> None:
     """ "Unknown" describes as often as it leaves a point open: cargo names targets "x86_64-unknown-linux-gnu", MDN says
     a body "of unknown length"; each such sentence was filed as an Open issue. A point is open when the sentence says

@@ -736,6 +736,22 @@ def _cue(sentence: str, cues: list[str]) -> str:
     return next((cue for cue in cues if phrase(cue).search(lowered)), "")
 
 
+# An indirect question opening the clause a cue stands in ("... to indicate how long a client should wait", "...
+# whether or not a browser should be allowed to render a page"): the cue is what the question asks about.
+_INDIRECT = re.compile(r"\b(?:whether|how|what|why)\b[^,;:.!?()\u2014\u2013]*$")
+
+
+def _rule_cue(sentence: str, cues: list[str]) -> str:
+    """The first cue that the sentence states, not one it only asks about in an indirect question: the header "can
+    be used to indicate whether or not a browser should be allowed to render a page" states what the header
+    does, and was filed as a Constraint for its "should"."""
+    lowered = as_typed(unquoted(sentence)).lower()
+    for cue in cues:
+        if any(not _INDIRECT.search(lowered[: m.start()]) for m in phrase(cue).finditer(lowered)):
+            return cue
+    return ""
+
+
 def classify(sentence: str, settings: CondenserSettings, open_question: bool = True) -> tuple[str, str]:
     """(section, the cue that decided it): questions (unless `open_question` is False: a question the document
     asks of its reader) and undecided points; then decisions, which are facts even when they state a rule; then
@@ -748,7 +764,7 @@ def classify(sentence: str, settings: CondenserSettings, open_question: bool = T
     cue = _cue(sentence, settings.decision_cues)
     if cue:
         return "facts", cue
-    cue = _cue(sentence, settings.constraint_cues)
+    cue = _rule_cue(sentence, settings.constraint_cues)
     if cue and not _cue(sentence, settings.example_cues):
         return "constraints", cue
     return "facts", ""
