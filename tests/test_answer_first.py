@@ -931,6 +931,21 @@ def test_a_code_block_inside_a_blockquote_is_code_not_prose() -> None:
     assert texts == ["This does not enable any new abilities compared to plugins."], texts
 
 
+def test_a_chunk_inside_a_code_block_that_holds_no_fence_line_is_code_throughout() -> None:
+    """Starlette's test fixture filled a chunk from inside its block to past its window, no fence line in it:
+    "yield  # Run the tests." and "drop_database(url)  # Drop the test database." were Facts, read as sentences,
+    since only a fence line the chunk held told code from prose."""
+    doc = (
+        "    url = settings.DATABASE_URL\n    create_database(url)     # Create the test database.\n"
+        "    yield                    # Run the tests.\n    drop_database(url)       # Drop the test database.\n\n\n"
+        "@pytest.fixture()\ndef client():\n    # Our fixture runs the lifespan. It is created in a context manager.\n"
+    )
+    chunk = one_chunk("config.md", doc)
+    assert [s.text for s in sentences_of(chunk)], "read as prose, the code gives sentences"
+    inside = chunk.model_copy(update={"metadata": {**chunk.metadata, "opens_in_code": True}})
+    assert [s.text for s in sentences_of(inside)] == []
+
+
 def test_a_bold_word_the_sentence_goes_on_from_is_its_subject_not_a_label() -> None:
     """Left out as a label, "**Do not** just open the app url ..." became "just open the app url ...", the opposite
     of what the document says, and "**Docker** is a popular choice ..." lost its subject. A bold opening ended by a

@@ -190,3 +190,49 @@ def test_a_block_of_header_fields_is_no_sentence() -> None:
         "This PEP specifies a metadata format that can be embedded in single-file scripts.",
         "Note: keep the metadata block short, since tools read it before the script runs.",
     ]
+
+
+YEAR_FIELD = """# Seconds
+
+Croniter can repeat a job every second from the start date::
+
+    >>> base = datetime(2017, 3, 26, tzinfo=timezone.utc)
+    >>> itr = croniter('* * * * * *', base)
+    >>> itr.get_next(datetime)
+    datetime.datetime(2017, 3, 26, 0, 0, 1, tzinfo=datetime.timezone.utc)
+    >>> itr.get_next(datetime)
+    datetime.datetime(2017, 3, 26, 0, 0, 2, tzinfo=datetime.timezone.utc)
+
+About year
+==========
+Croniter also supports a year field, written after the seconds field.
+"""
+
+
+def test_a_chunk_opening_inside_a_literal_block_of_a_markdown_file_reads_the_prose_after_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """PyPI readmes are often reStructuredText in a `.md` file. A chunk opening inside an indented "::" block holds
+    no fence line; read as inside a fenced block, all of it was code, and croniter's "Croniter also support year
+    field." was lost with the session. The literal block ends where its indent does."""
+    sp = small_chunks_run(tmp_path_factory, "croniter.md", YEAR_FIELD, 250, "Does croniter support a year field?")
+    chunks = sp.chunk_by_id().values()
+    assert any(">>>" in c.text and "::" not in c.text for c in chunks), "a chunk opens inside the session"
+    assert "Croniter also supports a year field" in sp.s_ctx_md, sp.s_ctx_md
+    assert "tzinfo=datetime.timezone.utc" not in sp.s_ctx_md, sp.s_ctx_md
+
+
+def test_a_titles_tilde_underline_in_a_markdown_file_is_no_fence() -> None:
+    """tqdm's readme is reStructuredText saved as `.md`: each of its 29 "~~~~" title underlines was taken for a fence,
+    and what was code and what prose flipped at each one (its FAQ's answers were read as code, its session output
+    as prose). An underline as long as its title is no fence; a fence is still one."""
+    doc = (
+        "Install\n~~~~~~~\n\nRun pip install on the package to get the latest release.\n\n"
+        "Upgrade\n~~~~~~~\n\nRun pip install with the upgrade flag to replace it in place.\n\n"
+        "~~~~\nfirst = 1\nsecond = 2\nthird = 3\nfourth = 4\n~~~~\n\nThe block above holds four lines of code.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("tqdm.md", doc))] == [
+        "Run pip install on the package to get the latest release.",
+        "Run pip install with the upgrade flag to replace it in place.",
+        "The block above holds four lines of code.",
+    ]

@@ -33,7 +33,7 @@ import numpy as np
 from ragstream.code.symbols import Symbol, symbols_of
 from ragstream.settings import CondenserSettings
 from ragstream.state import Chunk
-from ragstream.text.fences import FENCE_LINE, fenced_spans
+from ragstream.text.fences import FENCE_LINE, fence_marks, fenced_spans
 from ragstream.text.headings import HEADING_LINE, heading_name, holding
 from ragstream.text.phrases import any_phrase, as_typed, phrase, unquoted
 from ragstream.text.rst import (
@@ -405,9 +405,11 @@ def _fenced(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
     """Spans of the text inside fenced code blocks (an unclosed fence runs to the end). With `opens_in_code` (its
     document says the text starts inside a block) a first fence line that is bare closes that block: read as an
     opener, it hid every sentence after the block and offered the block's lines as prose. A first fence naming a
-    language opens one, whatever the document's count says (a stray fence line upsets that count)."""
-    marks = [m.start() for m in FENCE_LINE.finditer(text)]
-    marks = [0, *marks] if opens_in_code and marks and _BARE_FENCE.match(text, marks[0]) else marks
+    language opens one, whatever the document's count says (a stray fence line upsets that count). A text that
+    starts inside a block and holds no fence line is code throughout (a fixture's body, "yield  # Run the tests.",
+    was read as sentences)."""
+    marks = fence_marks(text)
+    marks = [0, *marks] if opens_in_code and (not marks or _BARE_FENCE.match(text, marks[0])) else marks
     return fenced_spans(marks, len(text))
 
 

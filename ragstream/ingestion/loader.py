@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from io import BytesIO
 from pathlib import Path
 
-from ragstream.text.fences import FENCE_LINE, breaking_characters, fenced_spans
+from ragstream.text.fences import breaking_characters, fence_marks, fenced_spans
 from ragstream.text.rst import is_rst, titles_at
 
 TEXT_SUFFIXES = frozenset(
@@ -366,7 +366,7 @@ def headings_at(text: str, rst: bool = False) -> list[tuple[int, str]]:
     guide: "Installing from local packages" stood under "Pin Cython for packages that use it to build")."""
     if rst:
         return titles_at(text)
-    blocks = fenced_spans([m.start() for m in FENCE_LINE.finditer(text)], len(text))
+    blocks = fenced_spans(fence_marks(text), len(text))
     return [
         (m.start(), m.group(1).strip())
         for m in _MD_HEADING.finditer(text)

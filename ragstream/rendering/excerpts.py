@@ -48,7 +48,7 @@ from ragstream.secrets.scan import identity as scanner_identity
 from ragstream.secrets.scan import scan as scan_secrets
 from ragstream.settings import ExcerptSettings, Settings
 from ragstream.state import Chunk, ExcerptRecord, Span, SuperPrompt
-from ragstream.text.fences import FENCE_LINE
+from ragstream.text.fences import FENCE_LINE, fence_marks
 from ragstream.text.lines import LineIndex
 from ragstream.text.offsets import Offsets
 from ragstream.text.rst import is_rst, literal_blocks
@@ -152,10 +152,9 @@ class Document:
         """0-based numbers of the lines inside (and of) Markdown code fences and of the lines of reStructuredText's
         literal blocks (`text/rst`), each its own statement; and of the fence lines among them that open a block."""
         inside, lines, openers = False, set(), set()
+        marks = set(fence_marks(self.text)) if not self.rst else set()
         for number, start in enumerate(self.line_starts):
-            end = self.text.find("\n", start)
-            line = self.text[start : end if end != -1 else len(self.text)]
-            if FENCE_LINE.match(line) and not self.rst:
+            if start in marks:
                 lines.add(number)
                 openers |= set() if inside else {number}
                 inside = not inside
@@ -610,9 +609,10 @@ def sentence_whole(
         first = doc.line_of(excerpt.start) - 1
         in_code = first in doc.fenced and not FENCE_LINE.match(doc.text[excerpt.start :])
         whole = whole and not in_code  # a line inside a code block opens no sentence
-        opens_in_code = first in doc.fenced and first not in doc.fence_openers
-        metadata = {**chunk.metadata, "sentence_edges": whole, "opens_in_code": opens_in_code}
         literal = next((b for b in doc.literal if b.start <= excerpt.start < b.end), None)
+        # Inside a fenced block: a literal block's lines are in `doc.fenced` too, but it ends where its indent does.
+        opens_in_code = first in doc.fenced and first not in doc.fence_openers and literal is None
+        metadata = {**chunk.metadata, "sentence_edges": whole, "opens_in_code": opens_in_code}
         if literal is not None:
             metadata["code_until"] = literal.end - excerpt.start
         found.append(chunk.model_copy(update={"text": shown.text, "span": shown.span, "metadata": metadata}))

@@ -28,6 +28,22 @@ _LANGUAGE = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
 _BREAKING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format characters, line/paragraph separators
 
 
+# A title's underline, not a fence: a line of one fence character, at least four, as long as the text line over it
+# ("Latest PyPI stable release" over 26 "~": reStructuredText, which PyPI readmes saved as `.md` are).
+_UNDERLINE = re.compile(r"^(?P<title>[^\n]*\S[^\n]*)\n(?P<line>~{4,}|`{4,})[ \t]*$", re.MULTILINE)
+
+
+def fence_marks(text: str) -> list[int]:
+    """Where each fence line of a document starts (`FENCE_LINE`), a title's underline left out: counted as a fence,
+    each of tqdm's 29 "~~~~" underlines flipped what was code and what prose for the rest of its readme."""
+    underlines = {
+        m.start("line")
+        for m in _UNDERLINE.finditer(text)
+        if len(m.group("title").rstrip()) == len(m.group("line")) and not FENCE_LINE.match(m.group("title"))
+    }
+    return [m.start() for m in FENCE_LINE.finditer(text) if m.start() not in underlines]
+
+
 def fenced_spans(marks: list[int], end: int) -> list[tuple[int, int]]:
     """The spans between fence lines (`marks`: where each starts) taken in pairs, an unclosed fence running to
     `end`: the text inside a document's code blocks."""

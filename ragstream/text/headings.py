@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ragstream.text.fences import FENCE_LINE, fenced_spans
+from ragstream.text.fences import fence_marks, fenced_spans
 
 HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$", re.M)
 # A heading that is a bare name: a setting, command or field of a reference page ("### dev_addr", "## `nav`"), in
@@ -28,7 +28,7 @@ def heading_name(title: str) -> str:
 def name_headings(text: str) -> list[tuple[int, str]]:
     """(offset, name) of each heading of `text` that is a bare name, outside fenced code (a shell comment in a
     block is no heading)."""
-    fenced = fenced_spans([m.start() for m in FENCE_LINE.finditer(text)], len(text))
+    fenced = fenced_spans(fence_marks(text), len(text))
     return [
         (m.start(), name)
         for m in HEADING_LINE.finditer(text)
