@@ -236,3 +236,20 @@ def test_a_titles_tilde_underline_in_a_markdown_file_is_no_fence() -> None:
         "Run pip install with the upgrade flag to replace it in place.",
         "The block above holds four lines of code.",
     ]
+
+
+def test_a_fence_nested_in_a_longer_one_is_its_content_not_its_end() -> None:
+    """pip's MyST pages wrap an example in "````{admonition} Example" holding "```" blocks; paired by count, the inner
+    fences closed the outer one and opened the next: the file tree inside became a Fact ("pkg_dir ├── setup.py ...")
+    and prose after the block was hidden as code. A block closes at a bare run of its own character at least as
+    long as its opening's."""
+    doc = (
+        "Install from a subdirectory with the fragment.\n\n````{admonition} Example\nIf your layout is:\n\n```\n"
+        "pkg_dir\n├── setup.py  # setup.py for package pkg\n└── module.py\nother_dir\n└── some_file\n```\n\n"
+        "Then the package is found in its own folder.\n````\n\nThe fragment is read by the installer alone.\n"
+    )
+    assert [s.text for s in sentences_of(one_chunk("vcs.md", doc))] == [
+        "Install from a subdirectory with the fragment.",
+        "Then the package is found in its own folder.",
+        "The fragment is read by the installer alone.",
+    ]

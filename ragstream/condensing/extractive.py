@@ -408,7 +408,7 @@ def _fenced(text: str, opens_in_code: bool = False) -> list[tuple[int, int]]:
     language opens one, whatever the document's count says (a stray fence line upsets that count). A text that
     starts inside a block and holds no fence line is code throughout (a fixture's body, "yield  # Run the tests.",
     was read as sentences)."""
-    marks = fence_marks(text)
+    marks = fence_marks(text, opens_in_code)
     marks = [0, *marks] if opens_in_code and (not marks or _BARE_FENCE.match(text, marks[0])) else marks
     return fenced_spans(marks, len(text))
 

@@ -30,6 +30,7 @@ import ragstream.code.symbols
 import ragstream.ingestion.loader
 import ragstream.text.chunking
 import ragstream.text.emphasis
+import ragstream.text.fences
 import ragstream.text.markup
 import ragstream.text.offsets
 import ragstream.text.rst
@@ -74,6 +75,7 @@ CUTTING_MODULES = (
     ragstream.code.symbols,  # what a chunk is embedded as (`index_text`)
     ragstream.ingestion.loader,
     ragstream.text.offsets,  # where a span points in the file
+    ragstream.text.fences,  # which lines are code: a "#" line there is no heading labelling its chunks
     ragstream.text.rst,  # a reStructuredText section's title, which labels its chunks
     ragstream.text.markup,  # what a prose chunk is embedded as
 )

@@ -33,15 +33,38 @@ _BREAKING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format charac
 _UNDERLINE = re.compile(r"^(?P<title>[^\n]*\S[^\n]*)\n(?P<line>~{4,}|`{4,})[ \t]*$", re.MULTILINE)
 
 
-def fence_marks(text: str) -> list[int]:
-    """Where each fence line of a document starts (`FENCE_LINE`), a title's underline left out: counted as a fence,
-    each of tqdm's 29 "~~~~" underlines flipped what was code and what prose for the rest of its readme."""
+# A fence line's run of fence characters and what follows it on the line (its info string, or nothing).
+_FENCE_RUN = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*(?P<run>`{3,}|~{3,})(?P<rest>[^\n]*)")
+
+
+def fence_marks(text: str, inside: bool = False) -> list[int]:
+    """Where each line opening or closing a document's fenced block starts (`FENCE_LINE`), in pairs: a block closes
+    only at a bare run of its own character at least as long as its opening's, so the fences of a block nested in a
+    longer one (MyST's "````{admonition}" around a "```" example) are its content, not the ends of blocks (paired by
+    count, they turned pip's file tree into prose and its prose into code); and a title's underline is no fence
+    (each of tqdm's 29 "~~~~" underlines flipped code and prose for the rest of its readme). `inside`: the text
+    starts inside a block, which its first bare fence line closes (a first fence naming a language opens one)."""
     underlines = {
         m.start("line")
         for m in _UNDERLINE.finditer(text)
         if len(m.group("title").rstrip()) == len(m.group("line")) and not FENCE_LINE.match(m.group("title"))
     }
-    return [m.start() for m in FENCE_LINE.finditer(text) if m.start() not in underlines]
+    marks: list[int] = []
+    opened = "?" if inside else ""  # "?": a block whose opening the text does not hold
+    for m in FENCE_LINE.finditer(text):
+        line = _FENCE_RUN.match(text, m.start())
+        if m.start() in underlines or line is None:
+            continue
+        run, rest = line.group("run"), line.group("rest").strip()
+        if opened == "?" and rest:
+            opened = ""
+        if not opened:
+            marks.append(m.start())
+            opened = run
+        elif not rest and (opened == "?" or (run[0] == opened[0] and len(run) >= len(opened))):
+            marks.append(m.start())
+            opened = ""
+    return marks
 
 
 def fenced_spans(marks: list[int], end: int) -> list[tuple[int, int]]:
