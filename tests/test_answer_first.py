@@ -625,15 +625,8 @@ def test_a_definition_whose_header_is_too_long_to_quote_is_named_with_its_parame
             Symbol("method", "wait_exponential.__call__", 19, 22, ""),
         ],
     )
-    found = condense_extractively(
-        [
-            "Which parameters does wait_exponential take for its multiplier and maximum, "
-            "and what does calling it return?"
-        ],
-        [chunk],
-        Services(base).embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-    )
+    ask = "Which parameters does wait_exponential take for its multiplier and maximum, and what does calling it return?"
+    found = _code_lines(base, ask, [chunk])
     texts = [line.text for line in found]
     assert "method `wait_exponential.__init__(multiplier, max, exp_base, min)` (retrying.py:10-17)" in texts, texts
     assert "method `wait_exponential.__call__(self, retry_state: RetryCallState) -> float` (retrying.py:19-22)" in texts
@@ -666,12 +659,7 @@ def test_a_definition_cut_between_chunks_is_named_from_the_chunk_holding_its_hea
         ],
     )
     body = body.model_copy(update={"id": "retrying.py@0000000000#1", "chunk_index": 1})
-    found = condense_extractively(
-        ["Log each retry with the exception's traceback before sleeping"],
-        [body, head],
-        Services(base).embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-    )
+    found = _code_lines(base, "Log each retry with the exception's traceback before sleeping", [body, head])
     named = [line.text for line in found if "before_sleep_log" in line.text]
     assert len(named) == 1, named
     assert named[0].startswith(
@@ -679,12 +667,20 @@ def test_a_definition_cut_between_chunks_is_named_from_the_chunk_holding_its_hea
     ), named
 
 
-def _code_chunk(text: str, first_line: int, symbols: list[Symbol]) -> Chunk:
-    return one_chunk("retrying.py", text).model_copy(
+def _code_lines(base: Settings, ask: str, chunks: list[Chunk]) -> list[Line]:
+    """The condensed lines of code chunks for one ask, every candidate over any relevance."""
+    settings = base.condenser.model_copy(update={"min_relevance": -1.0})
+    return condense_extractively([ask], chunks, Services(base).embedder.embed_together, settings)
+
+
+def _code_chunk(
+    text: str, first_line: int, symbols: list[Symbol], path: str = "retrying.py", language: str = "python"
+) -> Chunk:
+    return one_chunk(path, text).model_copy(
         update={
             "metadata": {
                 "kind": "text",
-                "language": "python",
+                "language": language,
                 "line_start": first_line,
                 "line_end": first_line + text.count("\n"),
                 "symbols": symbols_to_metadata(symbols),
@@ -716,30 +712,14 @@ def test_an_undocumented_definition_internal_to_its_module_is_no_line(base: Sett
             Symbol("method", "_Sleeper.__init__", 12, 13, ""),
         ],
     )
-    found = condense_extractively(
-        ["How does Retrying begin each attempt, sleep and call its hooks?"],
-        [chunk],
-        Services(base).embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-    )
+    found = _code_lines(base, "How does Retrying begin each attempt, sleep and call its hooks?", [chunk])
     texts = " | ".join(line.text for line in found)
     assert "`Retrying.__init__(self, stop: Stop, wait: Wait) -> None`" in texts, texts
     assert "`Retrying._after_hook(self, retry_state: RetryCallState) -> None`" in texts, texts
     assert "_begin_iter" not in texts and "_Sleeper" not in texts, texts
-    go = one_chunk("args.go", "func helpPresent(cmd *Command) bool {\n\treturn false\n}\n").model_copy(
-        update={
-            "metadata": {
-                "kind": "text",
-                "language": "go",
-                "line_start": 1,
-                "line_end": 3,
-                "symbols": symbols_to_metadata([Symbol("function", "helpPresent", 1, 3, "")]),
-            }
-        }
-    )
-    ask = ["Is the help flag present on the command?"]
-    embed = Services(base).embedder.embed_together
-    assert not condense_extractively(ask, [go], embed, base.condenser.model_copy(update={"min_relevance": -1.0}))
+    source = "func helpPresent(cmd *Command) bool {\n\treturn false\n}\n"
+    go = _code_chunk(source, 1, [Symbol("function", "helpPresent", 1, 3, "")], "args.go", "go")
+    assert not _code_lines(base, "Is the help flag present on the command?", [go])
 
 
 def test_a_header_the_chunk_cuts_names_the_parameters_it_holds_and_a_bare_name_is_no_line(base: Settings) -> None:
@@ -761,12 +741,7 @@ def test_a_header_the_chunk_cuts_names_the_parameters_it_holds_and_a_bare_name_i
     stub = _code_chunk(
         "@overload\ndef retry(func: WrappedFn) -> WrappedFn: ...\n", 70, [Symbol("function", "retry", 70, 71, "")]
     )
-    found = condense_extractively(
-        ["How do I configure the retrying object's sleep, stop and wait?"],
-        [cut, tail, stub],
-        Services(base).embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-    )
+    found = _code_lines(base, "How do I configure the retrying object's sleep, stop and wait?", [cut, tail, stub])
     texts = [line.text for line in found]
     assert "method `Retrying.__init__(sleep, stop, wait, ...)` (retrying.py:10-40)" in texts, texts
     assert "function `retry(func: WrappedFn) -> WrappedFn` (retrying.py:70-71)" in texts, texts
@@ -794,12 +769,7 @@ def test_an_undocumented_signature_that_takes_and_returns_nothing_is_no_line(bas
             Symbol("method", "ResponseNotRead.reset", 10, 11, ""),
         ],
     )
-    found = condense_extractively(
-        ["Which exception do I get reading a streaming response before read()?"],
-        [chunk],
-        Services(base).embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-    )
+    found = _code_lines(base, "Which exception do I get reading a streaming response before read()?", [chunk])
     named = [line.text.split("`")[1] for line in found]
     assert "ResponseNotRead(StreamError)" in named, named
     assert "ResponseNotRead.__enter__(self: T) -> T" in named, named
@@ -824,12 +794,7 @@ def test_a_docstring_paragraph_the_chunk_cuts_inside_its_code_block_is_no_detail
         40,
         [Symbol("function", "stream", 40, 51, "Streams an HTTP request.")],
     )
-    found = condense_extractively(
-        ["How do I send a request and stream the response with httpx?"],
-        [cut, whole],
-        Services(base).embedder.embed_together,
-        base.condenser.model_copy(update={"min_relevance": -1.0}),
-    )
+    found = _code_lines(base, "How do I send a request and stream the response with httpx?", [cut, whole])
     texts = [line.text for line in found]
     assert not any("import httpx" in text for text in texts), texts
     assert any("Usage:" in text and "httpx.stream('GET', url)" in text for text in texts), texts
