@@ -225,11 +225,12 @@ def test_a_chunk_opening_inside_a_literal_block_of_a_markdown_file_reads_the_pro
 def test_a_titles_tilde_underline_in_a_markdown_file_is_no_fence() -> None:
     """tqdm's readme is reStructuredText saved as `.md`: each of its 29 "~~~~" title underlines was taken for a fence,
     and what was code and what prose flipped at each one (its FAQ's answers were read as code, its session output
-    as prose). An underline as long as its title is no fence; a fence is still one."""
+    as prose). An underline as long as its title is no fence; a fence is still one, also closing after a line as
+    long as itself."""
     doc = (
         "Install\n~~~~~~~\n\nRun pip install on the package to get the latest release.\n\n"
         "Upgrade\n~~~~~~~\n\nRun pip install with the upgrade flag to replace it in place.\n\n"
-        "~~~~\nfirst = 1\nsecond = 2\nthird = 3\nfourth = 4\n~~~~\n\nThe block above holds four lines of code.\n"
+        "~~~~\nfirst = 1\nsecond = 2\nthird = 3\nlast\n~~~~\n\nThe block above holds four lines of code.\n"
     )
     assert [s.text for s in sentences_of(one_chunk("tqdm.md", doc))] == [
         "Run pip install on the package to get the latest release.",

@@ -30,7 +30,20 @@ _BREAKING = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # controls, format charac
 
 # A title's underline, not a fence: a line of one fence character, at least four, as long as the text line over it
 # ("Latest PyPI stable release" over 26 "~": reStructuredText, which PyPI readmes saved as `.md` are).
-_UNDERLINE = re.compile(r"^(?P<title>[^\n]*\S[^\n]*)\n(?P<line>~{4,}|`{4,})[ \t]*$", re.MULTILINE)
+_UNDERLINE = re.compile(r"^(?:~{4,}|`{4,})(?=[ \t]*$)", re.MULTILINE)
+
+
+def _underlines(text: str) -> set[int]:
+    """Where each title underline starts (read line by line: a pattern spanning the title line backtracked over
+    every split of a long line, minutes on a one-line JSON file)."""
+    found = set()
+    for m in _UNDERLINE.finditer(text):
+        if m.start() < 2:
+            continue
+        above = text[text.rfind("\n", 0, m.start() - 1) + 1 : m.start() - 1]
+        if above.strip() and len(above.rstrip()) == m.end() - m.start() and not FENCE_LINE.match(above):
+            found.add(m.start())
+    return found
 
 
 # A fence line's run of fence characters and what follows it on the line (its info string, or nothing).
@@ -44,16 +57,12 @@ def fence_marks(text: str, inside: bool = False) -> list[int]:
     count, they turned pip's file tree into prose and its prose into code); and a title's underline is no fence
     (each of tqdm's 29 "~~~~" underlines flipped code and prose for the rest of its readme). `inside`: the text
     starts inside a block, which its first bare fence line closes (a first fence naming a language opens one)."""
-    underlines = {
-        m.start("line")
-        for m in _UNDERLINE.finditer(text)
-        if len(m.group("title").rstrip()) == len(m.group("line")) and not FENCE_LINE.match(m.group("title"))
-    }
+    underlines = _underlines(text)
     marks: list[int] = []
     opened = "?" if inside else ""  # "?": a block whose opening the text does not hold
     for m in FENCE_LINE.finditer(text):
         line = _FENCE_RUN.match(text, m.start())
-        if m.start() in underlines or line is None:
+        if line is None or (m.start() in underlines and not opened):  # inside a block, the run may close it
             continue
         run, rest = line.group("run"), line.group("rest").strip()
         if opened == "?" and rest:
